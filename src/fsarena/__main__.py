@@ -1,0 +1,5 @@
+"""Entry point for ``python -m fsarena``."""
+
+from fsarena.cli import main
+
+main()

@@ -1,0 +1,267 @@
+"""The command line: the only module that prints or exits."""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import fcntl
+import os
+import signal
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from types import FrameType
+from typing import IO, Any, NoReturn
+
+import click
+
+from fsarena import __version__
+from fsarena.errors import FsarenaError
+from fsarena.filesystems import PROFILES, probe
+from fsarena.plan import DEFAULT_SUITE, DEFAULT_WORKDIR, Plan, builtin_suites, make_plan
+from fsarena.report import EXPORTERS, render
+from fsarena.results import latest, load
+from fsarena.tasks import TASKS
+
+DEFAULT_RESULTS = "results"
+
+
+def _fail(message: str, code: int = 2) -> NoReturn:
+    click.echo(f"fsarena: error: {message}", err=True)
+    sys.exit(code)
+
+
+class _Group(click.Group):
+    """Turns FsarenaError into one line and exit code 2; anything else keeps its traceback."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except FsarenaError as exc:
+            _fail(str(exc))
+
+
+@click.group(cls=_Group)
+@click.version_option(__version__, prog_name="fsarena")
+def main() -> None:
+    """Compare Linux filesystems with real-world tasks, measured honestly."""
+
+
+# ---------------------------------------------------------------- check
+
+
+@main.command()
+@click.option("--workdir", default=DEFAULT_WORKDIR, show_default=True, help="Where loop images go.")
+@click.option("--fs", "fs_list", default=None, help="Filesystems to check (default: all known).")
+def check(workdir: str, fs_list: str | None) -> None:
+    """Preflight: every requirement of a run, and the command that fixes what is missing."""
+    from fsarena.filesystems import resolve
+    from fsarena.system import preflight
+
+    profiles = resolve(fs_list.split(",")) if fs_list else list(PROFILES.values())
+    results = preflight(workdir, 0, profiles)
+    for r in results:
+        mark = "ok  " if r.ok else "FAIL"
+        click.echo(f"[{mark}] {r.name}: {r.detail}")
+        if not r.ok and r.fix:
+            click.echo(f"       fix: {r.fix}")
+    failed = [r for r in results if not r.ok]
+    click.echo(f"\n{len(results) - len(failed)} of {len(results)} checks passed; workdir {workdir}")
+    if failed:
+        sys.exit(1)
+
+
+# ---------------------------------------------------------------- list
+
+
+@main.command("list")
+@click.argument(
+    "what", type=click.Choice(["filesystems", "tasks", "suites"]), default="filesystems"
+)
+def list_(what: str) -> None:
+    """List known filesystems (and whether they run here), tasks or suites."""
+    if what == "filesystems":
+        for profile in PROFILES.values():
+            support = probe(profile)
+            state = (
+                f"available ({profile.driver})"
+                if support.available
+                else f"unavailable: {support.reason}"
+            )
+            click.echo(f"{profile.name:8} {' '.join(profile.mkfs):60} {state}")
+    elif what == "tasks":
+        for name, task in TASKS.items():
+            click.echo(f"{name:20} [{task.kind}] {task.describe()}")
+    else:
+        for name, suite in builtin_suites().items():
+            click.echo(f"{name:16} {suite.article}: {suite.description}")
+
+
+# ---------------------------------------------------------------- run
+
+
+def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+@contextlib.contextmanager
+def _workdir_lock(workdir: str) -> Iterator[None]:
+    """One run per work directory: two would share mount points and images."""
+    Path(workdir).mkdir(parents=True, exist_ok=True)
+    with open(Path(workdir, "lock"), "w") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise FsarenaError(
+                f"another fsarena run is using {workdir}; wait for it or pass another --workdir"
+            ) from None
+        yield
+
+
+def _progress(event: Any) -> None:
+    from fsarena.runner import Event
+
+    assert isinstance(event, Event)
+    run = event.run
+    if run is None:
+        click.echo(f"== {event.message}", err=True)
+        return
+    detail = run.error
+    if run.status == "ok" and run.measurement is not None:
+        m = run.measurement
+        detail = (
+            f"{m.wall_s:8.3f} s  cpu {m.cpu_pct:5.1f} %  wrote {m.device_write_bytes / 1e6:9.1f} MB"
+        )
+    elif run.status == "ok":
+        detail = "  ".join(f"{k} {v:,.6g}" for k, v in sorted(run.values.items()))
+    click.echo(f"   {run.task:20} {run.status:7} {detail}", err=True)
+
+
+def _supported(plan: Plan) -> tuple[Plan, list[str]]:
+    """Drop filesystems this host cannot run, with the reason, rather than failing later."""
+    notes, keep = [], []
+    for profile in plan.profiles():
+        support = probe(profile)
+        if support.available:
+            keep.append(profile.name)
+        else:
+            notes.append(f"{profile.name} skipped: {support.reason}")
+    if not keep:
+        raise FsarenaError("; ".join(notes) + "; run `fsarena check`")
+    return plan.model_copy(update={"filesystems": keep}), notes
+
+
+@main.command()
+@click.option(
+    "--suite", default=DEFAULT_SUITE, show_default=True, help="Built-in suite or .toml file."
+)
+@click.option("--fs", "fs_list", default=None, help="Comma-separated filesystems, e.g. ext4,xfs.")
+@click.option(
+    "--repetitions", "-n", type=int, default=None, help="Repetitions (default: the suite's)."
+)
+@click.option(
+    "--scale", type=float, default=None, help="Dataset size factor, e.g. 0.02 for a quick run."
+)
+@click.option(
+    "--seed", type=int, default=None, help="Seed of the filesystem order (default: random)."
+)
+@click.option("--workdir", default=DEFAULT_WORKDIR, show_default=True, help="Where loop images go.")
+@click.option(
+    "--results-dir", default=DEFAULT_RESULTS, show_default=True, help="Where sessions are saved."
+)
+@click.option("--output", "-o", default=None, help="Session file path (default: in --results-dir).")
+@click.option(
+    "--source",
+    type=click.Choice(["auto", "tmpfs", "image"]),
+    default="auto",
+    show_default=True,
+    help="Where datasets live while copied in.",
+)
+@click.option(
+    "--task-timeout", type=float, default=3600.0, show_default=True, help="Seconds per task."
+)
+@click.option(
+    "--format", "fmt", type=click.Choice(sorted(EXPORTERS)), default="text", show_default=True
+)
+def run(
+    suite: str,
+    fs_list: str | None,
+    repetitions: int | None,
+    scale: float | None,
+    seed: int | None,
+    workdir: str,
+    results_dir: str,
+    output: str | None,
+    source: str,
+    task_timeout: float,
+    fmt: str,
+) -> None:
+    """Run a comparison: every task on every filesystem, repeated, saved after each measurement."""
+    from fsarena.executor import RealExecutor
+    from fsarena.runner import Runner, new_session
+    from fsarena.system import host_facts, tool_versions
+    from fsarena.targets.source import choose_source, mem_available_bytes
+
+    workdir = os.path.abspath(workdir)
+    plan = make_plan(
+        suite,
+        fs_list.split(",") if fs_list else None,
+        repetitions,
+        scale,
+        seed,
+        workdir,
+        source=source,
+        task_timeout_s=task_timeout,
+    )
+    if os.geteuid() != 0:
+        raise FsarenaError("fsarena run needs root (mkfs, mount, losetup): run it with sudo")
+    plan, skipped = _supported(plan)
+    for note in skipped:
+        click.echo(f"fsarena: {note}", err=True)
+    data_bytes = sum(s.total_bytes for s in plan.dataset_specs().values())
+    source_kind = choose_source(plan.source, data_bytes, mem_available_bytes())
+    stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    path = Path(output) if output else Path(results_dir, f"fsarena-{stamp}-{plan.suite}.json")
+    session = new_session(plan, host_facts(workdir), tool_versions(plan.profiles()))
+    for note in skipped:
+        session.warn("filesystem-skipped", note)
+    runner = Runner(plan, RealExecutor(), session, path, source_kind, _progress)
+    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+    try:
+        with _workdir_lock(workdir):
+            runner.run()
+    except KeyboardInterrupt:
+        kept = sum(r.status == "ok" for r in session.runs)
+        _fail(
+            f"interrupted; {kept} measurements kept in {path}; nothing left mounted or attached",
+            130,
+        )
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    click.echo(render(session, fmt), nl=False)
+    click.echo(f"\nsession saved: {path}", err=True)
+    if any(r.status == "failed" for r in session.runs):
+        sys.exit(1)
+
+
+# ---------------------------------------------------------------- report
+
+
+@main.command()
+@click.argument("session_path", required=False, type=click.Path(dir_okay=False, path_type=Path))
+@click.option(
+    "--format", "fmt", type=click.Choice(sorted(EXPORTERS)), default="text", show_default=True
+)
+@click.option(
+    "--output", "-o", type=click.File("w"), default="-", help="Write here (default: stdout)."
+)
+@click.option(
+    "--results-dir",
+    default=DEFAULT_RESULTS,
+    show_default=True,
+    help="Where to find the newest session when none is given.",
+)
+def report(session_path: Path | None, fmt: str, output: IO[str], results_dir: str) -> None:
+    """Render a saved session again, without running anything."""
+    path = session_path or latest(Path(results_dir))
+    output.write(render(load(path), fmt))

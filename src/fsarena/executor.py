@@ -1,0 +1,162 @@
+"""The measurement seam: every effect the runner has on the machine goes through an Executor.
+
+The runner, statistics and reports are tested without root by giving the runner
+a fake executor that records calls (as hyperfine's MockExecutor does); the real
+one below runs the commands, attaches loop devices and drops caches.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import subprocess
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from fsarena.datasets import DatasetSpec, Manifest, VerifyResult, generate, verify
+from fsarena.errors import FsarenaError
+from fsarena.measure import Command, Timed, measure_commands
+
+
+@dataclass(frozen=True)
+class SpaceInfo:
+    """statvfs of a mounted filesystem, in bytes."""
+
+    total_bytes: int
+    available_bytes: int
+    free_bytes: int
+
+
+class Executor(Protocol):
+    """What the runner may do to the machine."""
+
+    def call(self, argv: Sequence[str]) -> None:
+        """Run an untimed helper command; raise FsarenaError if it fails."""
+
+    def measure(self, commands: Sequence[Command], device: str | None, timeout_s: float) -> Timed:
+        """Run commands as one timed region."""
+
+    def generate_dataset(self, spec: DatasetSpec, dest: str, cache_dir: str) -> Manifest:
+        """Write a dataset under dest/spec.name and return its manifest."""
+
+    def drop_caches(self) -> None:
+        """Write back dirty data, then drop the page, dentry and inode caches."""
+
+    def space(self, mountpoint: str) -> SpaceInfo: ...
+
+    def device_size(self, device: str) -> int: ...
+
+    def verify(self, manifest: Manifest, root: str) -> VerifyResult: ...
+
+    def make_dir(self, path: str) -> None: ...
+
+    def remove_path(self, path: str) -> None: ...
+
+    def create_image(self, path: str, size_bytes: int) -> None: ...
+
+    def attach_loop(self, image: str) -> str: ...
+
+    def detach_loop(self, device: str) -> None: ...
+
+    def is_mounted(self, mountpoint: str) -> bool: ...
+
+    def exists(self, path: str) -> bool: ...
+
+    def count_lines(self, path: str) -> int: ...
+
+
+def _run(argv: Sequence[str]) -> subprocess.CompletedProcess[str]:
+    try:
+        return subprocess.run(
+            list(argv), stdin=subprocess.DEVNULL, capture_output=True, text=True, check=False
+        )
+    except FileNotFoundError as exc:
+        raise FsarenaError(f"command not found: {argv[0]}; run `fsarena check`") from exc
+
+
+class RealExecutor:
+    """Executor on this machine (root)."""
+
+    def call(self, argv: Sequence[str]) -> None:
+        result = _run(argv)
+        if result.returncode != 0:
+            detail = (result.stderr or result.stdout).strip().splitlines()
+            tail = detail[-1] if detail else f"exit code {result.returncode}"
+            raise FsarenaError(f"`{' '.join(argv)}` failed: {tail}")
+
+    def measure(self, commands: Sequence[Command], device: str | None, timeout_s: float) -> Timed:
+        return measure_commands(commands, device, timeout_s)
+
+    def generate_dataset(self, spec: DatasetSpec, dest: str, cache_dir: str) -> Manifest:
+        return generate(spec, Path(dest), Path(cache_dir))
+
+    def drop_caches(self) -> None:
+        # drop_caches frees only clean pages, so write everything back first.
+        os.sync()
+        try:
+            Path("/proc/sys/vm/drop_caches").write_text("3\n")
+        except OSError as exc:
+            raise FsarenaError(
+                f"cannot drop caches ({exc}); fsarena must run as root on the host"
+            ) from exc
+
+    def space(self, mountpoint: str) -> SpaceInfo:
+        st = os.statvfs(mountpoint)
+        return SpaceInfo(
+            st.f_blocks * st.f_frsize, st.f_bavail * st.f_frsize, st.f_bfree * st.f_frsize
+        )
+
+    def device_size(self, device: str) -> int:
+        with open(device, "rb") as f:
+            return f.seek(0, os.SEEK_END)
+
+    def verify(self, manifest: Manifest, root: str) -> VerifyResult:
+        return verify(manifest, Path(root))
+
+    def make_dir(self, path: str) -> None:
+        Path(path).mkdir(parents=True, exist_ok=True)
+
+    def remove_path(self, path: str) -> None:
+        p = Path(path)
+        if p.is_dir() and not p.is_symlink():
+            shutil.rmtree(p)
+        else:
+            with contextlib.suppress(FileNotFoundError):
+                p.unlink()
+
+    def create_image(self, path: str, size_bytes: int) -> None:
+        # A sparse file: no space is taken until the filesystem writes.
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "xb") as f:
+            f.truncate(size_bytes)
+
+    def attach_loop(self, image: str) -> str:
+        # Direct I/O: a buffered loop device caches every block twice (in the
+        # filesystem's page cache and in the image file's), which adds noise.
+        result = _run(["losetup", "--find", "--show", "--direct-io=on", image])
+        if result.returncode != 0:
+            raise FsarenaError(
+                f"cannot attach {image} to a loop device: {result.stderr.strip()}; "
+                "check that /dev/loop-control exists and that you are root"
+            )
+        return result.stdout.strip()
+
+    def detach_loop(self, device: str) -> None:
+        self.call(["losetup", "--detach", device])
+
+    def exists(self, path: str) -> bool:
+        return os.path.lexists(path)
+
+    def count_lines(self, path: str) -> int:
+        with open(path, "rb") as f:
+            return sum(1 for _ in f)
+
+    def is_mounted(self, mountpoint: str) -> bool:
+        result = _run(["findmnt", "-J", "--mountpoint", mountpoint])
+        if result.returncode != 0:
+            return False
+        return bool(json.loads(result.stdout).get("filesystems"))

@@ -1,0 +1,272 @@
+"""Measurement of one task: the record, the metric registry and the stdlib-only collector.
+
+This module imports only the standard library (and fsarena.errors) so that a
+remote or guest agent can measure with nothing but python3.
+
+Methodology:
+- Each command of a task runs as a child in its own session; ``os.wait4`` gives
+  its rusage, which includes every descendant it waited for (as GNU time does).
+  user/sys times and page faults are summed over the task's commands; max RSS is
+  the largest of them.
+- rusage misses work done on the task's behalf by kernel threads (loop workers,
+  filesystem writeback, journal threads), which differs per filesystem, so the
+  system-wide busy and iowait CPU time from /proc/stat is recorded beside it.
+- Device I/O comes from /sys/block/DEV/stat, whose sector counts are always in
+  512-byte units, whatever the device's logical block size.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import resource
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Literal
+
+from fsarena.errors import FsarenaError
+
+SECTOR_BYTES = 512  # /sys/block/*/stat counts 512-byte sectors (Documentation/block/stat.rst)
+
+
+@dataclass(frozen=True)
+class Command:
+    """One child process of a task: its argv and where its stdout goes."""
+
+    argv: tuple[str, ...]
+    stdout_path: str | None = None  # None: discarded (/dev/null)
+    cwd: str | None = None
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """Raw figures of one timed task. Statistics are computed on read, never stored."""
+
+    wall_s: float
+    user_s: float
+    sys_s: float
+    minor_faults: int
+    major_faults: int
+    max_rss_kib: int
+    device_read_bytes: int
+    device_write_bytes: int
+    system_busy_s: float  # all CPUs, from /proc/stat: includes kernel threads rusage misses
+    system_iowait_s: float
+    exit_code: int
+    timed_out: bool = False
+    extra: dict[str, float] = field(
+        default_factory=dict
+    )  # task-specific values (capacity_pct, ...)
+
+    @property
+    def cpu_pct(self) -> float:
+        """CPU % as GNU time prints it: (user + sys) / wall."""
+        return 100.0 * (self.user_s + self.sys_s) / self.wall_s if self.wall_s > 0 else 0.0
+
+    def to_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, object]) -> Measurement:
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in names})  # type: ignore[arg-type]
+
+
+Direction = Literal["lower", "higher"]
+MeanKind = Literal["arithmetic", "harmonic"]
+
+
+@dataclass(frozen=True)
+class Metric:
+    """What a number means: its unit, which direction is better, how to average it."""
+
+    name: str
+    label: str
+    unit: str
+    better: Direction
+    mean: MeanKind = "arithmetic"  # harmonic for rates (mmtests), arithmetic for times and counts
+    scale: float = 1.0  # multiply the raw value by this to show it in `unit`
+
+
+# The metric registry: one line per metric. Reports look metrics up here;
+# `extra` metrics that tasks produce (capacity, rates) are registered the same way.
+METRICS: dict[str, Metric] = {
+    m.name: m
+    for m in (
+        Metric("wall_s", "time", "s", "lower"),
+        Metric("user_s", "user CPU", "s", "lower"),
+        Metric("sys_s", "sys CPU", "s", "lower"),
+        Metric("cpu_pct", "CPU", "%", "lower"),
+        Metric("minor_faults", "minor faults", "", "lower"),
+        Metric("major_faults", "major faults", "", "lower"),
+        Metric("max_rss_kib", "max RSS", "MiB", "lower", scale=1 / 1024),
+        Metric("device_read_bytes", "device read", "MB", "lower", scale=1e-6),
+        Metric("device_write_bytes", "device written", "MB", "lower", scale=1e-6),
+        Metric("system_busy_s", "system CPU busy", "s", "lower"),
+        Metric("system_iowait_s", "system iowait", "s", "lower"),
+        Metric("capacity_pct", "capacity", "%", "higher"),
+        Metric("available_bytes", "available", "MB", "higher", scale=1e-6),
+    )
+}
+
+
+def metric_value(measurement: Measurement, name: str) -> float | None:
+    """The raw value of a metric for one measurement, or None if it has none."""
+    if name in measurement.extra:
+        return float(measurement.extra[name])
+    if name == "cpu_pct":
+        return measurement.cpu_pct
+    value = getattr(measurement, name, None)
+    return float(value) if isinstance(value, int | float) else None
+
+
+@dataclass(frozen=True)
+class _Rusage:
+    user_s: float = 0.0
+    sys_s: float = 0.0
+    minor_faults: int = 0
+    major_faults: int = 0
+    max_rss_kib: int = 0
+
+    def add(self, ru: resource.struct_rusage | None) -> _Rusage:
+        if ru is None:
+            return self
+        return _Rusage(
+            self.user_s + ru.ru_utime,
+            self.sys_s + ru.ru_stime,
+            self.minor_faults + ru.ru_minflt,
+            self.major_faults + ru.ru_majflt,
+            max(self.max_rss_kib, ru.ru_maxrss),  # Linux: KiB
+        )
+
+
+def read_device_stat(device: str | None) -> tuple[int, int]:
+    """(read_bytes, write_bytes) so far on a block device such as /dev/loop3."""
+    if device is None:
+        return 0, 0
+    name = Path(os.path.realpath(device)).name
+    stat = Path(f"/sys/block/{name}/stat")
+    try:
+        parts = stat.read_text().split()
+    except OSError as exc:
+        raise FsarenaError(
+            f"cannot read {stat} for {device}: {exc}; is it a block device?"
+        ) from exc
+    return int(parts[2]) * SECTOR_BYTES, int(parts[6]) * SECTOR_BYTES
+
+
+def read_cpu_times() -> tuple[float, float]:
+    """(busy_s, iowait_s) summed over all CPUs since boot, from /proc/stat."""
+    with open("/proc/stat") as f:
+        fields_ = f.readline().split()[1:]
+    ticks = [int(x) for x in fields_]
+    hz = os.sysconf("SC_CLK_TCK")
+    # user nice system idle iowait irq softirq steal (guest is already in user)
+    busy = (
+        ticks[0] + ticks[1] + ticks[2] + ticks[5] + ticks[6] + (ticks[7] if len(ticks) > 7 else 0)
+    )
+    return busy / hz, ticks[4] / hz
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+
+
+@dataclass(frozen=True)
+class _Outcome:
+    exit_code: int
+    rusage: resource.struct_rusage | None
+    timed_out: bool
+    stderr: str
+
+
+def _run_one(cmd: Command, deadline: float) -> _Outcome:
+    """Run one command to completion; kill its process group at the deadline."""
+    stdout = open(cmd.stdout_path, "wb") if cmd.stdout_path else subprocess.DEVNULL  # noqa: SIM115
+    try:
+        proc = subprocess.Popen(
+            cmd.argv,
+            stdin=subprocess.DEVNULL,
+            stdout=stdout,
+            stderr=subprocess.PIPE,
+            cwd=cmd.cwd,
+            start_new_session=True,  # a Ctrl-C reaches fsarena, which then stops the group
+        )
+    except FileNotFoundError as exc:
+        raise FsarenaError(f"command not found: {cmd.argv[0]}; run `fsarena check`") from exc
+    finally:
+        if not isinstance(stdout, int):
+            stdout.close()
+    timed_out = threading.Event()
+
+    def expire() -> None:
+        timed_out.set()
+        _kill_group(proc)
+
+    timer = threading.Timer(max(0.0, deadline - time.monotonic()), expire)
+    timer.start()
+    try:
+        _, status, ru = os.wait4(proc.pid, 0)
+    except BaseException:
+        _kill_group(proc)
+        proc.wait()
+        raise
+    finally:
+        timer.cancel()
+    stderr = b""
+    if proc.stderr:
+        stderr = proc.stderr.read()
+        proc.stderr.close()
+    code = os.waitstatus_to_exitcode(status)
+    return _Outcome(code, ru, timed_out.is_set(), stderr.decode(errors="replace")[-2000:].strip())
+
+
+@dataclass(frozen=True)
+class Timed:
+    """A measurement and, when a command failed, the tail of its stderr."""
+
+    measurement: Measurement
+    stderr: str
+
+
+def measure_commands(commands: Sequence[Command], device: str | None, timeout_s: float) -> Timed:
+    """Run commands one after another as one timed region and measure it.
+
+    The region stops at the first command that fails. Device counters and
+    /proc/stat are read just outside the region, so their cost is not timed.
+    """
+    usage = _Rusage()
+    outcome = _Outcome(0, None, False, "")
+    read0, write0 = read_device_stat(device)
+    busy0, iowait0 = read_cpu_times()
+    start = time.perf_counter()
+    deadline = time.monotonic() + timeout_s
+    for cmd in commands:
+        outcome = _run_one(cmd, deadline)
+        usage = usage.add(outcome.rusage)
+        if outcome.exit_code != 0 or outcome.timed_out:
+            break
+    wall = time.perf_counter() - start
+    busy1, iowait1 = read_cpu_times()
+    read1, write1 = read_device_stat(device)
+    measurement = Measurement(
+        wall_s=wall,
+        user_s=usage.user_s,
+        sys_s=usage.sys_s,
+        minor_faults=usage.minor_faults,
+        major_faults=usage.major_faults,
+        max_rss_kib=usage.max_rss_kib,
+        device_read_bytes=read1 - read0,
+        device_write_bytes=write1 - write0,
+        system_busy_s=busy1 - busy0,
+        system_iowait_s=iowait1 - iowait0,
+        exit_code=outcome.exit_code,
+        timed_out=outcome.timed_out,
+    )
+    return Timed(measurement, outcome.stderr if outcome.exit_code else "")

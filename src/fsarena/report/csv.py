@@ -1,0 +1,65 @@
+"""CSV in long format: one row per run and metric, raw values, for your own statistics."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+from fsarena.measure import METRICS
+from fsarena.report.table import PROBE_COLUMNS, Comparison, run_value
+
+RAW_METRICS = (
+    "wall_s",
+    "user_s",
+    "sys_s",
+    "cpu_pct",
+    "minor_faults",
+    "major_faults",
+    "max_rss_kib",
+    "device_read_bytes",
+    "device_write_bytes",
+    "system_busy_s",
+    "system_iowait_s",
+    *PROBE_COLUMNS,
+)
+FIELDS = ("filesystem", "task", "repetition", "status", "metric", "value", "unit", "error")
+
+
+def render(comparison: Comparison) -> str:
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(FIELDS)
+    for run in comparison.session.runs:
+        names = [*RAW_METRICS, *sorted(set(run.values) - set(RAW_METRICS))]
+        values = [(n, v) for n in names if (v := run_value(run, n)) is not None]
+        if not values:
+            writer.writerow(
+                [run.filesystem, run.task, run.repetition, run.status, "", "", "", run.error]
+            )
+        for name, value in values:
+            unit = _raw_unit(name)
+            writer.writerow(
+                [
+                    run.filesystem,
+                    run.task,
+                    run.repetition,
+                    run.status,
+                    name,
+                    repr(value),
+                    unit,
+                    run.error,
+                ]
+            )
+    return buf.getvalue()
+
+
+def _raw_unit(name: str) -> str:
+    """The unit of the raw stored value (not the display unit)."""
+    if name.endswith("_s"):
+        return "s"
+    if name.endswith("_bytes"):
+        return "bytes"
+    if name.endswith("_kib"):
+        return "KiB"
+    metric = METRICS.get(name)
+    return metric.unit if metric and metric.scale == 1.0 else ""

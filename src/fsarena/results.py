@@ -1,0 +1,155 @@
+"""The session file: the one record that crosses from measurement to reporting.
+
+A session holds raw measurements only, with full provenance; every table,
+statistic and verdict is recomputed from it when read, on any machine.
+It is rewritten atomically after every measurement, so an interrupted run
+keeps everything it measured.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from fsarena.errors import FsarenaError
+from fsarena.measure import Measurement
+
+# History of the stored format (keep one fixture per version in tests/fixtures):
+# 1 (fsarena 0.1.0): first version: host, tool versions, plan, profiles as run,
+#   datasets with manifest digests, source, per-repetition order, raw runs, warnings.
+SCHEMA_VERSION = 1
+
+RunStatus = Literal["ok", "failed", "skipped"]
+
+
+class CheckRecord(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str
+    ok: bool
+    detail: str = ""
+
+
+class Run(BaseModel):
+    """One (filesystem, task, repetition): its raw measurement and verification."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    filesystem: str
+    task: str
+    repetition: int
+    started_at: str
+    status: RunStatus
+    error: str = ""
+    measurement: Measurement | None = None
+    values: dict[str, float] = Field(default_factory=dict)  # untimed probes (capacity)
+    checks: list[CheckRecord] = Field(default_factory=list)
+
+    @property
+    def key(self) -> tuple[str, str, int]:
+        return (self.filesystem, self.task, self.repetition)
+
+
+class WarningRecord(BaseModel):
+    """A warning is data: what was seen and what to do about it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    code: str
+    message: str
+
+
+class Session(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    schema_version: int = SCHEMA_VERSION
+    tool_version: str
+    created_at: str
+    finished_at: str | None = None
+    status: Literal["running", "complete", "interrupted", "failed"] = "running"
+    host: dict[str, Any] = Field(default_factory=dict)
+    tool_versions: dict[str, str] = Field(default_factory=dict)
+    plan: dict[str, Any] = Field(default_factory=dict)
+    profiles_as_run: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    datasets: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    source: dict[str, Any] = Field(default_factory=dict)
+    order: list[list[str]] = Field(default_factory=list)  # filesystems, per repetition
+    runs: list[Run] = Field(default_factory=list)
+    warnings: list[WarningRecord] = Field(default_factory=list)
+
+    def ok_runs(self) -> list[Run]:
+        return [r for r in self.runs if r.status == "ok"]
+
+    def filesystems(self) -> list[str]:
+        """Filesystems in the plan's order."""
+        planned = [str(f) for f in self.plan.get("filesystems", [])]
+        seen = {r.filesystem for r in self.runs}
+        return [*planned, *sorted(seen - set(planned))]
+
+    def tasks(self) -> list[str]:
+        """Tasks in the plan's order."""
+        planned = [str(t) for t in self.plan.get("tasks", [])]
+        seen = {r.task for r in self.runs}
+        return [*planned, *sorted(seen - set(planned))]
+
+    def warn(self, code: str, message: str) -> None:
+        record = WarningRecord(code=code, message=message)
+        if record not in self.warnings:
+            self.warnings.append(record)
+
+
+def save(session: Session, path: Path) -> None:
+    """Write the session atomically: a crash leaves the old file or the new one, never half."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = json.dumps(session.model_dump(mode="json"), indent=1, sort_keys=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(data + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def load(path: Path) -> Session:
+    """Read a session file of this or an older schema version."""
+    try:
+        raw = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise FsarenaError(
+            f"no session file at {path}; give the path `fsarena run` printed"
+        ) from None
+    except (OSError, json.JSONDecodeError) as exc:
+        raise FsarenaError(f"{path} is not a readable session file: {exc}") from exc
+    if not isinstance(raw, dict) or not isinstance(raw.get("schema_version"), int):
+        raise FsarenaError(f"{path} is not an fsarena session file (no schema_version)")
+    version = raw["schema_version"]
+    if version > SCHEMA_VERSION:
+        raise FsarenaError(
+            f"{path} has schema version {version}, newer than this fsarena's "
+            f"{SCHEMA_VERSION}; upgrade fsarena to read it"
+        )
+    try:
+        return Session.model_validate(raw)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise FsarenaError(f"{path} is damaged: {where}: {first['msg']}") from exc
+
+
+def latest(directory: Path) -> Path:
+    """The newest session file in a directory."""
+    files = sorted(directory.glob("*.json"), key=lambda p: p.stat().st_mtime)
+    if not files:
+        raise FsarenaError(
+            f"no session files in {directory}; run `fsarena run` first or give a session path"
+        )
+    return files[-1]

@@ -1,0 +1,294 @@
+"""The loop: for each repetition, each filesystem in shuffled order, the whole task sequence.
+
+Order of operations (tested with a fake executor):
+  source: mount source, generate datasets
+  per repetition, per filesystem (order shuffled with the plan's seed):
+    create image, attach loop device
+    per task: bring the filesystem to the state the task needs (untimed),
+              prepare, sync + drop caches, timed commands (+ syncfs if it
+              writes), verify, save the session
+    unmount if still mounted, detach, delete the image
+  unmount and remove the source
+A failed task ends its sequence (the rest are recorded as skipped, with the
+reason), and the run goes on with the next filesystem.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import random
+from collections.abc import Callable
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from fsarena import __version__
+from fsarena.errors import FsarenaError
+from fsarena.executor import Executor
+from fsarena.filesystems import PROFILES, FilesystemProfile
+from fsarena.measure import Command, Measurement
+from fsarena.plan import Plan
+from fsarena.results import CheckRecord, Run, RunStatus, Session, save
+from fsarena.targets import LoopTarget, Source
+from fsarena.tasks import FsState, SourceDataset, Task, TaskContext, get_task
+from fsarena.tasks.lifecycle import Mkfs, Mount, Umount
+
+
+@dataclass(frozen=True)
+class Event:
+    """Progress, for whoever displays it (the CLI); the runner never prints."""
+
+    kind: str  # "setup" | "sequence" | "run" | "done"
+    message: str
+    run: Run | None = None
+
+
+def now() -> str:
+    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+
+
+def shuffled_orders(filesystems: list[str], repetitions: int, seed: int) -> list[list[str]]:
+    """Filesystem order per repetition, shuffled so drift favours none; reproducible by seed."""
+    rng = random.Random(seed)
+    orders = []
+    for _ in range(repetitions):
+        order = list(filesystems)
+        rng.shuffle(order)
+        orders.append(order)
+    return orders
+
+
+@dataclass
+class Runner:
+    plan: Plan
+    executor: Executor
+    session: Session
+    session_path: Path
+    source_kind: str  # "tmpfs" | "image", chosen by the caller
+    on_event: Callable[[Event], None] = lambda event: None
+
+    def run(self) -> Session:
+        self.session.order = shuffled_orders(
+            self.plan.filesystems, self.plan.repetitions, self.plan.seed
+        )
+        self._save()
+        try:
+            with ExitStack() as stack:
+                datasets = self._prepare_source(stack)
+                for repetition, order in enumerate(self.session.order, start=1):
+                    for name in order:
+                        self._run_sequence(PROFILES[name], repetition, datasets)
+            self.session.status = "complete"
+        except BaseException:
+            self.session.status = "interrupted"
+            raise
+        finally:
+            self.session.finished_at = now()
+            self._save()
+        self.on_event(Event("done", f"session saved to {self.session_path}"))
+        return self.session
+
+    def _save(self) -> None:
+        save(self.session, self.session_path)
+
+    def _workdir(self, *parts: str) -> str:
+        return str(Path(self.plan.workdir, *parts))
+
+    def _prepare_source(self, stack: ExitStack) -> dict[str, SourceDataset]:
+        specs = self.plan.dataset_specs()
+        data_bytes = sum(s.total_bytes for s in specs.values())
+        # Room for the data plus file-system overhead and per-file slack.
+        size = int(data_bytes * 1.1) + (256 << 20)
+        source = Source(
+            self.source_kind, self._workdir("source"), size, self._workdir("source.img")
+        )
+        stack.callback(source.teardown, self.executor)
+        self.on_event(
+            Event("setup", f"source: {source.kind}, {data_bytes / 1e6:.0f} MB of datasets")
+        )
+        source.setup(self.executor)
+        self.session.source = source.describe()
+        found: dict[str, SourceDataset] = {}
+        for name, spec in specs.items():
+            self.on_event(
+                Event("setup", f"generating dataset {name} ({spec.total_bytes / 1e6:.0f} MB)")
+            )
+            manifest = self.executor.generate_dataset(
+                spec, source.mountpoint, self._workdir("cache")
+            )
+            found[name] = SourceDataset(f"{source.mountpoint}/{spec.name}", manifest)
+            self.session.datasets[name] = {
+                "spec": spec.to_dict(),
+                "spec_hash": spec.spec_hash(),
+                "manifest_digest": manifest.digest(),
+                "files": len(manifest.files),
+                "directories": len(manifest.directories),
+                "total_bytes": manifest.total_bytes,
+            }
+        self._save()
+        return found
+
+    def _run_sequence(
+        self, profile: FilesystemProfile, repetition: int, datasets: dict[str, SourceDataset]
+    ) -> None:
+        self.on_event(Event("sequence", f"repetition {repetition}: {profile.name}"))
+        image = self._workdir("images", f"{profile.name}-r{repetition}.img")
+        target = LoopTarget(image, self.plan.image_size_for(profile))
+        with ExitStack() as stack:
+            stack.callback(target.teardown, self.executor)
+            device = target.setup(self.executor)
+            ctx = TaskContext(
+                profile=profile,
+                device=device,
+                mountpoint=self._workdir("mnt", profile.name),
+                scratch=self._workdir("scratch"),
+                datasets=datasets,
+                executor=self.executor,
+            )
+            self.executor.make_dir(ctx.scratch)
+            sequence = _Sequence(self, ctx, repetition)
+            stack.callback(sequence.unmount)
+            sequence.run_all()
+
+    def record(self, run: Run) -> None:
+        self.session.runs.append(run)
+        self._save()
+        self.on_event(Event("run", f"{run.filesystem} {run.task}: {run.status}", run))
+
+
+@dataclass(frozen=True)
+class _Outcome:
+    """What one task produced; ok when nothing failed."""
+
+    error: str = ""
+    measurement: Measurement | None = None
+    values: dict[str, float] = field(default_factory=dict)
+    checks: list[CheckRecord] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.error
+
+
+@dataclass
+class _Sequence:
+    """One repetition of the task list on one fresh filesystem."""
+
+    runner: Runner
+    ctx: TaskContext
+    repetition: int
+    state: FsState = FsState.BLANK
+
+    def run_all(self) -> None:
+        stopped_by = ""
+        for name in self.runner.plan.tasks:
+            task = get_task(name)
+            if stopped_by:
+                skipped = _Outcome(error=f"not run: {stopped_by} failed earlier")
+                self._record(task, "skipped", skipped, now())
+                continue
+            if not self._execute(task):
+                stopped_by = name
+
+    def _record(self, task: Task, status: RunStatus, outcome: _Outcome, started: str) -> None:
+        self.runner.record(
+            Run(
+                filesystem=self.ctx.profile.name,
+                task=task.name,
+                repetition=self.repetition,
+                started_at=started,
+                status=status,
+                error=outcome.error,
+                measurement=outcome.measurement,
+                values=outcome.values,
+                checks=outcome.checks,
+            )
+        )
+
+    def _execute(self, task: Task) -> bool:
+        started = now()
+        try:
+            self._reach(task.requires)
+            task.prepare(self.ctx)
+            self.runner.executor.drop_caches()
+            outcome = self._measure(task)
+        except FsarenaError as exc:
+            outcome = _Outcome(error=str(exc))
+        ok = outcome.ok
+        if ok and task.leaves is not None:
+            self.state = task.leaves
+        self._record(task, "ok" if ok else "failed", outcome, started)
+        return ok
+
+    def _measure(self, task: Task) -> _Outcome:
+        if not task.timed:
+            return _Outcome(values=task.probe(self.ctx))
+        commands = task.commands(self.ctx)
+        if task.writes:
+            # syncfs(2) of the test filesystem, inside the timed region.
+            commands.append(Command(("sync", "-f", self.ctx.mountpoint)))
+        timeout = self.runner.plan.task_timeout_s
+        timed = self.runner.executor.measure(commands, self.ctx.device, timeout)
+        m = timed.measurement
+        if m.timed_out:
+            return _Outcome(error=f"timed out after {timeout:.0f} s", measurement=m)
+        if m.exit_code != 0:
+            return _Outcome(
+                error=f"exit code {m.exit_code}: {timed.stderr or 'no message'}", measurement=m
+            )
+        checks = [CheckRecord(name=c.name, ok=c.ok, detail=c.detail) for c in task.verify(self.ctx)]
+        failed = [f"verification failed: {c.name}: {c.detail}" for c in checks if not c.ok]
+        return _Outcome(error="; ".join(failed), measurement=m, checks=checks)
+
+    def _reach(self, wanted: frozenset[FsState]) -> None:
+        """Bring the filesystem to a state the task accepts, untimed."""
+        steps: dict[FsState, Task] = {
+            FsState.BLANK: Mkfs(),
+            FsState.UNMOUNTED: Mount(),
+            FsState.MOUNTED: Umount(),
+        }
+        for _ in range(3):
+            if self.state in wanted:
+                return
+            step = steps[self.state]
+            step.prepare(self.ctx)
+            for cmd in step.commands(self.ctx):
+                self.runner.executor.call(cmd.argv)
+            assert step.leaves is not None
+            self.state = step.leaves
+        if self.state not in wanted:
+            raise FsarenaError(f"cannot bring the filesystem to {sorted(s.value for s in wanted)}")
+
+    def unmount(self) -> None:
+        """Teardown: unmount whatever this sequence left mounted."""
+        if self.state is FsState.MOUNTED or self.runner.executor.is_mounted(self.ctx.mountpoint):
+            self.runner.executor.call(("umount", self.ctx.mountpoint))
+            self.state = FsState.UNMOUNTED
+
+
+def new_session(plan: Plan, host: dict[str, object], tool_versions: dict[str, str]) -> Session:
+    """A session carrying the plan and its provenance, before anything is measured."""
+    from fsarena.tasks import TASKS
+
+    return Session(
+        tool_version=__version__,
+        created_at=now(),
+        host=dict(host),
+        tool_versions=tool_versions,
+        plan={
+            **plan.summary(),
+            "task_info": {
+                name: {
+                    "kind": TASKS[name].kind,
+                    "timed": TASKS[name].timed,
+                    "writes": TASKS[name].writes,
+                    "description": TASKS[name].describe(),
+                }
+                for name in plan.tasks
+            },
+        },
+        profiles_as_run={
+            p.name: {**p.to_dict(), "image_size_bytes": plan.image_size_for(p)}
+            for p in plan.profiles()
+        },
+    )

@@ -1,0 +1,188 @@
+"""Host facts, tool versions and preflight checks (what `fsarena check` shows)."""
+
+from __future__ import annotations
+
+import os
+import platform
+import shutil
+import subprocess
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from fsarena.filesystems import FilesystemProfile, probe
+
+# Tools whose versions go into every session: the real-world tasks' tools and mkfs.
+BASE_TOOLS = ("cp", "rm", "ls", "find", "sync", "mount", "umount", "losetup")
+
+
+def _first_line(argv: list[str]) -> str:
+    try:
+        out = subprocess.run(
+            argv, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=10, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return "not found"
+    text = (out.stdout or out.stderr).strip()
+    return text.splitlines()[0].strip() if text else "unknown"
+
+
+def tool_version(tool: str) -> str:
+    """The first line a tool prints about its version (mkfs tools use -V)."""
+    if shutil.which(tool) is None:
+        return "not found"
+    if tool.startswith("mkfs.ext") or tool.startswith("mkfs.xfs"):
+        return _first_line([tool, "-V"])
+    return _first_line([tool, "--version"])
+
+
+def tool_versions(profiles: Iterable[FilesystemProfile]) -> dict[str, str]:
+    tools = [*BASE_TOOLS, *sorted({p.mkfs_tool for p in profiles})]
+    return {tool: tool_version(tool) for tool in tools}
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def _mem_total_bytes() -> int:
+    for line in Path("/proc/meminfo").read_text().splitlines():
+        if line.startswith("MemTotal:"):
+            return int(line.split()[1]) * 1024
+    return 0
+
+
+def _backing_device(path: str) -> dict[str, str]:
+    """The filesystem and device holding the work directory (where loop images live)."""
+    out = subprocess.run(
+        ["findmnt", "-n", "-o", "SOURCE,FSTYPE,TARGET", "-T", path],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    parts = out.stdout.split()
+    if len(parts) < 3:
+        return {}
+    return {"device": parts[0], "fstype": parts[1], "mountpoint": parts[2]}
+
+
+def host_facts(workdir: str) -> dict[str, object]:
+    uname = os.uname()
+    return {
+        "hostname": uname.nodename,
+        "kernel": uname.release,
+        "kernel_build": uname.version,
+        "machine": uname.machine,
+        "cpu_model": _cpu_model(),
+        "cpus": os.cpu_count() or 0,
+        "mem_total_bytes": _mem_total_bytes(),
+        "python": platform.python_version(),
+        "workdir": workdir,
+        "workdir_backing": _backing_device(existing_parent(workdir)),
+    }
+
+
+def existing_parent(path: str) -> str:
+    p = Path(path).absolute()
+    while not p.exists():
+        p = p.parent
+    return str(p)
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """One preflight finding; `fix` says what to run when it failed."""
+
+    name: str
+    ok: bool
+    detail: str
+    fix: str = ""
+
+
+def _check_root() -> CheckResult:
+    ok = os.geteuid() == 0
+    return CheckResult(
+        "running as root",
+        ok,
+        "yes" if ok else f"uid {os.geteuid()}",
+        "" if ok else "run fsarena as root (sudo ./fsarena ...): mkfs, mount and losetup need it",
+    )
+
+
+def _check_loop() -> CheckResult:
+    ok = Path("/dev/loop-control").exists()
+    return CheckResult(
+        "loop devices",
+        ok,
+        "/dev/loop-control present" if ok else "/dev/loop-control missing",
+        "" if ok else "modprobe loop (or use a kernel with CONFIG_BLK_DEV_LOOP)",
+    )
+
+
+def _check_drop_caches() -> CheckResult:
+    ok = os.access("/proc/sys/vm/drop_caches", os.W_OK)
+    return CheckResult(
+        "can drop caches",
+        ok,
+        "/proc/sys/vm/drop_caches writable" if ok else "not writable",
+        "" if ok else "run as root on the host (not in an unprivileged container)",
+    )
+
+
+def _check_tools() -> CheckResult:
+    missing = [t for t in (*BASE_TOOLS, "findmnt") if shutil.which(t) is None]
+    return CheckResult(
+        "base tools",
+        not missing,
+        "all found" if not missing else "missing: " + ", ".join(missing),
+        "" if not missing else "apt-get install coreutils findutils util-linux mount",
+    )
+
+
+def _check_workdir(workdir: str, need_bytes: int) -> CheckResult:
+    parent = existing_parent(workdir)
+    st = os.statvfs(parent)
+    free = st.f_bavail * st.f_frsize
+    ok = free >= need_bytes
+    detail = f"{workdir}: {free / 1e9:.1f} GB free, about {need_bytes / 1e9:.1f} GB needed"
+    return CheckResult(
+        "work directory space",
+        ok,
+        detail,
+        "" if ok else "free space there, choose another --workdir, or use a smaller --scale",
+    )
+
+
+CHECKS: tuple[Callable[[], CheckResult], ...] = (
+    _check_root,
+    _check_loop,
+    _check_drop_caches,
+    _check_tools,
+)
+
+
+def preflight(
+    workdir: str, need_bytes: int, profiles: Iterable[FilesystemProfile]
+) -> list[CheckResult]:
+    """Every requirement, each with what fixes it."""
+    results = [check() for check in CHECKS]
+    results.append(_check_workdir(workdir, need_bytes))
+    for profile in profiles:
+        support = probe(profile)
+        results.append(
+            CheckResult(
+                f"filesystem {profile.name}",
+                support.available,
+                f"{profile.driver} driver, {profile.mkfs_tool}"
+                if support.available
+                else support.reason,
+                "" if support.available else support.reason.split(": ", 1)[-1],
+            )
+        )
+    return results

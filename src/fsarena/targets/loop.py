@@ -1,0 +1,37 @@
+"""Loop-image targets: a sparse file per filesystem, attached with direct I/O, always removed."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from fsarena.executor import Executor
+
+
+@dataclass
+class LoopTarget:
+    """A sparse image attached as a loop device; safe: it can destroy nothing but itself."""
+
+    image: str
+    size_bytes: int
+    device: str | None = None
+
+    kind = "loop-image"
+
+    def setup(self, executor: Executor) -> str:
+        executor.create_image(self.image, self.size_bytes)
+        try:
+            self.device = executor.attach_loop(self.image)
+        except BaseException:
+            executor.remove_path(self.image)
+            raise
+        return self.device
+
+    def teardown(self, executor: Executor) -> None:
+        """Detach and delete; callable more than once."""
+        if self.device is not None:
+            executor.detach_loop(self.device)
+            self.device = None
+        executor.remove_path(self.image)
+
+    def describe(self) -> dict[str, object]:
+        return {"kind": self.kind, "size_bytes": self.size_bytes, "direct_io": True}

@@ -1,0 +1,79 @@
+"""The dataset source, the articles' "second disk": a tmpfs when memory allows, else a loop image.
+
+Reading the datasets must not touch the device under test. A tmpfs costs no
+disk I/O at all, so copy-in tasks measure the test filesystem's write path
+only; it is used when the datasets take at most 40 % of the available memory.
+Otherwise the datasets live on their own ext4 loop image, which shares the
+host's disk with the test images (the report says which source was used).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from fsarena.errors import FsarenaError
+from fsarena.executor import Executor
+from fsarena.filesystems import PROFILES, SOURCE_FILESYSTEM
+
+MIB = 1 << 20
+TMPFS_SHARE_OF_AVAILABLE = 0.4
+
+
+def mem_available_bytes(meminfo: Path = Path("/proc/meminfo")) -> int:
+    for line in meminfo.read_text().splitlines():
+        if line.startswith("MemAvailable:"):
+            return int(line.split()[1]) * 1024
+    return 0
+
+
+def choose_source(requested: str, data_bytes: int, available_bytes: int) -> str:
+    """'tmpfs' or 'image', from the user's choice ('auto', 'tmpfs', 'image') and memory."""
+    fits = data_bytes <= TMPFS_SHARE_OF_AVAILABLE * available_bytes
+    if requested == "tmpfs" and not fits:
+        raise FsarenaError(
+            f"the datasets ({data_bytes // MIB} MiB) do not fit in a tmpfs within 40 % of the "
+            f"available memory ({available_bytes // MIB} MiB); "
+            "use --source image or a smaller --scale"
+        )
+    if requested == "auto":
+        return "tmpfs" if fits else "image"
+    return requested
+
+
+@dataclass
+class Source:
+    """A mounted source filesystem holding the datasets."""
+
+    kind: str  # "tmpfs" | "image"
+    mountpoint: str
+    size_bytes: int
+    image: str = ""
+    device: str | None = None
+    mounted: bool = field(default=False)
+
+    def setup(self, executor: Executor) -> None:
+        executor.make_dir(self.mountpoint)
+        if self.kind == "tmpfs":
+            opts = f"size={self.size_bytes},mode=0755"
+            executor.call(["mount", "-t", "tmpfs", "-o", opts, "fsarena-source", self.mountpoint])
+        else:
+            executor.create_image(self.image, self.size_bytes)
+            self.device = executor.attach_loop(self.image)
+            profile = PROFILES[SOURCE_FILESYSTEM]
+            executor.call(profile.mkfs_argv(self.device))
+            executor.call(profile.mount_argv(self.device, self.mountpoint))
+        self.mounted = True
+
+    def teardown(self, executor: Executor) -> None:
+        if self.mounted:
+            executor.call(["umount", self.mountpoint])
+            self.mounted = False
+        if self.device is not None:
+            executor.detach_loop(self.device)
+            self.device = None
+        if self.image:
+            executor.remove_path(self.image)
+
+    def describe(self) -> dict[str, object]:
+        return {"kind": self.kind, "size_bytes": self.size_bytes}

@@ -1,0 +1,125 @@
+"""The Task interface: what every real-world task provides, and the context it runs in.
+
+Lifecycle of one task, run by the runner: prepare (untimed), sync + drop
+caches, the timed commands (+ syncfs of the test filesystem when the task
+writes), verify (untimed). A task never times or measures anything itself.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import ClassVar
+
+from fsarena.datasets import Manifest
+from fsarena.executor import Executor
+from fsarena.filesystems import FilesystemProfile
+from fsarena.measure import Command
+
+# The articles' copies wrote every byte again. Since coreutils 9.0, cp clones
+# (reflinks) by default where the filesystem can (xfs, btrfs), which writes only
+# metadata (measured: 0.1 MB written for a 15 MB copy within xfs); forcing a
+# real copy makes every filesystem do the work the articles timed.
+CP = ("cp", "--reflink=never")
+
+
+class FsState(enum.Enum):
+    """Where the filesystem under test is in its lifecycle."""
+
+    BLANK = "blank"  # device attached, not yet formatted in this repetition
+    UNMOUNTED = "unmounted"  # formatted, not mounted
+    MOUNTED = "mounted"
+
+
+@dataclass(frozen=True)
+class SourceDataset:
+    """A dataset as it lies on the source (the articles' "second disk")."""
+
+    root: str  # directory holding exactly the manifest's files
+    manifest: Manifest
+
+
+@dataclass(frozen=True)
+class Check:
+    """One verification a task made after its timed region."""
+
+    name: str
+    ok: bool
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class TaskContext:
+    """Everything a task may use: the filesystem under test, the datasets, the machine."""
+
+    profile: FilesystemProfile
+    device: str
+    mountpoint: str
+    scratch: str  # a directory outside the test filesystem for tools' outputs
+    datasets: Mapping[str, SourceDataset]
+    executor: Executor
+
+    def path(self, *parts: str) -> str:
+        """A path on the filesystem under test."""
+        return "/".join((self.mountpoint.rstrip("/"), *parts))
+
+    def dataset(self, name: str) -> SourceDataset:
+        return self.datasets[name]
+
+
+class Task:
+    """A real-world task. Subclasses state in their docstring what they model and how."""
+
+    name: ClassVar[str]
+    kind: ClassVar[str]  # the kind of work it belongs to, for tables and verdicts
+    requires: ClassVar[frozenset[FsState]] = frozenset({FsState.MOUNTED})
+    leaves: ClassVar[FsState | None] = None  # the state after success, if it changes it
+    writes: ClassVar[bool] = False  # syncfs of the test filesystem inside the timed region
+    timed: ClassVar[bool] = True  # False: a probe that reads values (capacity), no command
+    datasets: ClassVar[tuple[str, ...]] = ()  # names of the datasets it needs on the source
+
+    def prepare(self, ctx: TaskContext) -> None:
+        """Untimed set-up before caches are dropped (e.g. make a target directory)."""
+
+    def commands(self, ctx: TaskContext) -> list[Command]:
+        """The real commands whose execution is timed."""
+        return []
+
+    def verify(self, ctx: TaskContext) -> list[Check]:
+        """Untimed checks that the task did what it claims (copies intact, files gone)."""
+        return []
+
+    def probe(self, ctx: TaskContext) -> dict[str, float]:
+        """Values read by an untimed task (timed = False)."""
+        return {}
+
+    @classmethod
+    def describe(cls) -> str:
+        """The methodology, from the docstring's first paragraph."""
+        doc = (cls.__doc__ or "").strip()
+        return " ".join(doc.split("\n\n")[0].split())
+
+
+def verify_copy(ctx: TaskContext, dataset: str, root: str) -> Check:
+    """Compare a copy on the test filesystem against the dataset's manifest."""
+    result = ctx.executor.verify(ctx.dataset(dataset).manifest, root)
+    detail = f"{result.files_checked} files, {result.bytes_checked} bytes checked"
+    if not result.ok:
+        detail = "; ".join(result.problems[:5])
+    return Check(f"copy of {dataset} intact", result.ok, detail)
+
+
+def verify_absent(ctx: TaskContext, *paths: str) -> Check:
+    """Check that deleted paths are gone."""
+    left = [p for p in paths if ctx.executor.exists(p)]
+    return Check("deleted", not left, "still present: " + ", ".join(left) if left else "")
+
+
+TASK_KINDS: Mapping[str, str] = {
+    "lifecycle": "filesystem lifecycle (mkfs, mount, umount)",
+    "large_files": "large files",
+    "file_trees": "file trees",
+    "listing_search": "listing and search",
+    "space": "space efficiency",
+}

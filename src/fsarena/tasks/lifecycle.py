@@ -1,0 +1,88 @@
+"""Tasks of the filesystem's lifecycle: mkfs, mount, umount, and capacity probes."""
+
+from __future__ import annotations
+
+from fsarena.measure import Command
+from fsarena.tasks.base import Check, FsState, Task, TaskContext
+
+
+class Mkfs(Task):
+    """Create the filesystem on the whole target device with the profile's mkfs argv.
+
+    Article A timed mkfs of a 20 GB partition with default options. The argv run
+    is recorded with the session; the device's bytes written show how much each
+    mkfs initialises up front.
+    """
+
+    name = "mkfs"
+    kind = "lifecycle"
+    requires = frozenset({FsState.BLANK, FsState.UNMOUNTED})
+    leaves = FsState.UNMOUNTED
+
+    def commands(self, ctx: TaskContext) -> list[Command]:
+        return [Command(ctx.profile.mkfs_argv(ctx.device))]
+
+
+class Mount(Task):
+    """Mount the fresh filesystem with the profile's options (none: kernel defaults)."""
+
+    name = "mount"
+    kind = "lifecycle"
+    requires = frozenset({FsState.UNMOUNTED})
+    leaves = FsState.MOUNTED
+
+    def prepare(self, ctx: TaskContext) -> None:
+        ctx.executor.make_dir(ctx.mountpoint)
+
+    def commands(self, ctx: TaskContext) -> list[Command]:
+        return [Command(ctx.profile.mount_argv(ctx.device, ctx.mountpoint))]
+
+    def verify(self, ctx: TaskContext) -> list[Check]:
+        return [Check("mounted", ctx.executor.is_mounted(ctx.mountpoint))]
+
+
+class Umount(Task):
+    """Unmount the filesystem; the time includes writing back what is still dirty."""
+
+    name = "umount"
+    kind = "lifecycle"
+    leaves = FsState.UNMOUNTED
+
+    def commands(self, ctx: TaskContext) -> list[Command]:
+        return [Command(("umount", ctx.mountpoint))]
+
+    def verify(self, ctx: TaskContext) -> list[Check]:
+        return [Check("unmounted", not ctx.executor.is_mounted(ctx.mountpoint))]
+
+
+class _Capacity(Task):
+    """Capacity: available bytes / device bytes, in %, from statvfs (f_bavail, as df shows).
+
+    Article A reported "available blocks / partition blocks" right after mkfs
+    (initial) and after every file was deleted (residual); a filesystem whose
+    residual is below its initial did not give all the space back.
+    """
+
+    kind = "space"
+    timed = False
+
+    def probe(self, ctx: TaskContext) -> dict[str, float]:
+        space = ctx.executor.space(ctx.mountpoint)
+        device_bytes = ctx.executor.device_size(ctx.device)
+        return {
+            "capacity_pct": 100.0 * space.available_bytes / device_bytes,
+            "available_bytes": float(space.available_bytes),
+            "device_bytes": float(device_bytes),
+        }
+
+
+class CapacityInitial(_Capacity):
+    """Capacity right after mkfs and mount: available bytes / device bytes, in %."""
+
+    name = "capacity_initial"
+
+
+class CapacityResidual(_Capacity):
+    """Capacity after everything written was deleted: available bytes / device bytes, in %."""
+
+    name = "capacity_residual"

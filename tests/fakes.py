@@ -1,0 +1,115 @@
+"""A fake executor at the measurement seam: records every effect, measures nothing."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from fsarena.datasets import DatasetSpec, FileEntry, Manifest, TreeSpec, VerifyResult
+from fsarena.executor import SpaceInfo
+from fsarena.measure import Command, Measurement, Timed
+from fsarena.tasks.tree import FIND_PATTERN, LISTING
+
+MIB = 1 << 20
+
+
+def fake_manifest(spec: DatasetSpec) -> Manifest:
+    """A manifest with the spec's layout and made-up checksums (no data written)."""
+    if isinstance(spec, TreeSpec):
+        dirs, files = spec.plan()
+        entries = tuple(FileEntry(p, s, "0" * 64) for p, s in files)
+        return Manifest(
+            spec.name, spec.spec_hash(), tuple(sorted(entries, key=lambda e: e.path)), tuple(dirs)
+        )
+    entry = FileEntry(spec.filename, spec.total_bytes, "0" * 64)  # type: ignore[attr-defined]
+    return Manifest(spec.name, spec.spec_hash(), (entry,), ())
+
+
+@dataclass
+class FakeExecutor:
+    calls: list[tuple[str, ...]] = field(default_factory=list)
+    manifests: dict[str, Manifest] = field(default_factory=dict)
+    fail_on: str | None = None  # argv[0] of a timed command that exits 1
+    wall_s: float = 1.0
+    mounted: set[str] = field(default_factory=set)
+    loops: int = 0
+
+    def call(self, argv: Sequence[str]) -> None:
+        self.calls.append(("call", *argv))
+        self.call_effects(argv)
+
+    def measure(self, commands: Sequence[Command], device: str | None, timeout_s: float) -> Timed:
+        code = 0
+        for cmd in commands:
+            self.calls.append(("measure", *cmd.argv))
+            if self.fail_on in cmd.argv[:1]:
+                code = 1
+                break
+            self.call_effects(cmd.argv)
+        m = Measurement(
+            wall_s=self.wall_s,
+            user_s=0.2,
+            sys_s=0.3,
+            minor_faults=100,
+            major_faults=1,
+            max_rss_kib=2048,
+            device_read_bytes=MIB,
+            device_write_bytes=2 * MIB,
+            system_busy_s=0.6,
+            system_iowait_s=0.1,
+            exit_code=code,
+        )
+        return Timed(m, "boom" if code else "")
+
+    def call_effects(self, argv: Sequence[str]) -> None:
+        if argv[0] == "mount":
+            self.mounted.add(argv[-1])
+        if argv[0] == "umount":
+            self.mounted.discard(argv[-1])
+
+    def generate_dataset(self, spec: DatasetSpec, dest: str, cache_dir: str) -> Manifest:
+        self.calls.append(("generate", spec.name, dest))
+        self.manifests[spec.name] = fake_manifest(spec)
+        return self.manifests[spec.name]
+
+    def drop_caches(self) -> None:
+        self.calls.append(("drop_caches",))
+
+    def space(self, mountpoint: str) -> SpaceInfo:
+        return SpaceInfo(900 * MIB, 850 * MIB, 870 * MIB)
+
+    def device_size(self, device: str) -> int:
+        return 1000 * MIB
+
+    def verify(self, manifest: Manifest, root: str) -> VerifyResult:
+        self.calls.append(("verify", manifest.name, root))
+        return VerifyResult(True, len(manifest.files), manifest.total_bytes, ())
+
+    def make_dir(self, path: str) -> None:
+        self.calls.append(("mkdir", path))
+
+    def remove_path(self, path: str) -> None:
+        self.calls.append(("remove", path))
+
+    def create_image(self, path: str, size_bytes: int) -> None:
+        self.calls.append(("create_image", path))
+
+    def attach_loop(self, image: str) -> str:
+        self.loops += 1
+        self.calls.append(("attach", image))
+        return f"/dev/loop{self.loops}"
+
+    def detach_loop(self, device: str) -> None:
+        self.calls.append(("detach", device))
+
+    def is_mounted(self, mountpoint: str) -> bool:
+        return mountpoint in self.mounted
+
+    def exists(self, path: str) -> bool:
+        return False
+
+    def count_lines(self, path: str) -> int:
+        tree = self.manifests["tree"]
+        if path.endswith(LISTING):
+            return len(tree.files) + len(tree.directories) + 10
+        return tree.count_matching(FIND_PATTERN)

@@ -1,0 +1,122 @@
+"""The runner's order of operations, with a fake executor (no root needed)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from fsarena.plan import make_plan
+from fsarena.results import load
+from fsarena.runner import Runner, new_session, shuffled_orders
+from tests.fakes import FakeExecutor
+
+ARTICLE_A = [
+    "mkfs",
+    "mount",
+    "capacity_initial",
+    "iso_copy_in",
+    "iso_copy_within",
+    "iso_delete",
+    "tree_copy_in",
+    "tree_copy_within",
+    "tree_list_recursive",
+    "tree_find_pattern",
+    "tree_delete",
+    "capacity_residual",
+    "umount",
+]
+
+
+def _run(tmp_path: Path, fs: list[str], reps: int = 1, fail_on: str | None = None):
+    plan = make_plan("article-a-2006", fs, reps, 0.001, 7, str(tmp_path / "work"))
+    ex = FakeExecutor(fail_on=fail_on)
+    session = new_session(plan, {"kernel": "test"}, {})
+    path = tmp_path / "session.json"
+    Runner(plan, ex, session, path, "tmpfs").run()
+    return ex, load(path)
+
+
+def _kinds(calls):
+    return [c[0] if c[0] not in ("call", "measure") else f"{c[0]}:{c[1]}" for c in calls]
+
+
+def test_sequence_order_for_one_filesystem(tmp_path: Path) -> None:
+    ex, session = _run(tmp_path, ["ext4"])
+    kinds = _kinds(ex.calls)
+    # Source first: tmpfs mounted, datasets generated; then the image and loop device.
+    assert kinds[:5] == ["mkdir", "call:mount", "generate", "generate", "create_image"]
+    assert kinds[5] == "attach"
+    timed = [c[1] for c in ex.calls if c[0] == "measure"]
+    assert timed[0] == "mkfs.ext4" and timed[1] == "mount" and timed[-1] == "umount"
+    # Caches are dropped before every task, timed or probed.
+    assert kinds.count("drop_caches") == len(ARTICLE_A)
+    for i, k in enumerate(kinds):
+        if k.startswith("measure:") and kinds[i - 1].startswith("measure:") is False:
+            assert "drop_caches" in kinds[max(0, i - 3) : i]
+    # Writing tasks end with syncfs inside the timed region.
+    syncs = [c for c in ex.calls if c[:3] == ("measure", "sync", "-f")]
+    assert len(syncs) == 7  # iso in/within/delete, tree in/within/list/delete
+    # Teardown: the loop device detached and the image removed, the source unmounted last.
+    assert kinds[-4:] == ["detach", "remove", "call:umount", "remove"]
+    assert [r.task for r in session.runs] == ARTICLE_A
+    assert all(r.status == "ok" for r in session.runs)
+    assert session.status == "complete"
+
+
+def test_copies_are_verified(tmp_path: Path) -> None:
+    ex, _ = _run(tmp_path, ["xfs"])
+    verified = [c[1:] for c in ex.calls if c[0] == "verify"]
+    assert [v[0] for v in verified] == ["iso", "iso", "tree", "tree"]
+    assert verified[0][1].endswith("/iso1") and verified[1][1].endswith("/iso2")
+
+
+def test_fresh_mkfs_every_repetition_in_shuffled_order(tmp_path: Path) -> None:
+    ex, session = _run(tmp_path, ["ext2", "ext4", "xfs"], reps=3)
+    mkfs = [c[1] for c in ex.calls if c[0] == "measure" and c[1].startswith("mkfs")]
+    assert len(mkfs) == 9
+    assert session.order == shuffled_orders(["ext2", "ext4", "xfs"], 3, 7)
+    attaches = sum(c[0] == "attach" for c in ex.calls)
+    detaches = sum(c[0] == "detach" for c in ex.calls)
+    assert attaches == detaches == 9
+
+
+def test_failed_task_skips_rest_of_sequence_and_goes_on(tmp_path: Path) -> None:
+    ex, session = _run(tmp_path, ["ext4", "xfs"], fail_on="cp")
+    for fs in ("ext4", "xfs"):
+        runs = {r.task: r for r in session.runs if r.filesystem == fs}
+        assert runs["iso_copy_in"].status == "failed"
+        assert "exit code 1" in runs["iso_copy_in"].error
+        assert runs["tree_copy_in"].status == "skipped"
+        assert runs["mkfs"].status == "ok"
+    # Still unmounted and detached afterwards.
+    assert not ex.mounted
+    assert sum(c[0] == "attach" for c in ex.calls) == sum(c[0] == "detach" for c in ex.calls)
+
+
+def test_shuffle_is_reproducible_and_varies() -> None:
+    fs = ["a", "b", "c", "d", "e"]
+    assert shuffled_orders(fs, 5, 1) == shuffled_orders(fs, 5, 1)
+    orders = shuffled_orders(fs, 5, 1)
+    assert len({tuple(o) for o in orders}) > 1
+    assert all(sorted(o) == fs for o in orders)
+
+
+def test_interrupt_saves_and_tears_down(tmp_path: Path) -> None:
+    plan = make_plan("article-a-2006", ["ext4"], 1, 0.001, 7, str(tmp_path / "work"))
+
+    class Interrupting(FakeExecutor):
+        def measure(self, commands, device, timeout_s):  # type: ignore[no-untyped-def]
+            if commands[0].argv[0] == "cp":
+                raise KeyboardInterrupt
+            return super().measure(commands, device, timeout_s)
+
+    ex = Interrupting()
+    path = tmp_path / "s.json"
+    with pytest.raises(KeyboardInterrupt):
+        Runner(plan, ex, new_session(plan, {}, {}), path, "tmpfs").run()
+    saved = load(path)
+    assert saved.status == "interrupted"
+    assert [r.task for r in saved.runs] == ["mkfs", "mount", "capacity_initial"]
+    assert not ex.mounted
+    assert [c[0] for c in ex.calls].count("detach") == 1
