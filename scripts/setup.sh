@@ -23,8 +23,9 @@ if [ ${#missing[@]} -gt 0 ]; then
   fi
   echo "fsarena setup: installing ${missing[*]}" >&2
   export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
-  apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+  # Wait for another apt/dpkg run rather than failing on its lock.
+  apt-get -o DPkg::Lock::Timeout=600 update -qq
+  apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "${missing[@]}" >&2
 fi
 
 if [ ! -x "$venv/bin/python" ]; then

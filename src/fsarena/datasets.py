@@ -196,7 +196,10 @@ def _canonical_json(obj: object) -> bytes:
 class VerifyResult:
     """Outcome of comparing a copy with its manifest.
 
-    `problems` holds at most 20 human-readable lines, sorted by path; when
+    files_checked and bytes_checked count the files whose content was hashed
+    (present, regular, right size). `problems` holds at most 20 human-readable
+    lines, sorted by path ("missing: d001/f000003.pdf", "size differs: ...",
+    "checksum differs: ...", "unexpected: ..."; directories end in "/"); when
     there are more, the last line says how many were left out.
     """
 
@@ -750,17 +753,21 @@ def _scan(root: Path, expected_dirs: set[str]) -> dict[str, tuple[str, int]]:
     stack = [""]
     while stack:
         rel = stack.pop()
-        with os.scandir(root / rel if rel else root) as entries:
-            for entry in entries:
-                path = f"{rel}/{entry.name}" if rel else entry.name
-                if entry.is_dir(follow_symlinks=False):
-                    found[path] = ("dir", 0)
-                    if path in expected_dirs:
-                        stack.append(path)
-                elif entry.is_file(follow_symlinks=False):
-                    found[path] = ("file", entry.stat(follow_symlinks=False).st_size)
-                else:
-                    found[path] = ("other", 0)
+        try:
+            entries = list(os.scandir(root / rel if rel else root))
+        except OSError:
+            found[rel] = ("unreadable", 0)
+            continue
+        for entry in entries:
+            path = f"{rel}/{entry.name}" if rel else entry.name
+            if entry.is_dir(follow_symlinks=False):
+                found[path] = ("dir", 0)
+                if path in expected_dirs:
+                    stack.append(path)
+            elif entry.is_file(follow_symlinks=False):
+                found[path] = ("file", entry.stat(follow_symlinks=False).st_size)
+            else:
+                found[path] = ("other", 0)
     return found
 
 
@@ -770,8 +777,9 @@ def _structure_problems(
     problems: list[tuple[str, str]] = []
     for d in manifest.directories:
         kind = found.get(d, ("absent", 0))[0]
+        messages = {"absent": f"missing: {d}/", "unreadable": f"unreadable: {d}/"}
         if kind != "dir":
-            problems.append((d, f"missing: {d}/" if kind == "absent" else f"not a directory: {d}"))
+            problems.append((d, messages.get(kind, f"not a directory: {d}")))
     for f in manifest.files:
         kind, size = found.get(f.path, ("absent", 0))
         if kind == "absent":
@@ -784,10 +792,12 @@ def _structure_problems(
             )
     expected = set(manifest.directories) | {f.path for f in manifest.files}
     for path, (kind, _) in found.items():
-        if path not in expected:
-            problems.append(
-                (path, f"unexpected: {path}/" if kind == "dir" else f"unexpected: {path}")
-            )
+        if path in expected:
+            continue
+        if kind == "unreadable":  # only the root can get here
+            problems.append((path, f"unreadable: {path or '.'}/"))
+        else:
+            problems.append((path, f"unexpected: {path}{'/' if kind == 'dir' else ''}"))
     return problems
 
 
