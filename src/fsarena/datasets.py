@@ -660,7 +660,10 @@ def _prepare_root(root: Path) -> bool:
         return False
     if root.exists() or root.is_symlink():
         raise FsarenaError(f"{root} exists and is not a directory; remove it")
-    root.mkdir(parents=True)
+    try:
+        root.mkdir(parents=True)
+    except OSError as exc:
+        raise FsarenaError(f"cannot create {root}: {exc}; check the destination") from exc
     return True
 
 
@@ -708,13 +711,18 @@ def _load_cached(cache_file: Path, spec: DatasetSpec, layout: Layout) -> Manifes
 
 
 def _store_cached(cache_file: Path, manifest: Manifest) -> None:
-    cache_file.parent.mkdir(parents=True, exist_ok=True)
+    """Store atomically (readers see the old file or the new one); best effort.
+
+    The cache only saves hashing on later runs, so failing to write it must
+    not fail a run whose dataset is complete and hashed.
+    """
     tmp = cache_file.with_name(f".{cache_file.name}.{os.getpid()}.tmp")
     try:
+        cache_file.parent.mkdir(parents=True, exist_ok=True)
         tmp.write_text(json.dumps(manifest.to_dict(), sort_keys=True, indent=1))
         os.replace(tmp, cache_file)
-    finally:
-        with contextlib.suppress(FileNotFoundError):
+    except OSError:
+        with contextlib.suppress(OSError):
             tmp.unlink()
 
 

@@ -451,6 +451,13 @@ def test_damaged_or_stale_cache_is_regenerated(tmp_path: Path, damage: str) -> N
     assert Manifest.from_dict(json.loads(cache_file.read_text())) == fresh
 
 
+def test_unwritable_cache_does_not_fail_generation(tmp_path: Path) -> None:
+    cache = tmp_path / "cache-is-a-file"
+    cache.write_text("")
+    manifest = generate(SMALL_TREE, tmp_path, cache)
+    assert verify(manifest, tmp_path / "tree").ok
+
+
 def test_failed_generation_removes_what_it_wrote(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

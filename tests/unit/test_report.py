@@ -1,0 +1,117 @@
+"""Reports rendered from a fixture session match golden files; old session versions load.
+
+Regenerate the golden files after an intended change with
+FSARENA_UPDATE_GOLDEN=1 .venv/bin/pytest tests/unit/test_report.py
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from fsarena.errors import FsarenaError
+from fsarena.report import EXPORTERS, build, render
+from fsarena.report.table import fmt
+from fsarena.results import SCHEMA_VERSION, Session, load, save
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+GOLDEN = Path(__file__).resolve().parents[1] / "golden"
+SUFFIX = {"text": "txt", "markdown": "md", "csv": "csv", "json": "json"}
+
+
+@pytest.fixture
+def session() -> Session:
+    return load(FIXTURES / "session-v1.json")
+
+
+@pytest.mark.parametrize("fmt_name", sorted(SUFFIX))
+def test_golden(session: Session, fmt_name: str) -> None:
+    out = render(session, fmt_name)
+    path = GOLDEN / f"session-v1.{SUFFIX[fmt_name]}"
+    if os.environ.get("FSARENA_UPDATE_GOLDEN"):
+        path.write_text(out)
+    assert out == path.read_text()
+
+
+def test_every_exporter_is_deterministic(session: Session) -> None:
+    for name in EXPORTERS:
+        assert render(session, name) == render(session, name)
+
+
+def test_every_stored_version_loads() -> None:
+    versions = sorted(FIXTURES.glob("session-v*.json"))
+    assert len(versions) == SCHEMA_VERSION, "keep one fixture per schema version"
+    for path in versions:
+        assert load(path).runs
+
+
+def test_table_has_a_row_per_filesystem_and_task(session: Session) -> None:
+    comparison = build(session)
+    assert [t.task for t in comparison.tables] == session.tasks()
+    for table in comparison.tables:
+        assert {r.filesystem for r in table.rows} == {"ext4", "xfs"}
+        for row in table.rows:
+            assert row.n_ok == 2
+    capacity = next(t for t in comparison.tables if t.task == "capacity_initial")
+    assert not capacity.timed and "capacity_pct" in capacity.rows[0].stats
+
+
+def test_csv_long_format(session: Session) -> None:
+    rows = list(csv.DictReader(io.StringIO(render(session, "csv"))))
+    walls = [r for r in rows if r["metric"] == "wall_s"]
+    timed_runs = [r for r in session.runs if r.measurement is not None]
+    assert len(walls) == len(timed_runs)
+    first = timed_runs[0]
+    mine = next(r for r in walls if (r["filesystem"], r["task"]) == (first.filesystem, first.task))
+    assert float(mine["value"]) == first.measurement.wall_s  # type: ignore[union-attr]
+
+
+def test_failures_are_shown(session: Session) -> None:
+    broken = session.model_copy(deep=True)
+    broken.runs[3].status = "failed"
+    broken.runs[3].error = "verification failed: copy of iso intact: checksum differs"
+    text = render(broken, "text")
+    assert "FAILED OR SKIPPED RUNS" in text and "checksum differs" in text
+    assert "(1 failed)" in text
+
+
+def test_save_is_atomic_and_round_trips(session: Session, tmp_path: Path) -> None:
+    path = tmp_path / "s.json"
+    save(session, path)
+    assert load(path) == session
+    assert [p.name for p in tmp_path.iterdir()] == ["s.json"]
+
+
+def test_newer_or_damaged_sessions_are_refused(session: Session, tmp_path: Path) -> None:
+    data = json.loads((FIXTURES / "session-v1.json").read_text())
+    data["schema_version"] = SCHEMA_VERSION + 1
+    newer = tmp_path / "newer.json"
+    newer.write_text(json.dumps(data))
+    with pytest.raises(FsarenaError, match="upgrade fsarena"):
+        load(newer)
+    damaged = tmp_path / "damaged.json"
+    damaged.write_text('{"schema_version": 1, "runs": 3}')
+    with pytest.raises(FsarenaError, match="damaged"):
+        load(damaged)
+    with pytest.raises(FsarenaError, match="no session file"):
+        load(tmp_path / "missing.json")
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        (0.0, "0"),
+        (0.0222, "0.0222"),
+        (9.0, "9"),
+        (14.7051, "14.71"),
+        (3811.2, "3,811"),
+        (0.00043, "0.00043"),
+    ],
+)
+def test_number_format(value: float, text: str) -> None:
+    assert fmt(value) == text
