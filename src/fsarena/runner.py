@@ -79,8 +79,11 @@ class Runner:
                     for name in order:
                         self._run_sequence(PROFILES[name], repetition, datasets)
             self.session.status = "complete"
-        except BaseException:
+        except KeyboardInterrupt:
             self.session.status = "interrupted"
+            raise
+        except BaseException:
+            self.session.status = "failed"
             raise
         finally:
             self.session.finished_at = now()
