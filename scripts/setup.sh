@@ -40,3 +40,6 @@ if [ ! -f "$stamp" ] || [ "$here/pyproject.toml" -nt "$stamp" ]; then
   # A dev install holds everything a runtime install does.
   [ -z "$extra" ] || touch "$venv/.setup-runtime"
 fi
+# Native helpers (native/*.c) into the venv's bin; make rebuilds only what changed.
+make -s -C "$here/native" BINDIR="$venv/bin" >&2
+touch "$venv/.setup-native"
