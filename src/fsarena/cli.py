@@ -118,25 +118,6 @@ def _workdir_lock(workdir: str) -> Iterator[None]:
         yield
 
 
-def _progress(event: Any) -> None:
-    from fsarena.runner import Event
-
-    assert isinstance(event, Event)
-    run = event.run
-    if run is None:
-        click.echo(f"== {event.message}", err=True)
-        return
-    detail = run.error
-    if run.status == "ok" and run.measurement is not None:
-        m = run.measurement
-        detail = (
-            f"{m.wall_s:8.3f} s  cpu {m.cpu_pct:5.1f} %  wrote {m.device_write_bytes / 1e6:9.1f} MB"
-        )
-    elif run.status == "ok":
-        detail = "  ".join(f"{k} {v:,.6g}" for k, v in sorted(run.values.items()))
-    click.echo(f"   {run.task:20} {run.status:7} {detail}", err=True)
-
-
 def _supported(plan: Plan) -> tuple[Plan, list[str]]:
     """Drop filesystems this host cannot run, with the reason, rather than failing later."""
     notes, keep = [], []
@@ -181,6 +162,25 @@ def _supported(plan: Plan) -> tuple[Plan, list[str]]:
     "--task-timeout", type=float, default=3600.0, show_default=True, help="Seconds per task."
 )
 @click.option(
+    "--target-ci",
+    type=float,
+    default=None,
+    help="Adaptive: add repetitions until every task's 95 % CI is within ±PCT % of its mean.",
+)
+@click.option(
+    "--max-repetitions",
+    type=int,
+    default=None,
+    help="Adaptive: at most this many repetitions (default 10).",
+)
+@click.option(
+    "--time-budget",
+    type=float,
+    default=None,
+    help="Adaptive: no new repetition once this many seconds would be exceeded.",
+)
+@click.option("--quiet", "-q", is_flag=True, help="No progress output, only the tables.")
+@click.option(
     "--format", "fmt", type=click.Choice(sorted(EXPORTERS)), default="text", show_default=True
 )
 def run(
@@ -194,10 +194,15 @@ def run(
     output: str | None,
     source: str,
     task_timeout: float,
+    target_ci: float | None,
+    max_repetitions: int | None,
+    time_budget: float | None,
+    quiet: bool,
     fmt: str,
 ) -> None:
     """Run a comparison: every task on every filesystem, repeated, saved after each measurement."""
     from fsarena.executor import RealExecutor
+    from fsarena.progress import RunProgress
     from fsarena.runner import Runner, new_session
     from fsarena.system import host_facts, tool_versions
     from fsarena.targets.source import choose_source, mem_available_bytes
@@ -212,6 +217,9 @@ def run(
         workdir,
         source=source,
         task_timeout_s=task_timeout,
+        target_ci_pct=target_ci,
+        max_repetitions=max_repetitions,
+        time_budget_s=time_budget,
     )
     if os.geteuid() != 0:
         raise FsarenaError("fsarena run needs root (mkfs, mount, losetup): run it with sudo")
@@ -225,10 +233,11 @@ def run(
     session = new_session(plan, host_facts(workdir), tool_versions(plan.profiles()))
     for note in skipped:
         session.warn("filesystem-skipped", note)
-    runner = Runner(plan, RealExecutor(), session, path, source_kind, _progress)
+    progress = RunProgress(plan, sys.stderr, "quiet" if quiet else "auto")
+    runner = Runner(plan, RealExecutor(), session, path, source_kind, progress)
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)
     try:
-        with _workdir_lock(workdir):
+        with _workdir_lock(workdir), progress:
             runner.run()
     except KeyboardInterrupt:
         kept = sum(r.status == "ok" for r in session.runs)

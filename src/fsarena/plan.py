@@ -12,7 +12,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from fsarena import datasets
 from fsarena.errors import FsarenaError
@@ -21,6 +21,7 @@ from fsarena.tasks import TASKS
 
 DEFAULT_WORKDIR = "/var/tmp/fsarena"
 DEFAULT_SUITE = "article-a-2006"
+DEFAULT_MAX_REPETITIONS = 10
 MIB = 1 << 20
 
 # Datasets the tasks may ask for, by name, at scale 1 (the articles' sizes).
@@ -60,11 +61,11 @@ class Suite(BaseModel):
 
 def _validation_message(source: str, exc: ValidationError) -> str:
     first = exc.errors()[0]
-    where = ".".join(str(p) for p in first["loc"]) or "(top level)"
+    where = ".".join(str(p) for p in first["loc"])
     msg = str(first["msg"]).removeprefix("Value error, ")
     if first["type"] == "extra_forbidden":
         msg = "unknown key (misspelled?)"
-    return f"{source}: {where}: {msg}"
+    return f"{source}: {where}: {msg}" if where else f"{source}: {msg}"
 
 
 def parse_suite(text: str, source: str) -> Suite:
@@ -123,6 +124,35 @@ class Plan(BaseModel):
     source: Literal["auto", "tmpfs", "image"] = "auto"
     task_timeout_s: float = Field(default=3600.0, gt=0)
     image_size_bytes: int | None = Field(default=None, gt=0)
+    # Adaptive repetitions: keep adding rounds until every timed task's 95 % CI
+    # half-width is within target_ci_pct % of its mean, up to max_repetitions
+    # rounds and within time_budget_s seconds.
+    target_ci_pct: float | None = Field(default=None, gt=0, le=100)
+    max_repetitions: int | None = Field(default=None, ge=1, le=1000)
+    time_budget_s: float | None = Field(default=None, gt=0)
+
+    @model_validator(mode="after")
+    def _adaptive_limits(self) -> Plan:
+        if self.target_ci_pct is None and (
+            self.max_repetitions is not None or self.time_budget_s is not None
+        ):
+            raise ValueError(
+                "--max-repetitions and --time-budget limit adaptive repetitions: "
+                "give --target-ci too"
+            )
+        if self.max_repetitions is not None and self.max_repetitions < self.repetitions:
+            raise ValueError(
+                f"--max-repetitions {self.max_repetitions} is below the "
+                f"{self.repetitions} repetitions always run; raise it or lower --repetitions"
+            )
+        return self
+
+    @property
+    def max_repetitions_or_default(self) -> int:
+        """The adaptive ceiling: as given, else 10 rounds or the fixed number if higher."""
+        if self.max_repetitions is not None:
+            return self.max_repetitions
+        return max(self.repetitions, DEFAULT_MAX_REPETITIONS)
 
     def profiles(self) -> list[FilesystemProfile]:
         return [PROFILES[name] for name in self.filesystems]

@@ -11,18 +11,27 @@ Order of operations (tested with a fake executor):
   unmount and remove the source
 A failed task ends its sequence (the rest are recorded as skipped, with the
 reason), and the run goes on with the next filesystem.
+
+Repetitions: the plan's number, then, with a target CI (adaptive), more whole
+rounds while any timed task is less precise than the target, up to the
+plan's maximum and within its time budget (see adaptive.py). Each round's
+order is drawn from one seeded stream, so the first N orders are the same
+whether or not the run was adaptive.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 import random
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from fsarena import __version__
+from fsarena.adaptive import imprecise, unstable_message
 from fsarena.errors import FsarenaError
 from fsarena.executor import Executor
 from fsarena.filesystems import PROFILES, FilesystemProfile
@@ -38,7 +47,7 @@ from fsarena.tasks.lifecycle import Mkfs, Mount, Umount
 class Event:
     """Progress, for whoever displays it (the CLI); the runner never prints."""
 
-    kind: str  # "setup" | "sequence" | "run" | "done"
+    kind: str  # "setup" | "round" | "sequence" | "run" | "done"
     message: str
     run: Run | None = None
 
@@ -47,15 +56,18 @@ def now() -> str:
     return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
 
 
-def shuffled_orders(filesystems: list[str], repetitions: int, seed: int) -> list[list[str]]:
+def order_stream(filesystems: list[str], seed: int) -> Iterator[list[str]]:
     """Filesystem order per repetition, shuffled so drift favours none; reproducible by seed."""
     rng = random.Random(seed)
-    orders = []
-    for _ in range(repetitions):
+    while True:
         order = list(filesystems)
         rng.shuffle(order)
-        orders.append(order)
-    return orders
+        yield order
+
+
+def shuffled_orders(filesystems: list[str], repetitions: int, seed: int) -> list[list[str]]:
+    """The first `repetitions` orders of the seed's stream."""
+    return list(itertools.islice(order_stream(filesystems, seed), repetitions))
 
 
 @dataclass
@@ -66,18 +78,18 @@ class Runner:
     session_path: Path
     source_kind: str  # "tmpfs" | "image", chosen by the caller
     on_event: Callable[[Event], None] = lambda event: None
+    clock: Callable[[], float] = time.monotonic
 
     def run(self) -> Session:
-        self.session.order = shuffled_orders(
-            self.plan.filesystems, self.plan.repetitions, self.plan.seed
-        )
+        self.session.order = []
         self._save()
         try:
             with ExitStack() as stack:
                 datasets = self._prepare_source(stack)
-                for repetition, order in enumerate(self.session.order, start=1):
+                for repetition, order in self._rounds():
                     for name in order:
                         self._run_sequence(PROFILES[name], repetition, datasets)
+            self._warn_unstable()
             self.session.status = "complete"
         except KeyboardInterrupt:
             self.session.status = "interrupted"
@@ -93,6 +105,40 @@ class Runner:
 
     def _save(self) -> None:
         save(self.session, self.session_path)
+
+    def _rounds(self) -> Iterator[tuple[int, list[str]]]:
+        """(repetition, filesystem order): the plan's repetitions, then adaptive ones."""
+        started = self.clock()
+        orders = order_stream(self.plan.filesystems, self.plan.seed)
+        for repetition in itertools.count(1):
+            if repetition > self.plan.repetitions and not self._want_more(repetition - 1, started):
+                return
+            order = next(orders)
+            self.session.order.append(order)
+            self._save()
+            self.on_event(Event("round", f"repetition {repetition}"))
+            yield repetition, order
+
+    def _want_more(self, done: int, started: float) -> bool:
+        """Another round, if adaptive and some task is still imprecise within the limits."""
+        plan = self.plan
+        if plan.target_ci_pct is None or done >= plan.max_repetitions_or_default:
+            return False
+        if plan.time_budget_s is not None:
+            elapsed = self.clock() - started
+            # A round costs about what the average round so far cost.
+            if elapsed + elapsed / done > plan.time_budget_s:
+                return False
+        return bool(imprecise(self.session, plan.target_ci_pct / 100))
+
+    def _warn_unstable(self) -> None:
+        """Name the tasks that stayed above the target CI, with what to do about it."""
+        if self.plan.target_ci_pct is None:
+            return
+        target = self.plan.target_ci_pct / 100
+        items = imprecise(self.session, target)
+        if items:
+            self.session.warn("unstable", unstable_message(items, target))
 
     def _workdir(self, *parts: str) -> str:
         return str(Path(self.plan.workdir, *parts))

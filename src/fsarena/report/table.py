@@ -178,7 +178,7 @@ def header_lines(session: Session) -> list[str]:
     plan = session.plan
     mem = int(host.get("mem_total_bytes", 0)) / 2**30
     return [
-        f"suite {plan.get('suite', '?')}, {plan.get('repetitions', '?')} repetitions, "
+        f"suite {plan.get('suite', '?')}, {_repetitions(session)}, "
         f"scale {plan.get('scale', '?')}, seed {plan.get('seed', '?')}, status {session.status}",
         f"kernel {host.get('kernel', '?')}, {host.get('cpu_model', '?')} x{host.get('cpus', '?')}, "
         f"{mem:.1f} GiB RAM",
@@ -187,3 +187,15 @@ def header_lines(session: Session) -> list[str]:
         f"caches dropped before every task; writes timed through syncfs; "
         f"fsarena {session.tool_version}, started {session.created_at}",
     ]
+
+
+def _repetitions(session: Session) -> str:
+    """How many repetitions ran, and the adaptive target if there was one."""
+    planned = session.plan.get("repetitions", "?")
+    target = session.plan.get("target_ci_pct")
+    if target is None:
+        return f"{planned} repetitions"
+    return (
+        f"{len(session.order)} repetitions (adaptive: at least {planned}, "
+        f"until the 95 % CI of every task was within ±{target:g} %)"
+    )

@@ -1,0 +1,118 @@
+"""Adaptive repetitions: more rounds only while a task is imprecise, within the limits."""
+
+from __future__ import annotations
+
+import io
+import itertools
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import pytest
+
+from fsarena.errors import FsarenaError
+from fsarena.measure import Command, Timed
+from fsarena.plan import make_plan
+from fsarena.progress import RunProgress
+from fsarena.report import render
+from fsarena.results import load
+from fsarena.runner import Runner, new_session, shuffled_orders
+from tests.fakes import FakeExecutor
+
+
+class Jittery(FakeExecutor):
+    """Wall times from a cycle, so the spread of every task is what the test chooses."""
+
+    def __init__(self, walls: Sequence[float]) -> None:
+        super().__init__()
+        self._walls: Iterator[float] = itertools.cycle(walls)
+        self.now_s = 0.0  # simulated time: the sum of the wall times measured so far
+
+    def measure(self, commands: Sequence[Command], device: str | None, timeout_s: float) -> Timed:
+        self.wall_s = next(self._walls)
+        self.now_s += self.wall_s
+        return super().measure(commands, device, timeout_s)
+
+
+def _run(tmp_path: Path, ex: FakeExecutor, reps: int = 3, **adaptive: object):
+    plan = make_plan("article-a-2006", ["ext4", "xfs"], reps, 0.001, 7, str(tmp_path / "w"),
+                     **adaptive)  # fmt: skip
+    path = tmp_path / "s.json"
+    clock = (lambda: ex.now_s) if isinstance(ex, Jittery) else (lambda: 0.0)
+    Runner(plan, ex, new_session(plan, {}, {}), path, "tmpfs", clock=clock).run()
+    return load(path)
+
+
+def test_precise_tasks_need_no_more_rounds(tmp_path: Path) -> None:
+    session = _run(tmp_path, FakeExecutor(), target_ci_pct=3.0)
+    assert len(session.order) == 3
+    assert not [w for w in session.warnings if w.code == "unstable"]
+
+
+def test_noisy_tasks_get_rounds_up_to_the_maximum_and_are_flagged(tmp_path: Path) -> None:
+    session = _run(tmp_path, Jittery([1.0, 3.0, 0.5, 2.0, 4.0]), target_ci_pct=3.0,
+                   max_repetitions=5)  # fmt: skip
+    assert len(session.order) == 5
+    assert {r.repetition for r in session.runs} == {1, 2, 3, 4, 5}
+    # The first three orders are the ones a fixed 3-repetition run would use.
+    assert session.order[:3] == shuffled_orders(["ext4", "xfs"], 3, 7)
+    (unstable,) = [w.message for w in session.warnings if w.code == "unstable"]
+    assert "ext4 iso_copy_in (" in unstable and "n=5)" in unstable
+    assert "--scale" in unstable, "the warning says what to do"
+    assert "5 repetitions (adaptive: at least 3" in render(session, "text")
+
+
+def test_rounds_stop_when_the_target_is_met(tmp_path: Path) -> None:
+    # Two distinct values, then identical ones: the interval narrows as n grows.
+    walls = [1.0, 1.1] + [1.05] * 10_000
+    session = _run(tmp_path, Jittery(walls), reps=2, target_ci_pct=5.0, max_repetitions=50)
+    assert 2 < len(session.order) < 50
+    assert not [w for w in session.warnings if w.code == "unstable"]
+
+
+def test_time_budget_stops_new_rounds(tmp_path: Path) -> None:
+    # A round is 2 filesystems x 11 timed tasks alternating 1 s and 3 s: 44 s. After
+    # three rounds (132 s) a fourth fits in 190 s; after four (176 s) a fifth does not.
+    session = _run(tmp_path, Jittery([1.0, 3.0]), target_ci_pct=1.0, max_repetitions=10,
+                   time_budget_s=190.0)  # fmt: skip
+    assert len(session.order) == 4
+    assert [w for w in session.warnings if w.code == "unstable"]
+
+
+def test_adaptive_limits_need_a_target() -> None:
+    with pytest.raises(FsarenaError, match="give --target-ci too"):
+        make_plan("article-a-2006", ["ext4"], 3, 0.01, 1, "/tmp/w", max_repetitions=5)
+    with pytest.raises(FsarenaError, match="below the 3 repetitions"):
+        make_plan("article-a-2006", ["ext4"], 3, 0.01, 1, "/tmp/w", target_ci_pct=3.0,
+                  max_repetitions=2)  # fmt: skip
+
+
+def test_progress_lines_when_not_a_terminal(tmp_path: Path) -> None:
+    plan = make_plan("article-a-2006", ["ext4"], 1, 0.001, 7, str(tmp_path / "w"))
+    out = io.StringIO()
+    with RunProgress(plan, out) as progress:
+        Runner(plan, FakeExecutor(), new_session(plan, {}, {}), tmp_path / "s.json", "tmpfs",
+               progress).run()  # fmt: skip
+    lines = out.getvalue().splitlines()
+    assert sum("ext4" in line and " ok " in line for line in lines) == len(plan.tasks)
+    assert "\x1b" not in out.getvalue(), "no terminal control codes in a log"
+
+
+def test_progress_bar_total_grows_with_adaptive_rounds(tmp_path: Path) -> None:
+    plan = make_plan("article-a-2006", ["ext4"], 2, 0.001, 7, str(tmp_path / "w"),
+                     target_ci_pct=1.0, max_repetitions=4)  # fmt: skip
+    progress = RunProgress(plan, io.StringIO(), "bar")
+    with progress:
+        Runner(plan, Jittery([1.0, 2.0]), new_session(plan, {}, {}), tmp_path / "s.json",
+               "tmpfs", progress).run()  # fmt: skip
+        assert progress._bar is not None
+        bar, task = progress._bar
+        assert bar.tasks[task].total == bar.tasks[task].completed == 4 * len(plan.tasks)
+
+
+def test_quiet_prints_nothing(tmp_path: Path) -> None:
+    plan = make_plan("article-a-2006", ["ext4"], 1, 0.001, 7, str(tmp_path / "w"))
+    out = io.StringIO()
+    with RunProgress(plan, out, "quiet") as progress:
+        Runner(plan, FakeExecutor(), new_session(plan, {}, {}), tmp_path / "s.json", "tmpfs",
+               progress).run()  # fmt: skip
+    assert out.getvalue() == ""
