@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from fsarena.datasets import DatasetSpec, FileEntry, Manifest, TreeSpec, VerifyResult
 from fsarena.executor import SpaceInfo
@@ -11,6 +12,7 @@ from fsarena.measure import Command, Measurement, Timed
 from fsarena.tasks.tree import FIND_PATTERN, LISTING
 
 MIB = 1 << 20
+FIO_FIXTURES = Path(__file__).parent / "fixtures" / "fio"  # real fio JSON captured here
 
 
 def fake_manifest(spec: DatasetSpec) -> Manifest:
@@ -33,6 +35,7 @@ class FakeExecutor:
     wall_s: float = 1.0
     mounted: set[str] = field(default_factory=set)
     loops: int = 0
+    _last_fio_read: bool = False
 
     def call(self, argv: Sequence[str]) -> None:
         self.calls.append(("call", *argv))
@@ -42,6 +45,8 @@ class FakeExecutor:
         code = 0
         for cmd in commands:
             self.calls.append(("measure", *cmd.argv))
+            if cmd.argv[0] == "fio":
+                self._last_fio_read = "--rw=read" in cmd.argv
             if self.fail_on in cmd.argv[:1]:
                 code = 1
                 break
@@ -107,6 +112,13 @@ class FakeExecutor:
 
     def exists(self, path: str) -> bool:
         return False
+
+    def read_text(self, path: str) -> str:
+        self.calls.append(("read_text", path))
+        if path.endswith("fio.json"):
+            direction = "read" if self._last_fio_read else "write"
+            return (FIO_FIXTURES / f"seq-{direction}-qd16.json").read_text()
+        raise FileNotFoundError(path)
 
     def count_lines(self, path: str) -> int:
         tree = self.manifests["tree"]

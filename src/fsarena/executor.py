@@ -68,11 +68,20 @@ class Executor(Protocol):
 
     def count_lines(self, path: str) -> int: ...
 
+    def read_text(self, path: str) -> str: ...
+
 
 def _run(argv: Sequence[str]) -> subprocess.CompletedProcess[str]:
     try:
+        # errors="replace": a helper's output is only read for messages; bytes that are not
+        # UTF-8 (a binary on stdout) must not turn into a crash.
         return subprocess.run(
-            list(argv), stdin=subprocess.DEVNULL, capture_output=True, text=True, check=False
+            list(argv),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            errors="replace",
+            check=False,
         )
     except FileNotFoundError as exc:
         raise FsarenaError(f"command not found: {argv[0]}; run `fsarena check`") from exc
@@ -154,6 +163,9 @@ class RealExecutor:
     def count_lines(self, path: str) -> int:
         with open(path, "rb") as f:
             return sum(1 for _ in f)
+
+    def read_text(self, path: str) -> str:
+        return Path(path).read_text()
 
     def is_mounted(self, mountpoint: str) -> bool:
         result = _run(["findmnt", "-J", "--mountpoint", mountpoint])

@@ -110,6 +110,10 @@ METRICS: dict[str, Metric] = {
         Metric("system_busy_s", "system CPU busy", "s", "lower"),
         Metric("system_iowait_s", "system iowait", "s", "lower"),
         Metric("capacity_pct", "capacity", "%", "higher"),
+        # Logical bytes the task moved (extra["payload_bytes"]) per second of wall time.
+        Metric("throughput_bytes_per_s", "throughput", "MB/s", "higher", "harmonic", 1e-6),
+        # That throughput as a share of the best raw device throughput fio measured.
+        Metric("ceiling_pct", "of device ceiling", "%", "higher", "harmonic"),
         Metric("available_bytes", "available", "MB", "higher", scale=1e-6),
     )
 }
@@ -121,6 +125,9 @@ def metric_value(measurement: Measurement, name: str) -> float | None:
         return float(measurement.extra[name])
     if name == "cpu_pct":
         return measurement.cpu_pct
+    if name == "throughput_bytes_per_s":
+        payload = measurement.extra.get("payload_bytes", 0)
+        return payload / measurement.wall_s if payload and measurement.wall_s > 0 else None
     value = getattr(measurement, name, None)
     return float(value) if isinstance(value, int | float) else None
 

@@ -22,9 +22,16 @@ from fsarena.measure import Measurement
 # History of the stored format (keep one fixture per version in tests/fixtures):
 # 1 (fsarena 0.1.0): first version: host, tool versions, plan, profiles as run,
 #   datasets with manifest digests, source, per-repetition order, raw runs, warnings.
+# 2 (in progress): `ceilings` (fio's raw sequential write/read throughput of the
+#   target, per round); run status "invalid" (measured, but faster than the device's
+#   ceiling: excluded from statistics); Measurement.extra["payload_bytes"]; plan
+#   target_ci_pct / max_repetitions / time_budget_s (adaptive repetitions).
 SCHEMA_VERSION = 1
 
-RunStatus = Literal["ok", "failed", "skipped"]
+# ok: a valid sample. failed: the task did not do its job (the sequence stops).
+# skipped: not run because an earlier task failed. invalid: it ran and did its job,
+# but its figure cannot be right (e.g. faster than the device): kept, not used.
+RunStatus = Literal["ok", "failed", "skipped", "invalid"]
 
 
 class CheckRecord(BaseModel):
@@ -55,6 +62,18 @@ class Run(BaseModel):
         return (self.filesystem, self.task, self.repetition)
 
 
+class CeilingSample(BaseModel):
+    """One fio measurement of the raw target: what the device can do without a filesystem."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    repetition: int
+    direction: Literal["write", "read"]
+    bytes_per_s: float
+    size_bytes: int
+    argv: list[str]
+
+
 class WarningRecord(BaseModel):
     """A warning is data: what was seen and what to do about it."""
 
@@ -81,6 +100,12 @@ class Session(BaseModel):
     order: list[list[str]] = Field(default_factory=list)  # filesystems, per repetition
     runs: list[Run] = Field(default_factory=list)
     warnings: list[WarningRecord] = Field(default_factory=list)
+    ceilings: list[CeilingSample] = Field(default_factory=list)
+
+    def ceiling(self, direction: str) -> float | None:
+        """The best raw throughput measured for a direction, bytes/s (None: not measured)."""
+        rates = [c.bytes_per_s for c in self.ceilings if c.direction == direction]
+        return max(rates) if rates else None
 
     def ok_runs(self) -> list[Run]:
         return [r for r in self.runs if r.status == "ok"]

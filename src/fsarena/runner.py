@@ -2,7 +2,10 @@
 
 Order of operations (tested with a fake executor):
   source: mount source, generate datasets
-  per repetition, per filesystem (order shuffled with the plan's seed):
+  per repetition (round):
+    the device's ceiling: a fresh image and loop device, fio write then read
+    (see ceiling.py), detached and deleted
+    per filesystem (order shuffled with the plan's seed):
     create image, attach loop device
     per task: bring the filesystem to the state the task needs (untimed),
               prepare, sync + drop caches, timed commands (+ syncfs if it
@@ -27,15 +30,16 @@ import random
 import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from fsarena import __version__
 from fsarena.adaptive import imprecise, unstable_message
+from fsarena.ceiling import TOLERANCE, ceiling_bytes, measure_ceiling
 from fsarena.errors import FsarenaError
 from fsarena.executor import Executor
 from fsarena.filesystems import PROFILES, FilesystemProfile
-from fsarena.measure import Command, Measurement
+from fsarena.measure import Command, Measurement, metric_value
 from fsarena.plan import Plan
 from fsarena.results import CheckRecord, Run, RunStatus, Session, save
 from fsarena.targets import LoopTarget, Source
@@ -87,6 +91,7 @@ class Runner:
             with ExitStack() as stack:
                 datasets = self._prepare_source(stack)
                 for repetition, order in self._rounds():
+                    self._measure_ceiling(repetition)
                     for name in order:
                         self._run_sequence(PROFILES[name], repetition, datasets)
             self._warn_unstable()
@@ -130,6 +135,30 @@ class Runner:
             if elapsed + elapsed / done > plan.time_budget_s:
                 return False
         return bool(imprecise(self.session, plan.target_ci_pct / 100))
+
+    def _measure_ceiling(self, repetition: int) -> None:
+        """fio's raw sequential write and read on the loop setup the filesystems get."""
+        size = max(self.plan.image_size_for(p) for p in self.plan.profiles())
+        target = LoopTarget(self._workdir("images", f"ceiling-r{repetition}.img"), size)
+        largest = max(
+            (n for spec in self.plan.dataset_specs().values() for _, n in spec.plan().files),
+            default=0,
+        )
+        self.executor.make_dir(self._workdir("scratch"))
+        samples = measure_ceiling(
+            self.executor,
+            target,
+            ceiling_bytes(largest, size),
+            self._workdir("scratch", "fio.json"),
+            self.plan.task_timeout_s,
+            repetition,
+        )
+        self.session.ceilings.extend(samples)
+        self._save()
+        for c in samples:
+            self.on_event(
+                Event("setup", f"device ceiling, {c.direction}: {c.bytes_per_s / 1e6:,.0f} MB/s")
+            )
 
     def _warn_unstable(self) -> None:
         """Name the tasks that stayed above the target CI, with what to do about it."""
@@ -213,10 +242,17 @@ class _Outcome:
     measurement: Measurement | None = None
     values: dict[str, float] = field(default_factory=dict)
     checks: list[CheckRecord] = field(default_factory=list)
+    invalid: str = ""  # why the figure cannot be right, though the task did its job
 
     @property
     def ok(self) -> bool:
         return not self.error
+
+    @property
+    def status(self) -> RunStatus:
+        if self.error:
+            return "failed"
+        return "invalid" if self.invalid else "ok"
 
 
 @dataclass
@@ -247,7 +283,7 @@ class _Sequence:
                 repetition=self.repetition,
                 started_at=started,
                 status=status,
-                error=outcome.error,
+                error=outcome.error or outcome.invalid,
                 measurement=outcome.measurement,
                 values=outcome.values,
                 checks=outcome.checks,
@@ -266,7 +302,7 @@ class _Sequence:
         ok = outcome.ok
         if ok and task.leaves is not None:
             self.state = task.leaves
-        self._record(task, "ok" if ok else "failed", outcome, started)
+        self._record(task, outcome.status, outcome, started)
         return ok
 
     def _measure(self, task: Task) -> _Outcome:
@@ -285,9 +321,28 @@ class _Sequence:
             return _Outcome(
                 error=f"exit code {m.exit_code}: {timed.stderr or 'no message'}", measurement=m
             )
+        if task.payload is not None:
+            m = replace(m, extra={**m.extra, "payload_bytes": task.payload_bytes(self.ctx)})
         checks = [CheckRecord(name=c.name, ok=c.ok, detail=c.detail) for c in task.verify(self.ctx)]
         failed = [f"verification failed: {c.name}: {c.detail}" for c in checks if not c.ok]
-        return _Outcome(error="; ".join(failed), measurement=m, checks=checks)
+        return _Outcome(
+            error="; ".join(failed),
+            measurement=m,
+            checks=checks,
+            invalid=self._above_ceiling(task, m),
+        )
+
+    def _above_ceiling(self, task: Task, m: Measurement) -> str:
+        """Why the task's throughput cannot be real, or "" when it can."""
+        ceiling = self.runner.session.ceiling(task.payload) if task.payload else None
+        rate = metric_value(m, "throughput_bytes_per_s")
+        if ceiling is None or rate is None or rate <= ceiling * TOLERANCE:
+            return ""
+        return (
+            f"invalid: {rate / 1e6:,.0f} MB/s is {rate / ceiling:.1f}x the device's raw "
+            f"{task.payload} ceiling of {ceiling / 1e6:,.0f} MB/s measured by fio, so the data "
+            "cannot all have reached the device (cache contamination?); kept but not used"
+        )
 
     def _reach(self, wanted: frozenset[FsState]) -> None:
         """Bring the filesystem to a state the task accepts, untimed."""
@@ -331,6 +386,7 @@ def new_session(plan: Plan, host: dict[str, object], tool_versions: dict[str, st
                     "kind": TASKS[name].kind,
                     "timed": TASKS[name].timed,
                     "writes": TASKS[name].writes,
+                    "payload": TASKS[name].payload,
                     "description": TASKS[name].describe(),
                 }
                 for name in plan.tasks

@@ -44,13 +44,21 @@ def _kinds(calls):
 def test_sequence_order_for_one_filesystem(tmp_path: Path) -> None:
     ex, session = _run(tmp_path, ["ext4"])
     kinds = _kinds(ex.calls)
-    # Source first: tmpfs mounted, datasets generated; then the image and loop device.
-    assert kinds[:5] == ["mkdir", "call:mount", "generate", "generate", "create_image"]
-    assert kinds[5] == "attach"
-    timed = [c[1] for c in ex.calls if c[0] == "measure"]
+    # Source first: tmpfs mounted, datasets generated.
+    assert kinds[:4] == ["mkdir", "call:mount", "generate", "generate"]
+    # Then the device's ceiling on its own fresh image: fio write, then read, cold caches.
+    fio_pass = ["drop_caches", "measure:fio", "read_text"]
+    ceiling = ["create_image", "attach", *fio_pass * 4, "detach", "remove"]
+    assert kinds[4] == "mkdir" and kinds[5:21] == ceiling
+    directions = [c[4] for c in ex.calls if c[:2] == ("measure", "fio")]
+    assert directions == ["--rw=write", "--rw=read"] * 2
+    assert [c.direction for c in session.ceilings] == ["write", "read"] * 2
+    # Then the filesystem's image and loop device.
+    assert kinds[21:23] == ["create_image", "attach"]
+    timed = [c[1] for c in ex.calls if c[0] == "measure" and c[1] != "fio"]
     assert timed[0] == "mkfs.ext4" and timed[1] == "mount" and timed[-1] == "umount"
-    # Caches are dropped before every task, timed or probed.
-    assert kinds.count("drop_caches") == len(ARTICLE_A)
+    # Caches are dropped before every task, timed or probed (and before each fio pass).
+    assert kinds.count("drop_caches") == len(ARTICLE_A) + 4
     for i, k in enumerate(kinds):
         if k.startswith("measure:") and kinds[i - 1].startswith("measure:") is False:
             assert "drop_caches" in kinds[max(0, i - 3) : i]
@@ -78,7 +86,7 @@ def test_fresh_mkfs_every_repetition_in_shuffled_order(tmp_path: Path) -> None:
     assert session.order == shuffled_orders(["ext2", "ext4", "xfs"], 3, 7)
     attaches = sum(c[0] == "attach" for c in ex.calls)
     detaches = sum(c[0] == "detach" for c in ex.calls)
-    assert attaches == detaches == 9
+    assert attaches == detaches == 9 + 3  # a sequence per filesystem and repetition + ceilings
 
 
 def test_failed_task_skips_rest_of_sequence_and_goes_on(tmp_path: Path) -> None:
@@ -119,4 +127,4 @@ def test_interrupt_saves_and_tears_down(tmp_path: Path) -> None:
     assert saved.status == "interrupted"
     assert [r.task for r in saved.runs] == ["mkfs", "mount", "capacity_initial"]
     assert not ex.mounted
-    assert [c[0] for c in ex.calls].count("detach") == 1
+    assert [c[0] for c in ex.calls].count("detach") == 2  # the ceiling's and the sequence's

@@ -23,6 +23,8 @@ TIMED_COLUMNS = (
     "device_write_bytes",
 )
 PROBE_COLUMNS = ("capacity_pct", "available_bytes")
+# Tasks that move a payload also show its throughput and how it compares with the device.
+PAYLOAD_COLUMNS = ("throughput_bytes_per_s", "ceiling_pct")
 
 
 def run_value(run: Run, metric: str) -> float | None:
@@ -42,6 +44,7 @@ class Row:
     n_skipped: int
     stats: dict[str, Summary]
     errors: tuple[str, ...] = ()
+    n_invalid: int = 0
 
 
 @dataclass(frozen=True)
@@ -73,11 +76,14 @@ class Comparison:
     failures: tuple[Failure, ...] = field(default=())
 
 
-def _row(filesystem: str, runs: list[Run], columns: tuple[str, ...]) -> Row:
+def _row(filesystem: str, runs: list[Run], columns: tuple[str, ...], ceiling: float | None) -> Row:
     ok = [r for r in runs if r.status == "ok"]
     stats: dict[str, Summary] = {}
     for name in columns:
         values = [v for r in ok if (v := run_value(r, name)) is not None]
+        if name == "ceiling_pct" and ceiling:
+            rates = (run_value(r, "throughput_bytes_per_s") for r in ok)
+            values = [100 * rate / ceiling for rate in rates if rate is not None]
         if values:
             stats[name] = summarize(values, METRICS[name].mean)
     errors = tuple(sorted({r.error for r in runs if r.status == "failed" and r.error}))
@@ -88,6 +94,7 @@ def _row(filesystem: str, runs: list[Run], columns: tuple[str, ...]) -> Row:
         n_skipped=sum(r.status == "skipped" for r in runs),
         stats=stats,
         errors=errors,
+        n_invalid=sum(r.status == "invalid" for r in runs),
     )
 
 
@@ -98,11 +105,20 @@ def build(session: Session) -> Comparison:
         meta = info.get(task, {})
         timed = bool(meta.get("timed", True))
         columns = TIMED_COLUMNS if timed else PROBE_COLUMNS
+        payload = meta.get("payload")
+        if payload:
+            columns = (*columns, *PAYLOAD_COLUMNS)
+        ceiling = session.ceiling(str(payload)) if payload else None
         rows = tuple(
-            _row(fs, [r for r in session.runs if r.task == task and r.filesystem == fs], columns)
+            _row(
+                fs,
+                [r for r in session.runs if r.task == task and r.filesystem == fs],
+                columns,
+                ceiling,
+            )
             for fs in session.filesystems()
         )
-        rows = tuple(r for r in rows if r.n_ok or r.n_failed or r.n_skipped)
+        rows = tuple(r for r in rows if r.n_ok or r.n_failed or r.n_skipped or r.n_invalid)
         if rows:
             tables.append(
                 TaskTable(
@@ -154,8 +170,17 @@ def _cell_texts(row: Row, table: TaskTable) -> list[str]:
             cells.append(f"{fmt(shown(s.min, metric))}–{fmt(shown(s.max, metric))}")
         else:
             cells.append(fmt(shown(s.mean, metric)))
-    if row.n_failed or row.n_skipped:
-        cells[1] += f" ({row.n_failed} failed)" if row.n_failed else f" ({row.n_skipped} skipped)"
+    not_ok = [
+        f"{count} {label}"
+        for count, label in (
+            (row.n_failed, "failed"),
+            (row.n_invalid, "invalid"),
+            (row.n_skipped, "skipped"),
+        )
+        if count
+    ]
+    if not_ok:
+        cells[1] += f" ({', '.join(not_ok)})"
     return cells
 
 
@@ -184,6 +209,7 @@ def header_lines(session: Session) -> list[str]:
         f"{mem:.1f} GiB RAM",
         f"target: loop images (direct I/O) in {host.get('workdir', '?')}; "
         f"datasets on {session.source.get('kind', '?')}",
+        *_ceiling_lines(session),
         f"caches dropped before every task; writes timed through syncfs; "
         f"fsarena {session.tool_version}, started {session.created_at}",
     ]
@@ -199,3 +225,18 @@ def _repetitions(session: Session) -> str:
         f"{len(session.order)} repetitions (adaptive: at least {planned}, "
         f"until the 95 % CI of every task was within ±{target:g} %)"
     )
+
+
+def _ceiling_lines(session: Session) -> list[str]:
+    """The device's raw throughput by fio, as measured in this session."""
+    parts = []
+    for direction in ("write", "read"):
+        rates = [c.bytes_per_s for c in session.ceilings if c.direction == direction]
+        if rates:
+            parts.append(
+                f"{direction} best {fmt(max(rates) / 1e6)} MB/s "
+                f"(range {fmt(min(rates) / 1e6)}–{fmt(max(rates) / 1e6)}, n={len(rates)})"
+            )
+    if not parts:
+        return []
+    return ["device ceiling (fio, sequential, direct I/O): " + "; ".join(parts)]

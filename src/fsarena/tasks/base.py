@@ -10,7 +10,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import ClassVar, Literal
 
 from fsarena.datasets import Manifest
 from fsarena.executor import Executor
@@ -78,6 +78,9 @@ class Task:
     writes: ClassVar[bool] = False  # syncfs of the test filesystem inside the timed region
     timed: ClassVar[bool] = True  # False: a probe that reads values (capacity), no command
     datasets: ClassVar[tuple[str, ...]] = ()  # names of the datasets it needs on the source
+    # The direction of the logical bytes the task moves (payload_bytes), compared with the
+    # device's raw ceiling of that direction; None: the task's figure is not a throughput.
+    payload: ClassVar[Literal["write", "read"] | None] = None
 
     def prepare(self, ctx: TaskContext) -> None:
         """Untimed set-up before caches are dropped (e.g. make a target directory)."""
@@ -89,6 +92,10 @@ class Task:
     def verify(self, ctx: TaskContext) -> list[Check]:
         """Untimed checks that the task did what it claims (copies intact, files gone)."""
         return []
+
+    def payload_bytes(self, ctx: TaskContext) -> int:
+        """Logical bytes the task reads or writes (the data, not the metadata)."""
+        return 0
 
     def probe(self, ctx: TaskContext) -> dict[str, float]:
         """Values read by an untimed task (timed = False)."""

@@ -25,6 +25,10 @@ class IsoCopyIn(Task):
     kind = "large_files"
     writes = True
     datasets = ("iso",)
+    payload = "write"
+
+    def payload_bytes(self, ctx: TaskContext) -> int:
+        return ctx.dataset("iso").manifest.total_bytes
 
     def prepare(self, ctx: TaskContext) -> None:
         ctx.executor.make_dir(ctx.path(ISO_DIRS[0]))
@@ -47,6 +51,10 @@ class IsoCopyWithin(Task):
     kind = "large_files"
     writes = True
     datasets = ("iso",)
+    payload = "write"
+
+    def payload_bytes(self, ctx: TaskContext) -> int:
+        return ctx.dataset("iso").manifest.total_bytes
 
     def prepare(self, ctx: TaskContext) -> None:
         ctx.executor.make_dir(ctx.path(ISO_DIRS[1]))

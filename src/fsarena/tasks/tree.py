@@ -27,6 +27,10 @@ class TreeCopyIn(Task):
     kind = "file_trees"
     writes = True
     datasets = ("tree",)
+    payload = "write"
+
+    def payload_bytes(self, ctx: TaskContext) -> int:
+        return ctx.dataset("tree").manifest.total_bytes
 
     def commands(self, ctx: TaskContext) -> list[Command]:
         return [Command((*CP, "-r", ctx.dataset("tree").root, ctx.path(TREE_COPIES[0])))]
@@ -42,6 +46,10 @@ class TreeCopyWithin(Task):
     kind = "file_trees"
     writes = True
     datasets = ("tree",)
+    payload = "write"
+
+    def payload_bytes(self, ctx: TaskContext) -> int:
+        return ctx.dataset("tree").manifest.total_bytes
 
     def commands(self, ctx: TaskContext) -> list[Command]:
         return [Command((*CP, "-r", ctx.path(TREE_COPIES[0]), ctx.path(TREE_COPIES[1])))]
