@@ -7,14 +7,18 @@ here="$(cd "$(dirname "$(readlink -f "$0")")/.." && pwd)"
 venv="$here/.venv"
 extra=""
 stamp="$venv/.setup-runtime"
-if [ "${1:-}" = "--dev" ]; then extra="[dev]"; stamp="$venv/.setup-dev"; fi
+lists=("$here/scripts/apt-packages.txt")
+if [ "${1:-}" = "--dev" ]; then
+  extra="[dev]"; stamp="$venv/.setup-dev"
+  lists+=("$here/scripts/apt-packages-dev.txt")  # test-only packages: the runtime stays lean
+fi
 
 missing=()
 while read -r pkg; do
   case "$pkg" in ''|'#'*) continue ;; esac
   status=$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null || true)
   [ "$status" = "install ok installed" ] || missing+=("$pkg")
-done < "$here/scripts/apt-packages.txt"
+done < <(cat "${lists[@]}")
 
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then

@@ -11,7 +11,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 from types import FrameType
-from typing import IO, Any, NoReturn
+from typing import Any, NoReturn
 
 import click
 
@@ -19,7 +19,7 @@ from fsarena import __version__
 from fsarena.errors import FsarenaError
 from fsarena.filesystems import PROFILES, probe
 from fsarena.plan import DEFAULT_SUITE, DEFAULT_WORKDIR, Plan, builtin_suites, make_plan
-from fsarena.report import EXPORTERS, render
+from fsarena.report import EXPORTERS, render, write
 from fsarena.results import latest, load
 from fsarena.tasks import TASKS
 
@@ -249,6 +249,9 @@ def run(
         signal.signal(signal.SIGTERM, previous)
     click.echo(render(session, fmt), nl=False)
     click.echo(f"\nsession saved: {path}", err=True)
+    html_path = path.with_suffix(".html")
+    write(session, "html", html_path)
+    click.echo(f"HTML report: {html_path}", err=True)
     if any(r.status == "failed" for r in session.runs):
         sys.exit(1)
 
@@ -262,7 +265,11 @@ def run(
     "--format", "fmt", type=click.Choice(sorted(EXPORTERS)), default="text", show_default=True
 )
 @click.option(
-    "--output", "-o", type=click.File("w"), default="-", help="Write here (default: stdout)."
+    "--output",
+    "-o",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Write here (default: stdout); HTML charts go to NAME-charts/ beside it.",
 )
 @click.option(
     "--results-dir",
@@ -270,7 +277,55 @@ def run(
     show_default=True,
     help="Where to find the newest session when none is given.",
 )
-def report(session_path: Path | None, fmt: str, output: IO[str], results_dir: str) -> None:
+def report(session_path: Path | None, fmt: str, output: Path | None, results_dir: str) -> None:
     """Render a saved session again, without running anything."""
     path = session_path or latest(Path(results_dir))
-    output.write(render(load(path), fmt))
+    session = load(path)
+    if output is None or str(output) == "-":
+        click.echo(render(session, fmt), nl=False)
+        return
+    for written in write(session, fmt, output):
+        click.echo(f"written: {written}", err=True)
+
+
+# ---------------------------------------------------------------- compare
+
+
+@main.command()
+@click.argument(
+    "session_paths", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path)
+)
+@click.option(
+    "--label",
+    "labels",
+    multiple=True,
+    help="A short name per session, in order (default: s1, s2, ...).",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "markdown", "html"]),
+    default="text",
+    show_default=True,
+)
+@click.option(
+    "--output",
+    "-o",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Write here (default: stdout).",
+)
+def compare(
+    session_paths: tuple[Path, ...], labels: tuple[str, ...], fmt: str, output: Path | None
+) -> None:
+    """The same tasks across sessions (machines, kernels, mount options), with significance."""
+    from fsarena.report.crosscompare import RENDERERS
+    from fsarena.report.crosscompare import compare as cross
+
+    result = cross([load(p) for p in session_paths], list(labels) or None)
+    content = RENDERERS[fmt](result)
+    if output is None or str(output) == "-":
+        click.echo(content, nl=False)
+        return
+    output.write_text(content)
+    click.echo(f"written: {output}", err=True)

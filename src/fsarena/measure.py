@@ -102,6 +102,7 @@ METRICS: dict[str, Metric] = {
         Metric("user_s", "user CPU", "s", "lower"),
         Metric("sys_s", "sys CPU", "s", "lower"),
         Metric("cpu_pct", "CPU", "%", "lower"),
+        Metric("cpu_s", "CPU time", "s", "lower"),  # user + sys of the task's processes
         Metric("minor_faults", "minor faults", "", "lower"),
         Metric("major_faults", "major faults", "", "lower"),
         Metric("max_rss_kib", "max RSS", "MiB", "lower", scale=1 / 1024),
@@ -128,6 +129,8 @@ def metric_value(measurement: Measurement, name: str) -> float | None:
     if name == "throughput_bytes_per_s":
         payload = measurement.extra.get("payload_bytes", 0)
         return payload / measurement.wall_s if payload and measurement.wall_s > 0 else None
+    if name == "cpu_s":
+        return measurement.user_s + measurement.sys_s
     value = getattr(measurement, name, None)
     return float(value) if isinstance(value, int | float) else None
 

@@ -17,7 +17,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from fsarena.errors import FsarenaError
-from fsarena.measure import Measurement
+from fsarena.measure import Measurement, metric_value
 
 # History of the stored format (keep one fixture per version in tests/fixtures):
 # 1 (fsarena 0.1.0): first version: host, tool versions, plan, profiles as run,
@@ -60,6 +60,14 @@ class Run(BaseModel):
     @property
     def key(self) -> tuple[str, str, int]:
         return (self.filesystem, self.task, self.repetition)
+
+    def value(self, metric: str) -> float | None:
+        """A metric's raw value in this run: a probed value, or from the measurement."""
+        if metric in self.values:
+            return float(self.values[metric])
+        if self.measurement is None:
+            return None
+        return metric_value(self.measurement, metric)
 
 
 class CeilingSample(BaseModel):

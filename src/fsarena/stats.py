@@ -1,19 +1,51 @@
-"""Descriptive statistics over raw samples: pure functions, nothing of fsarena imported.
+"""Statistics over raw samples: pure functions, nothing of fsarena imported.
 
 Statistics are computed when a session is read, never stored. Times are
 averaged arithmetically, rates harmonically (a harmonic mean of MB/s equals
 total bytes / total time over equal-sized runs, as mmtests does).
+
+Comparisons between groups (filesystems, or sessions) use Welch's t-test on
+the logarithms of the samples, for these reasons:
+- n is 3 to 10. An exact Mann-Whitney test cannot reach p < 0.05 at n = 3 per
+  group (its smallest two-sided p is 2 / C(6, 3) = 0.1) and at n = 4 its floor,
+  0.029, fails any correction for two or more comparisons: it could never name
+  a winner in a typical run. Welch's test uses the magnitudes, so a clear
+  difference is significant with 3 samples, and it does not assume equal
+  variances (filesystems differ in spread, not only in centre).
+- Timing noise is multiplicative and right-skewed (a stall adds a fraction of
+  the run); the logarithm makes it closer to symmetric, and the difference of
+  log means is the log of a ratio: the test and the ratio's confidence interval
+  are one computation, so "significant" and "the interval excludes 1" always
+  agree. The ratio is that of geometric means.
+- Its weakness, outliers, is covered by flagging them (median/MAD) on the same
+  samples; nothing is ever dropped.
+Within one family (one task and metric, all pairs of groups) p-values are
+adjusted with Holm's step-down method, which bounds the chance of declaring any
+false win in the family at alpha (a verdict is a claim a reader acts on; a
+false-discovery rate would allow some false wins by design).
 """
 
 from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Sequence
+import warnings
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from itertools import combinations
 from typing import Literal
 
 from scipy import stats as sps
+
+CONFIDENCE = 0.95
+ALPHA = 0.05  # family-wise error rate of the pairwise tests, after Holm
+# A sample is an outlier when it lies more than this many robust standard
+# deviations (1.4826 MAD) from the median: hyperfine's threshold. Iglewicz and
+# Hoaglin's 3.5 suits large samples; at n = 3 the MAD is the smaller of two
+# deviations and 3.5 flags about one run in three of plain noise.
+OUTLIER_SIGMAS = 10.0
+
+MeanKind = Literal["arithmetic", "harmonic"]
 
 
 @dataclass(frozen=True)
@@ -42,7 +74,7 @@ class Summary:
         return (self.ci_high - self.ci_low) / 2 / abs(self.mean) if self.mean else 0.0
 
 
-def t_interval(values: Sequence[float], confidence: float = 0.95) -> tuple[float, float]:
+def t_interval(values: Sequence[float], confidence: float = CONFIDENCE) -> tuple[float, float]:
     """Student's t confidence interval of the arithmetic mean."""
     n = len(values)
     mean = statistics.fmean(values)
@@ -59,9 +91,7 @@ def harmonic_mean(values: Sequence[float]) -> float:
     return statistics.harmonic_mean(values)
 
 
-def summarize(
-    values: Sequence[float], mean_kind: Literal["arithmetic", "harmonic"] = "arithmetic"
-) -> Summary:
+def summarize(values: Sequence[float], mean_kind: MeanKind = "arithmetic") -> Summary:
     """Summary of raw samples; raises ValueError on an empty list."""
     if not values:
         raise ValueError("no samples to summarize")
@@ -83,3 +113,258 @@ def summarize(
         ci_low=low,
         ci_high=high,
     )
+
+
+# ---------------------------------------------------------------- outliers
+
+
+def outliers(values: Sequence[float], threshold: float = OUTLIER_SIGMAS) -> tuple[int, ...]:
+    """Indices of samples far from the median (flagged, never dropped).
+
+    The score is |x - median| / (1.4826 MAD), a robust z-score. When more than
+    half the samples are equal the MAD is 0; the mean absolute deviation scaled
+    by 1.2533 (its ratio to the standard deviation for normal data) stands in.
+    """
+    if len(values) < 3:
+        return ()
+    med = statistics.median(values)
+    deviations = [abs(v - med) for v in values]
+    mad = statistics.median(deviations)
+    if mad > 0:
+        scores = [d / (1.4826 * mad) for d in deviations]
+    else:
+        mean_ad = statistics.fmean(deviations)
+        if mean_ad == 0:
+            return ()
+        scores = [d / (1.2533 * mean_ad) for d in deviations]
+    return tuple(i for i, z in enumerate(scores) if z > threshold)
+
+
+# ---------------------------------------------------------------- precision
+
+
+def _relative_spread(values: Sequence[float], mean_kind: MeanKind) -> float:
+    """CV of the values the interval is computed on (1/x for a harmonic mean)."""
+    data = [1 / v for v in values] if mean_kind == "harmonic" and min(values) > 0 else values
+    mean = statistics.fmean(data)
+    return statistics.stdev(data) / abs(mean) if mean else 0.0
+
+
+def repetitions_for(
+    values: Sequence[float],
+    target_rel: float,
+    mean_kind: MeanKind = "arithmetic",
+    max_n: int = 1000,
+) -> int | None:
+    """How many samples would bring the CI half-width to target_rel of the mean, at this spread.
+
+    An estimate (the spread itself is uncertain at small n); None when fewer
+    than 2 samples give no spread, max_n when even max_n would not do.
+    """
+    if len(values) < 2:
+        return None
+    return _n_for_cv(_relative_spread(values, mean_kind), target_rel, max_n)
+
+
+def _n_for_cv(cv: float, target_rel: float, max_n: int = 1000) -> int:
+    """The smallest n whose t interval half-width, t(n-1) * cv / sqrt(n), is within target."""
+    for n in range(2, max_n + 1):
+        if float(sps.t.ppf((1 + CONFIDENCE) / 2, n - 1)) * cv / math.sqrt(n) <= target_rel:
+            return n
+    return max_n
+
+
+def needs_more_repetitions(
+    values: Sequence[float],
+    target_rel: float,
+    mean_kind: MeanKind = "arithmetic",
+    min_n: int = 3,
+) -> bool:
+    """Whether another repetition is needed to reach a CI half-width of target_rel of the mean.
+
+    For adaptive repetitions: called after each round with a task's samples;
+    fewer than min_n samples (at least 2, for a spread) always need more.
+    """
+    if len(values) < max(2, min_n):
+        return True
+    return summarize(values, mean_kind).ci_half_width_rel > target_rel
+
+
+UNSTABLE_ADVICE = (
+    "Make each run longer (a larger --scale) so process start-up, timer noise and short "
+    "stalls weigh less; stop background work (cron, updates, indexers, other benchmarks) or "
+    "use an idle machine; add repetitions (--repetitions, or --target-ci with "
+    "--max-repetitions / --time-budget)."
+)
+SHORT_RUN_S = 1.0  # runs shorter than this are dominated by fixed costs
+
+
+def instability(subject: str, summary: Summary, target_rel: float) -> str:
+    """What is unstable about a result, in numbers: its interval, spread and the n needed."""
+    if summary.n < 2:
+        return f"{subject}: a single run, no interval (target ±{100 * target_rel:.0f} %)"
+    text = (
+        f"{subject}: 95 % CI of the mean ±{100 * summary.ci_half_width_rel:.1f} % "
+        f"(target ±{100 * target_rel:.0f} %), CV {100 * summary.cv:.0f} %, n = {summary.n}"
+    )
+    need = _n_for_cv(summary.cv, target_rel)
+    if need > summary.n:
+        text += f"; about {need} repetitions would reach the target at this spread"
+    return text
+
+
+def unstable_advice(
+    subject: str, summary: Summary, target_rel: float, run_s: float | None = None
+) -> str:
+    """The whole warning for a result wider than the target: the numbers and what to do."""
+    text = f"unstable: {instability(subject, summary, target_rel)}."
+    if run_s is not None and run_s < SHORT_RUN_S:
+        text += f" Each run lasts only {1000 * run_s:.0f} ms."
+    return f"{text} {UNSTABLE_ADVICE}"
+
+
+# ---------------------------------------------------------------- comparing two groups
+
+
+@dataclass(frozen=True)
+class RatioTest:
+    """Welch's t-test of two groups, with the ratio a / b and its confidence interval.
+
+    On log samples (all positive): the ratio of geometric means. With zero or
+    negative samples: the test on raw values and the ratio of arithmetic means,
+    without an interval (low, high are nan).
+    """
+
+    ratio: float
+    low: float
+    high: float
+    p_value: float  # nan when a group has fewer than 2 samples
+    method: Literal["welch-log", "welch", "exact", "untestable"]
+
+
+def ratio_test(a: Sequence[float], b: Sequence[float]) -> RatioTest:
+    """Compare group a with group b: how many times a is b, and whether they differ."""
+    positive = min(a) > 0 and min(b) > 0
+    xa = [math.log(v) for v in a] if positive else [float(v) for v in a]
+    xb = [math.log(v) for v in b] if positive else [float(v) for v in b]
+    ratio = _point_ratio(a, b, positive)
+    if len(xa) < 2 or len(xb) < 2:
+        return RatioTest(ratio, math.nan, math.nan, math.nan, "untestable")
+    if statistics.pvariance(xa) == 0 and statistics.pvariance(xb) == 0:
+        # Deterministic values (capacity): equal or different, with certainty.
+        p = 1.0 if xa[0] == xb[0] else 0.0
+        return RatioTest(ratio, ratio, ratio, p, "exact")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # near-constant samples: still valid
+        result = sps.ttest_ind(xa, xb, equal_var=False)
+        interval = result.confidence_interval(CONFIDENCE)
+    p = float(result.pvalue)
+    if not positive:
+        return RatioTest(ratio, math.nan, math.nan, p, "welch")
+    return RatioTest(
+        ratio, math.exp(float(interval.low)), math.exp(float(interval.high)), p, "welch-log"
+    )
+
+
+def _point_ratio(a: Sequence[float], b: Sequence[float], positive: bool) -> float:
+    if positive:
+        return math.exp(
+            statistics.fmean(math.log(v) for v in a) - statistics.fmean(math.log(v) for v in b)
+        )
+    mean_b = statistics.fmean(b)
+    return statistics.fmean(a) / mean_b if mean_b else math.nan
+
+
+def holm(p_values: Sequence[float]) -> list[float]:
+    """Holm's step-down adjusted p-values (nan counts as 1), in the input's order."""
+    m = len(p_values)
+    ps = [1.0 if math.isnan(p) else p for p in p_values]
+    adjusted = [1.0] * m
+    running = 0.0
+    for rank, i in enumerate(sorted(range(m), key=lambda k: ps[k])):
+        running = max(running, min(1.0, (m - rank) * ps[i]))
+        adjusted[i] = running
+    return adjusted
+
+
+# ---------------------------------------------------------------- ranking groups
+
+
+@dataclass(frozen=True)
+class Pair:
+    """One pairwise comparison, oriented so that `better` is the better estimate."""
+
+    better: str
+    worse: str
+    ratio: float  # how many times better, >= 1 (nan when no ratio is defined)
+    low: float  # confidence interval of that ratio (nan when unknown)
+    high: float
+    p_value: float
+    p_adjusted: float
+    significant: bool
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """Groups ordered by estimate, their pairwise tests, and who is as good as the best."""
+
+    order: tuple[str, ...]  # best first
+    estimates: Mapping[str, float]  # geometric means (arithmetic if any sample is <= 0)
+    n: Mapping[str, int]
+    pairs: tuple[Pair, ...]
+    winners: tuple[str, ...]  # the best and every group not significantly worse than it
+
+    @property
+    def all_tied(self) -> bool:
+        return len(self.winners) == len(self.order)
+
+    def pair(self, a: str, b: str) -> Pair | None:
+        for p in self.pairs:
+            if {p.better, p.worse} == {a, b}:
+                return p
+        return None
+
+
+def _estimate(values: Sequence[float], geometric: bool) -> float:
+    if geometric:
+        return math.exp(statistics.fmean(math.log(v) for v in values))
+    return statistics.fmean(values)
+
+
+def rank(
+    samples: Mapping[str, Sequence[float]], higher_is_better: bool, alpha: float = ALPHA
+) -> Ranking:
+    """Rank groups by their samples; a difference counts only when significant after Holm."""
+    groups = {name: list(v) for name, v in samples.items() if len(v) > 0}
+    # Geometric means when every sample is positive (ratios exist), else arithmetic ones.
+    geometric = all(min(v) > 0 for v in groups.values())
+    estimates = {name: _estimate(v, geometric) for name, v in groups.items()}
+    sign = -1.0 if higher_is_better else 1.0
+    order = tuple(sorted(groups, key=lambda g: (sign * estimates[g], g)))
+    raw = []
+    for better, worse in combinations(order, 2):
+        # Oriented so the ratio is >= 1: worse/better for lower-is-better metrics.
+        test = (
+            ratio_test(groups[better], groups[worse])
+            if higher_is_better
+            else ratio_test(groups[worse], groups[better])
+        )
+        raw.append((better, worse, test))
+    adjusted = holm([t.p_value for _, _, t in raw])
+    pairs = tuple(
+        Pair(b, w, t.ratio, t.low, t.high, t.p_value, p, p < alpha)
+        for (b, w, t), p in zip(raw, adjusted, strict=True)
+    )
+    best = order[0] if order else ""
+    winners = tuple(g for g in order if g == best or not _significant(pairs, best, g))
+    return Ranking(
+        order=order,
+        estimates=estimates,
+        n={g: len(v) for g, v in groups.items()},
+        pairs=pairs,
+        winners=winners,
+    )
+
+
+def _significant(pairs: Sequence[Pair], a: str, b: str) -> bool:
+    return any(p.significant for p in pairs if {p.better, p.worse} == {a, b})

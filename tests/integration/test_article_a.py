@@ -118,3 +118,11 @@ def test_json_and_markdown_render(session_run) -> None:  # type: ignore[no-untyp
     assert {t["task"] for t in doc["tasks"]} >= {"mkfs", "umount", "capacity_initial"}
     md = fsarena("report", str(out), "--format", "markdown").stdout
     assert md.startswith("# fsarena results") and "| filesystem |" in md
+
+
+def test_run_writes_the_html_report(session_run) -> None:  # type: ignore[no-untyped-def]
+    result, out, _ = session_run
+    html = out.with_suffix(".html")
+    assert f"HTML report: {html}" in result.stderr
+    assert "<h2>Verdicts</h2>" in html.read_text()
+    assert (out.parent / f"{out.stem}-charts" / "heatmap.png").exists()

@@ -1,14 +1,25 @@
-"""Descriptive statistics."""
+"""Statistics: descriptive, outliers, precision, pairwise tests and rankings."""
 
 from __future__ import annotations
 
 import math
+import statistics
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from scipy import stats as sps
 
-from fsarena.stats import summarize
+from fsarena.stats import (
+    holm,
+    needs_more_repetitions,
+    outliers,
+    rank,
+    ratio_test,
+    repetitions_for,
+    summarize,
+    unstable_advice,
+)
 
 
 def test_known_values() -> None:
@@ -42,3 +53,113 @@ def test_interval_contains_mean_and_bounds_hold(values: list[float]) -> None:
     assert s.min <= s.median <= s.max
     assert s.ci_low <= s.mean * (1 + 1e-9) and s.mean <= s.ci_high * (1 + 1e-9)
     assert s.stdev >= 0
+
+
+# ---------------------------------------------------------------- outliers
+
+
+def test_outliers_are_flagged_by_median_and_mad() -> None:
+    # Article B's ReiserFS tar copy: 17 s, 17 s, 18 s, then 63 s.
+    assert outliers([16.94, 17.1, 17.8, 63.48]) == (3,)
+    assert outliers([10.0, 10.5, 9.8, 10.2, 10.1]) == ()
+
+
+def test_outliers_need_three_samples_and_handle_zero_mad() -> None:
+    assert outliers([1.0, 100.0]) == ()
+    assert outliers([5.0, 5.0, 5.0]) == ()
+    # More than half equal: MAD is 0, the mean absolute deviation stands in (it is
+    # inflated by the outlier itself, so a lone one stands out only among many runs).
+    assert outliers([5.0] * 14 + [50.0]) == (14,)
+    assert outliers([5.0] * 6 + [50.0]) == ()
+
+
+# ---------------------------------------------------------------- precision
+
+
+def test_needs_more_repetitions_until_the_interval_is_narrow() -> None:
+    assert needs_more_repetitions([1.0, 1.01], 0.05)  # below min_n
+    assert not needs_more_repetitions([1.0, 1.01, 0.99], 0.05)
+    assert needs_more_repetitions([1.0, 1.5, 0.6], 0.05)
+    assert needs_more_repetitions([1.0, 1.5, 0.6], 0.05, "harmonic")
+
+
+def test_repetitions_for_estimates_the_n_that_reaches_the_target() -> None:
+    values = [1.0, 1.2, 0.8, 1.1, 0.9]
+    n = repetitions_for(values, 0.05)
+    assert n is not None and n > len(values)
+    # At that n, the t interval at the same spread is within the target; at n - 1 it is not.
+    cv = summarize(values).cv
+    half = lambda k: sps.t.ppf(0.975, k - 1) * cv / math.sqrt(k)  # noqa: E731
+    assert half(n) <= 0.05 < half(n - 1)
+    assert repetitions_for([1.0], 0.05) is None
+
+
+def test_unstable_advice_says_what_to_do() -> None:
+    s = summarize([0.02, 0.03, 0.05])
+    text = unstable_advice("iso_copy_in on xfs", s, 0.05, run_s=0.03)
+    assert text.startswith("unstable: iso_copy_in on xfs: 95 % CI of the mean ±")
+    assert "(target ±5 %)" in text and "repetitions would reach the target" in text
+    assert "--scale" in text and "background" in text and "30 ms" in text
+
+
+# ---------------------------------------------------------------- comparing groups
+
+
+def test_mann_whitney_cannot_name_a_winner_at_n_3() -> None:
+    """Why Welch: the exact rank test's smallest p at 3 vs 3 is 0.1, even for disjoint samples."""
+    assert sps.mannwhitneyu([1, 2, 3], [10, 11, 12]).pvalue == pytest.approx(0.1)
+    assert ratio_test([10.0, 11.0, 12.0], [1.0, 2.0, 3.0]).p_value < 0.05
+
+
+def test_ratio_test_on_logs_agrees_with_its_interval() -> None:
+    a, b = [13.2, 13.0, 13.5, 13.1], [10.0, 10.1, 9.9, 10.2]
+    t = ratio_test(a, b)
+    assert t.method == "welch-log"
+    gm = lambda xs: math.exp(statistics.fmean(math.log(x) for x in xs))  # noqa: E731
+    assert t.ratio == pytest.approx(gm(a) / gm(b))
+    assert t.low < t.ratio < t.high and t.low > 1 and t.p_value < 0.001
+    # Same test as scipy's on log values.
+    ref = sps.ttest_ind([math.log(x) for x in a], [math.log(x) for x in b], equal_var=False)
+    assert t.p_value == pytest.approx(ref.pvalue)
+
+
+def test_ratio_test_special_cases() -> None:
+    exact = ratio_test([90.0, 90.0, 90.0], [80.0, 80.0, 80.0])
+    assert exact.method == "exact" and exact.p_value == 0 and exact.ratio == pytest.approx(1.125)
+    same = ratio_test([5.0, 5.0], [5.0, 5.0])
+    assert same.p_value == 1
+    assert math.isnan(ratio_test([1.0], [2.0, 3.0]).p_value)
+    zeros = ratio_test([0.0, 1.0, 2.0], [5.0, 6.0, 7.0])
+    assert zeros.method == "welch" and math.isnan(zeros.low) and zeros.ratio == pytest.approx(1 / 6)
+
+
+def test_holm_step_down() -> None:
+    # m = 3: sorted p 0.01, 0.02, 0.04 -> 0.03, 0.04, 0.04 (monotone), back in input order.
+    assert holm([0.04, 0.01, 0.02]) == pytest.approx([0.04, 0.03, 0.04])
+    assert holm([0.5, math.nan]) == pytest.approx([1.0, 1.0])
+    assert holm([]) == []
+
+
+def test_rank_overlapping_samples_are_a_tie() -> None:
+    r = rank({"ext4": [10.0, 12.0, 11.0], "xfs": [11.5, 10.5, 12.5]}, higher_is_better=False)
+    assert r.all_tied and set(r.winners) == {"ext4", "xfs"}
+    assert not r.pairs[0].significant
+
+
+def test_rank_clear_difference_names_the_winner_with_its_ratio() -> None:
+    r = rank(
+        {"ext3": [13.2, 13.0, 13.5], "xfs": [10.0, 10.1, 9.9], "jfs": [10.05, 9.95, 10.1]},
+        higher_is_better=False,
+    )
+    assert r.order[-1] == "ext3" and set(r.winners) == {"xfs", "jfs"}
+    pair = r.pair("xfs", "ext3")
+    assert pair is not None and pair.better == "xfs" and pair.significant
+    assert 1.25 < pair.low < pair.ratio < pair.high < 1.4
+    assert pair.p_adjusted >= pair.p_value  # Holm over three pairs
+
+
+def test_rank_higher_is_better() -> None:
+    r = rank({"a": [50.0, 51.0, 49.0], "b": [100.0, 101.0, 99.0]}, higher_is_better=True)
+    assert r.winners == ("b",)
+    pair = r.pairs[0]
+    assert pair.better == "b" and pair.ratio == pytest.approx(2.0, rel=0.01)

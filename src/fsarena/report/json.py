@@ -3,9 +3,56 @@
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import asdict
+from typing import Any
 
 from fsarena.report.table import Comparison
+from fsarena.stats import Ranking
+
+
+def _ranking(ranking: Ranking) -> dict[str, Any]:
+    return {
+        "order": list(ranking.order),
+        "winners": list(ranking.winners),
+        "tie": ranking.all_tied,
+        "pairs": [_finite(asdict(p)) for p in ranking.pairs],
+    }
+
+
+def _finite(d: dict[str, Any]) -> dict[str, Any]:
+    """JSON has no nan or inf: unknown values become null."""
+    return {k: None if isinstance(v, float) and not math.isfinite(v) else v for k, v in d.items()}
+
+
+def _verdicts(comparison: Comparison) -> dict[str, Any]:
+    v = comparison.verdicts
+    if v is None:
+        return {}
+    return {
+        "verdicts": [
+            {
+                "kind": k.kind,
+                "title": k.title,
+                "tasks": list(k.tasks),
+                "summary": k.summary,
+                "why": list(k.why),
+                **_ranking(k.ranking),
+            }
+            for k in v.kinds
+        ],
+        "recommendation": asdict(v.recommendation),
+        "comparisons": [
+            {
+                "task": r.task,
+                "metric": r.metric,
+                "invalid": list(r.invalid),
+                **_ranking(r.ranking),
+            }
+            for (task, metric), r in sorted(v.tasks.items())
+        ],
+        "ceilings": [{**asdict(c), "pct": c.pct} for c in v.ceilings],
+    }
 
 
 def render(comparison: Comparison) -> str:
@@ -30,8 +77,11 @@ def render(comparison: Comparison) -> str:
                         "n_failed": r.n_failed,
                         "n_skipped": r.n_skipped,
                         "errors": list(r.errors),
+                        "outliers": list(r.outliers),
+                        "unstable": r.unstable,
                         "metrics": {
-                            name: {**asdict(s), "cv": s.cv} for name, s in sorted(r.stats.items())
+                            name: _finite({**asdict(s), "cv": s.cv})
+                            for name, s in sorted(r.stats.items())
                         },
                     }
                     for r in t.rows
@@ -41,5 +91,7 @@ def render(comparison: Comparison) -> str:
         ],
         "failures": [asdict(f) for f in comparison.failures],
         "warnings": [w.model_dump() for w in session.warnings],
+        "flags": [asdict(f) for f in comparison.flags],
+        **_verdicts(comparison),
     }
     return json.dumps(doc, indent=1, sort_keys=True) + "\n"

@@ -2,35 +2,73 @@
 
 from __future__ import annotations
 
-from fsarena.report.table import Comparison, grid, header_lines
+from fsarena.report import prose
+from fsarena.report.table import Comparison, comparison_line, grid, header_lines
 
 
 def _escape(cell: str) -> str:
     return cell.replace("|", "\\|")
 
 
+def _table(headers: list[str], rows: list[list[str]]) -> list[str]:
+    out = ["| " + " | ".join(_escape(h) for h in headers) + " |"]
+    out.append("|" + "|".join(["---", *["---:"] * (len(headers) - 1)]) + "|")
+    out.extend("| " + " | ".join(_escape(c) for c in row) + " |" for row in rows)
+    return out
+
+
+def _items(items: list[prose.Item]) -> list[str]:
+    out = []
+    for item in items:
+        out.append(f"- **{item.title}**" + (f": {item.text}" if item.text else ""))
+        out.extend(f"  - {detail}" for detail in item.details)
+    return out
+
+
+def _verdicts(comparison: Comparison) -> list[str]:
+    kinds = prose.verdicts(comparison)
+    if not kinds:
+        return []
+    return [
+        "## Verdicts",
+        "",
+        prose.METHOD,
+        "",
+        *_items(kinds),
+        "",
+        *_items(prose.recommendation(comparison)),
+        "",
+    ]
+
+
 def render(comparison: Comparison) -> str:
-    session = comparison.session
-    out = ["# fsarena results", "", *(f"- {line}" for line in header_lines(session)), ""]
+    lines = (f"- {line}" for line in header_lines(comparison.session))
+    head = ["# fsarena results", "", *lines, "", *_verdicts(comparison)]
+    return "\n".join([*head, *body(comparison)]).rstrip() + "\n"
+
+
+def body(comparison: Comparison, level: str = "##") -> list[str]:
+    """The tables, device ceiling, failures and warnings: everything after the verdicts."""
+    out: list[str] = []
     for table in comparison.tables:
-        out.append(f"## {table.task} ({table.kind})")
+        out.append(f"{level} {table.task} ({table.kind})")
         out.append("")
         if table.description:
             out.extend([table.description, ""])
-        headers, rows = grid(table)
-        out.append("| " + " | ".join(_escape(h) for h in headers) + " |")
-        out.append("|" + "|".join(["---", *["---:"] * (len(headers) - 1)]) + "|")
-        out.extend("| " + " | ".join(_escape(c) for c in row) + " |" for row in rows)
+        out.extend(_table(*grid(table)))
         out.append("")
+        if line := comparison_line(comparison, table):
+            out.extend([f"Verdict: {line}", ""])
+    if ceilings := prose.ceiling_rows(comparison):
+        out.extend([f"{level} Device ceiling", "", *_table(prose.CEILING_HEADERS, ceilings), ""])
     if comparison.failures:
-        out.extend(["## Failed or skipped runs", ""])
+        out.extend([f"{level} Failed, invalid or skipped runs", ""])
         for f in comparison.failures:
             out.append(
                 f"- **{f.filesystem} {f.task}** (repetition {f.repetition}): "
                 f"{f.status}: {_escape(f.error)}"
             )
         out.append("")
-    if session.warnings:
-        out.extend(["## Warnings", ""])
-        out.extend(f"- **{w.code}**: {w.message}" for w in session.warnings)
-    return "\n".join(out).rstrip() + "\n"
+    if warnings := prose.warnings(comparison):
+        out.extend([f"{level} Warnings", "", *_items(warnings)])
+    return out

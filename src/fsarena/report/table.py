@@ -2,7 +2,8 @@
 
 Every exporter renders this structure; none recomputes anything. Only metrics
 that mean something for a task are shown: timings for timed tasks, the probed
-values (capacity) for probes.
+values (capacity) for probes. The first column is a task's headline metric:
+it carries the spread, the flags (unstable, outliers) and the verdicts.
 """
 
 from __future__ import annotations
@@ -10,9 +11,19 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from fsarena.measure import METRICS, Metric, metric_value
+from fsarena.measure import METRICS, Metric
+from fsarena.phrases import describe, metric_word
 from fsarena.results import Run, Session
-from fsarena.stats import Summary, summarize
+from fsarena.stats import (
+    OUTLIER_SIGMAS,
+    SHORT_RUN_S,
+    UNSTABLE_ADVICE,
+    Summary,
+    instability,
+    outliers,
+    summarize,
+)
+from fsarena.verdicts import Verdicts, analyse
 
 TIMED_COLUMNS = (
     "wall_s",
@@ -25,15 +36,14 @@ TIMED_COLUMNS = (
 PROBE_COLUMNS = ("capacity_pct", "available_bytes")
 # Tasks that move a payload also show its throughput and how it compares with the device.
 PAYLOAD_COLUMNS = ("throughput_bytes_per_s", "ceiling_pct")
+# A headline mean whose 95 % CI half-width exceeds this share of it is flagged
+# unstable, unless the plan set its own target (plan["target_ci_pct"]).
+DEFAULT_TARGET_CI_PCT = 10.0
 
 
 def run_value(run: Run, metric: str) -> float | None:
     """A metric's raw value in one run: a probed value, or from the measurement."""
-    if metric in run.values:
-        return float(run.values[metric])
-    if run.measurement is None:
-        return None
-    return metric_value(run.measurement, metric)
+    return run.value(metric)
 
 
 @dataclass(frozen=True)
@@ -45,6 +55,8 @@ class Row:
     stats: dict[str, Summary]
     errors: tuple[str, ...] = ()
     n_invalid: int = 0
+    outliers: tuple[int, ...] = ()  # repetitions whose headline value is an outlier (MAD)
+    unstable: bool = False  # the headline's CI is wider than the target
 
 
 @dataclass(frozen=True)
@@ -70,13 +82,32 @@ class Failure:
 
 
 @dataclass(frozen=True)
+class Flag:
+    """A computed warning about one result: what was seen and what to do."""
+
+    task: str
+    filesystem: str
+    code: str  # "unstable" | "outlier" | "invalid"
+    message: str
+
+
+@dataclass(frozen=True)
 class Comparison:
     session: Session
     tables: tuple[TaskTable, ...]
     failures: tuple[Failure, ...] = field(default=())
+    verdicts: Verdicts | None = None
+    flags: tuple[Flag, ...] = ()
+    target_ci_pct: float = DEFAULT_TARGET_CI_PCT
 
 
-def _row(filesystem: str, runs: list[Run], columns: tuple[str, ...], ceiling: float | None) -> Row:
+def _row(
+    filesystem: str,
+    runs: list[Run],
+    columns: tuple[str, ...],
+    ceiling: float | None,
+    target_rel: float,
+) -> Row:
     ok = [r for r in runs if r.status == "ok"]
     stats: dict[str, Summary] = {}
     for name in columns:
@@ -87,6 +118,8 @@ def _row(filesystem: str, runs: list[Run], columns: tuple[str, ...], ceiling: fl
         if values:
             stats[name] = summarize(values, METRICS[name].mean)
     errors = tuple(sorted({r.error for r in runs if r.status == "failed" and r.error}))
+    head = [(r.repetition, v) for r in ok if (v := run_value(r, columns[0])) is not None]
+    first = stats.get(columns[0])
     return Row(
         filesystem=filesystem,
         n_ok=len(ok),
@@ -95,19 +128,89 @@ def _row(filesystem: str, runs: list[Run], columns: tuple[str, ...], ceiling: fl
         stats=stats,
         errors=errors,
         n_invalid=sum(r.status == "invalid" for r in runs),
+        outliers=tuple(head[i][0] for i in outliers([v for _, v in head])),
+        unstable=first is not None and first.n >= 2 and first.ci_half_width_rel > target_rel,
     )
+
+
+def target_ci_pct(session: Session) -> float:
+    value = session.plan.get("target_ci_pct")
+    return float(value) if isinstance(value, int | float) and value > 0 else DEFAULT_TARGET_CI_PCT
+
+
+# What to do about each kind of flag; the flags themselves carry the numbers.
+FLAG_ADVICE = {
+    "unstable": UNSTABLE_ADVICE,
+    "outlier": (
+        f"Runs more than {OUTLIER_SIGMAS:.0f} robust standard deviations (1.4826 MAD) from "
+        "the median are flagged and kept in every statistic: look for a background job or a "
+        "stall at that time, or add repetitions."
+    ),
+    "invalid": (
+        "Faster than the device's measured ceiling allows: the page cache was measured, not "
+        "the device. These runs are kept in the session but left out of every statistic and "
+        "verdict; if it happens often, check that nothing else reads the same files."
+    ),
+}
+
+
+def _row_flags(table: TaskTable, target_pct: float) -> list[Flag]:
+    flags = []
+    metric = METRICS[table.columns[0]]
+    for row in table.rows:
+        s = row.stats.get(metric.name)
+        if s is None:
+            continue
+        subject = f"{table.task} on {row.filesystem}"
+        if row.unstable:
+            text = instability(subject, s, target_pct / 100)
+            wall = row.stats.get("wall_s")
+            if wall is not None and wall.mean < SHORT_RUN_S:
+                text += f"; runs of {1000 * wall.mean:.0f} ms"
+            flags.append(Flag(table.task, row.filesystem, "unstable", text))
+        if row.outliers:
+            reps = ", ".join(str(r) for r in row.outliers)
+            flags.append(
+                Flag(
+                    table.task,
+                    row.filesystem,
+                    "outlier",
+                    f"{subject}: repetition {reps} ({metric.label} median "
+                    f"{fmt(shown(s.median, metric))} {metric.unit}, "
+                    f"range {fmt(shown(s.min, metric))}–{fmt(shown(s.max, metric))})",
+                )
+            )
+    return flags
+
+
+def _flags(tables: tuple[TaskTable, ...], session: Session, target_pct: float) -> list[Flag]:
+    flags = [f for table in tables for f in _row_flags(table, target_pct)]
+    for run in session.runs:
+        if run.status == "invalid":
+            flags.append(
+                Flag(
+                    run.task,
+                    run.filesystem,
+                    "invalid",
+                    f"{run.task} on {run.filesystem}, repetition {run.repetition}: {run.error}",
+                )
+            )
+    return flags
 
 
 def build(session: Session) -> Comparison:
     info = session.plan.get("task_info", {})
+    target_pct = target_ci_pct(session)
     tables = []
     for task in session.tasks():
         meta = info.get(task, {})
         timed = bool(meta.get("timed", True))
-        columns = TIMED_COLUMNS if timed else PROBE_COLUMNS
+        # plan task_info "columns" (vocabulary.md): the metrics a task's table shows, in order.
+        given = tuple(str(c) for c in meta.get("columns", ()) if str(c) in METRICS)
+        columns = given or (TIMED_COLUMNS if timed else PROBE_COLUMNS)
         payload = meta.get("payload")
         if payload:
-            columns = (*columns, *PAYLOAD_COLUMNS)
+            columns = (*columns, *(c for c in PAYLOAD_COLUMNS if c not in columns))
         ceiling = session.ceiling(str(payload)) if payload else None
         rows = tuple(
             _row(
@@ -115,6 +218,7 @@ def build(session: Session) -> Comparison:
                 [r for r in session.runs if r.task == task and r.filesystem == fs],
                 columns,
                 ceiling,
+                target_pct / 100,
             )
             for fs in session.filesystems()
         )
@@ -135,7 +239,15 @@ def build(session: Session) -> Comparison:
         for r in session.runs
         if r.status != "ok"
     )
-    return Comparison(session=session, tables=tuple(tables), failures=failures)
+    verdicts = analyse(session, {t.task: t.columns for t in tables})
+    return Comparison(
+        session=session,
+        tables=tuple(tables),
+        failures=failures,
+        verdicts=verdicts,
+        flags=tuple(_flags(tuple(tables), session, target_pct)),
+        target_ci_pct=target_pct,
+    )
 
 
 def fmt(value: float, digits: int = 4) -> str:
@@ -184,6 +296,21 @@ def _cell_texts(row: Row, table: TaskTable) -> list[str]:
     return cells
 
 
+def pct_text(pct: float) -> str:
+    """A percentage with one decimal below 100 (so 10.4 does not read as a 10 % target)."""
+    return f"{pct:.1f}" if pct < 100 else f"{pct:.0f}"
+
+
+def row_flags(row: Row, table: TaskTable) -> list[str]:
+    """Short labels of a row's flags: 'unstable ±23 %', 'outlier r2'."""
+    labels = []
+    s = row.stats.get(table.columns[0])
+    if row.unstable and s is not None:
+        labels.append(f"unstable ±{pct_text(100 * s.ci_half_width_rel)} %")
+    labels.extend(f"outlier r{rep}" for rep in row.outliers)
+    return labels
+
+
 def grid(table: TaskTable) -> tuple[list[str], list[list[str]]]:
     """Headers and cell texts of a task's table, shared by the text and Markdown exporters."""
     headers = ["filesystem", "n"]
@@ -194,7 +321,25 @@ def grid(table: TaskTable) -> tuple[list[str], list[list[str]]]:
             headers.extend([f"{metric.label}{unit} (mean ± sd)", "min–max"])
         else:
             headers.append(f"{metric.label}{unit}")
-    return headers, [_cell_texts(row, table) for row in table.rows]
+    rows = [_cell_texts(row, table) for row in table.rows]
+    flags = [", ".join(row_flags(row, table)) for row in table.rows]
+    if any(flags):
+        headers.append("flags")
+        rows = [[*cells, f] for cells, f in zip(rows, flags, strict=True)]
+    return headers, rows
+
+
+def comparison_line(comparison: Comparison, table: TaskTable) -> str:
+    """The headline metric's verdict for one task: winners with ratios, or a tie."""
+    if comparison.verdicts is None:
+        return ""
+    result = comparison.verdicts.task(table.task, table.columns[0])
+    if result is None:
+        return ""
+    text = describe(result.ranking, metric_word(METRICS[result.metric]))
+    if result.invalid:
+        text += f" (invalid runs of {', '.join(result.invalid)} left out: faster than the device)"
+    return text
 
 
 def header_lines(session: Session) -> list[str]:

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from fsarena.report.table import Comparison, grid, header_lines
+import textwrap
+
+from fsarena.report import prose
+from fsarena.report.table import Comparison, comparison_line, grid, header_lines
+
+WIDTH = 100
 
 
 def _layout(headers: list[str], rows: list[list[str]]) -> list[str]:
@@ -16,9 +21,43 @@ def _layout(headers: list[str], rows: list[list[str]]) -> list[str]:
     return [line(headers), "  ".join("-" * w for w in widths), *(line(r) for r in rows)]
 
 
+def _wrap(text: str, indent: str, hang: str = "  ") -> list[str]:
+    return textwrap.wrap(
+        text,
+        WIDTH,
+        initial_indent=indent,
+        subsequent_indent=indent + hang,
+        break_on_hyphens=False,  # keep --options and file names whole
+        break_long_words=False,
+    )
+
+
+def _items(items: list[prose.Item]) -> list[str]:
+    out = []
+    for item in items:
+        head = f"{item.title}: {item.text}" if item.text else f"{item.title}:"
+        out.extend(_wrap(head, "  "))
+        for detail in item.details:
+            out.extend(_wrap(f"- {detail}", "      "))
+    return out
+
+
+def _verdicts(comparison: Comparison) -> list[str]:
+    kinds = prose.verdicts(comparison)
+    if not kinds:
+        return []
+    out = ["VERDICTS", *_wrap(prose.METHOD, "  ", ""), "", *_items(kinds), ""]
+    return [*out, *_items(prose.recommendation(comparison)), ""]
+
+
 def render(comparison: Comparison) -> str:
-    session = comparison.session
-    out = ["fsarena results", *header_lines(session), ""]
+    head = ["fsarena results", *header_lines(comparison.session), "", *_verdicts(comparison)]
+    return "\n".join([*head, *body(comparison)]).rstrip() + "\n"
+
+
+def body(comparison: Comparison) -> list[str]:
+    """The tables, device ceiling, failures and warnings: everything after the verdicts."""
+    out: list[str] = []
     for table in comparison.tables:
         title = f"{table.task}  [{table.kind}]"
         out.append(title)
@@ -26,14 +65,18 @@ def render(comparison: Comparison) -> str:
             out.append(f"  {table.description}")
         headers, rows = grid(table)
         out.extend(_layout(headers, rows))
+        if line := comparison_line(comparison, table):
+            out.extend(_wrap(f"verdict: {line}", "  "))
         out.append("")
+    if ceilings := prose.ceiling_rows(comparison):
+        out.extend(["DEVICE CEILING", *_layout(prose.CEILING_HEADERS, ceilings), ""])
     if comparison.failures:
-        out.append("FAILED OR SKIPPED RUNS")
+        out.append("FAILED, INVALID OR SKIPPED RUNS")
         for f in comparison.failures:
             out.append(
                 f"  {f.filesystem} {f.task} repetition {f.repetition}: {f.status}: {f.error}"
             )
         out.append("")
-    for w in session.warnings:
-        out.append(f"warning [{w.code}]: {w.message}")
-    return "\n".join(out).rstrip() + "\n"
+    if warnings := prose.warnings(comparison):
+        out.extend(["WARNINGS", *_items(warnings)])
+    return out

@@ -1,0 +1,73 @@
+"""Verdicts, recommendation and warnings as items of prose, shared by the text, Markdown
+and HTML exporters (each only lays them out)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from fsarena.report.table import FLAG_ADVICE, Comparison
+from fsarena.stats import ALPHA, CONFIDENCE
+
+
+@dataclass(frozen=True)
+class Item:
+    title: str
+    text: str
+    details: tuple[str, ...] = ()
+
+
+METHOD = (
+    f"A win needs a significant difference: Welch's t-test on log values, p < {ALPHA} after "
+    f"Holm's correction over each family of comparisons; ratios are of geometric means, with "
+    f"their {100 * CONFIDENCE:.0f} % confidence interval. Otherwise the filesystems are tied."
+)
+
+
+def verdicts(comparison: Comparison) -> list[Item]:
+    """One item per kind of work with a verdict: its summary and why."""
+    if comparison.verdicts is None:
+        return []
+    return [Item(k.title, k.summary, k.why) for k in comparison.verdicts.kinds]
+
+
+def recommendation(comparison: Comparison) -> list[Item]:
+    """The overall recommendation, its reasons and its caveats."""
+    if comparison.verdicts is None or not comparison.verdicts.kinds:
+        return []
+    rec = comparison.verdicts.recommendation
+    items = [Item("recommendation", rec.summary)]
+    if rec.reasons:
+        items.append(Item("because", "", rec.reasons))
+    if rec.caveats:
+        items.append(Item("caveats", "", rec.caveats))
+    return items
+
+
+def warnings(comparison: Comparison) -> list[Item]:
+    """The session's warnings, then the flags computed on reading it, grouped with advice."""
+    items = [Item(w.code, w.message) for w in comparison.session.warnings]
+    for code, advice in FLAG_ADVICE.items():
+        found = tuple(f.message for f in comparison.flags if f.code == code)
+        if found:
+            items.append(Item(f"{code} ({len(found)})", advice, found))
+    return items
+
+
+def ceiling_rows(comparison: Comparison) -> list[list[str]]:
+    """Throughput of payload tasks beside the device's best ceiling, as table cells."""
+    if comparison.verdicts is None:
+        return []
+    return [
+        [
+            c.task,
+            c.filesystem,
+            f"{c.throughput_bytes_per_s / 1e6:.1f}",
+            f"{c.ceiling_bytes_per_s / 1e6:.1f} ({c.direction})",
+            f"{c.pct:.0f} %",
+            f"{c.n_invalid} invalid (above the ceiling)" if c.n_invalid else "",
+        ]
+        for c in comparison.verdicts.ceilings
+    ]
+
+
+CEILING_HEADERS = ["task", "filesystem", "MB/s", "ceiling MB/s", "% of ceiling", "runs"]

@@ -1,0 +1,69 @@
+"""The HTML report opened in a real browser (Debian's chromium, via Playwright), offline.
+
+Playwright cannot download its own browsers here; it drives the chromium that
+`scripts/setup.sh --dev` installs from Debian. Every request but the report's
+own file is aborted and recorded: the page must need nothing else.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from fsarena.report import write
+from fsarena.results import load
+
+CHROMIUM = Path("/usr/bin/chromium")
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+
+pytestmark = pytest.mark.skipif(
+    not CHROMIUM.exists(), reason="chromium not installed: run scripts/setup.sh --dev"
+)
+
+
+def test_report_draws_every_chart_offline(tmp_path: Path) -> None:
+    from playwright.sync_api import Route, sync_playwright
+
+    session = load(FIXTURES / "three-filesystems.json")
+    assert len(session.filesystems()) >= 3
+    report = tmp_path / "report.html"
+    write(session, "html", report)
+    url = report.as_uri()
+    requested: list[str] = []
+    blocked: list[str] = []
+
+    def route(r: Route) -> None:
+        if r.request.url == url:
+            r.continue_()
+        else:
+            blocked.append(r.request.url)
+            r.abort()
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(
+            executable_path=str(CHROMIUM), args=["--no-sandbox", "--headless", "--disable-gpu"]
+        )
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page.on("request", lambda r: requested.append(r.url))
+            page.route("**/*", route)
+            page.goto(url, wait_until="load")
+            figures = page.locator("figure.chart")
+            expected = len(session.tasks()) + 5  # heat map, one per task, cpu, device x2, space
+            assert figures.count() == expected
+            for i in range(figures.count()):
+                svg = figures.nth(i).locator("svg").first
+                svg.scroll_into_view_if_needed()
+                assert svg.is_visible()
+                box = svg.bounding_box()
+                assert box is not None and box["width"] > 200 and box["height"] > 80
+                # Drawn: bars, cells or lines are there as SVG shapes.
+                assert svg.locator("path").count() > 5
+            assert page.locator("h2").first.inner_text() == "Verdicts"
+            assert page.locator("p.summary").count() >= 3
+            page.screenshot(path=str(tmp_path / "report.png"), full_page=False)
+        finally:
+            browser.close()
+    assert blocked == []
+    assert requested == [url]

@@ -1,0 +1,134 @@
+"""Verdicts per kind of work, from constructed sessions: ties stay ties, wins carry ratios."""
+
+from __future__ import annotations
+
+import pytest
+
+from fsarena.measure import METRICS, Metric
+from fsarena.report import build, render
+from fsarena.verdicts import KINDS, Verdicts
+from tests.sessions import make_session
+
+CLEAR = {  # xfs about 1.32x faster than ext3 at large files, and much faster than ext4
+    "ext3": {"iso_copy_in": [13.2, 13.0, 13.5, 13.3], "tree_copy_in": [20.0, 21.0, 20.5, 19.5]},
+    "xfs": {"iso_copy_in": [10.0, 10.1, 9.9, 10.05], "tree_copy_in": [20.5, 20.0, 21.0, 19.8]},
+    "ext4": {"iso_copy_in": [15.0, 15.2, 14.9, 15.1], "tree_copy_in": [20.2, 20.8, 19.9, 20.4]},
+}
+
+
+def _verdicts(samples: dict[str, dict[str, list[float]]], **kw: object) -> Verdicts:
+    comparison = build(make_session(samples, **kw))  # type: ignore[arg-type]
+    assert comparison.verdicts is not None
+    return comparison.verdicts
+
+
+def _kind(v: Verdicts, kind: str):  # type: ignore[no-untyped-def]
+    return next(k for k in v.kinds if k.kind == kind)
+
+
+def test_heavily_overlapping_samples_are_a_tie() -> None:
+    v = _verdicts(CLEAR)
+    trees = _kind(v, "file_trees")
+    assert trees.ranking.all_tied
+    assert trees.summary.startswith("tie between ext3, ext4 and xfs: no difference is significant")
+    assert not v.recommendation.filesystems or "file trees" not in " ".join(
+        v.recommendation.reasons
+    )
+
+
+def test_clearly_different_samples_name_the_winner_with_ratio_and_interval() -> None:
+    v = _verdicts(CLEAR)
+    large = _kind(v, "large_files")
+    assert large.ranking.winners == ("xfs",)
+    assert large.summary.startswith("xfs wins: 1.32× (1.")
+    assert "faster than ext3" in large.summary and "faster than ext4" in large.summary
+    pair = large.ranking.pair("xfs", "ext3")
+    assert pair is not None and pair.low > 1.25 and pair.high < 1.40
+    # The per-task evidence is part of the why.
+    assert any(w.startswith("iso_copy_in: xfs wins: 1.32×") for w in large.why)
+
+
+def test_kinds_without_tasks_are_omitted_and_cpu_cost_is_added() -> None:
+    v = _verdicts(CLEAR)
+    assert [k.kind for k in v.kinds] == ["large_files", "file_trees", "cpu"]
+    assert [k.kind for k in v.kinds] == [k for k in KINDS if k in {x.kind for x in v.kinds}]
+
+
+def test_archives_say_they_are_cpu_bound() -> None:
+    samples = {
+        "ext4": {"portage_compress": [30.0, 30.5, 29.8]},
+        "xfs": {"portage_compress": [30.2, 30.1, 30.4]},
+    }
+    archives = _kind(_verdicts(samples, cpu_share=0.95), "archives")
+    assert any("busy 95 % of the wall time; this kind is CPU-bound" in w for w in archives.why)
+
+
+def test_space_is_higher_is_better() -> None:
+    samples = {
+        "ext4": {"capacity_initial": [92.77, 92.77, 92.77]},
+        "xfs": {"capacity_initial": [99.95, 99.95, 99.95]},
+    }
+    space = _kind(_verdicts(samples), "space")
+    assert space.ranking.winners == ("xfs",)
+    assert "higher capacity than ext4" in space.summary
+
+
+def test_recommendation_has_reasons_and_caveats() -> None:
+    v = _verdicts(CLEAR, drivers={"ext3": "kernel", "xfs": "kernel", "ext4": "fuse"})
+    rec = v.recommendation
+    assert rec.filesystems == ("xfs",)
+    assert any(r.startswith("large files: xfs wins") for r in rec.reasons)
+    caveats = " ".join(rec.caveats)
+    assert "Fresh filesystems" in caveats and "test CPU" in caveats
+    assert "driver groups (fuse: ext4; kernel: ext3, xfs)" in caveats
+
+
+def test_no_recommendation_when_everything_ties() -> None:
+    samples = {fs: {"iso_copy_in": CLEAR["xfs"]["tree_copy_in"]} for fs in ("ext4", "xfs")}
+    samples["ext4"] = {"iso_copy_in": CLEAR["ext3"]["tree_copy_in"]}
+    rec = _verdicts(samples).recommendation
+    assert rec.filesystems == () and rec.summary.startswith("No recommendation")
+
+
+def test_an_invalid_run_never_wins_and_is_shown() -> None:
+    """dd_read without dropping caches: the runner marked xfs's runs invalid (faster than
+    the device); they are never samples, the verdict says so, the report lists them."""
+    samples = {"ext4": {"dd_read": [2.0, 2.1, 2.05]}, "xfs": {"dd_read": [0.05, 0.051, 0.049]}}
+    session = make_session(samples, ceilings={"read": 200e6})
+    for run in session.runs:
+        if run.filesystem == "xfs":
+            run.status = "invalid"
+            run.error = "invalid: 2,000 MB/s is 10.0x the device's raw read ceiling of 200 MB/s"
+    comparison = build(session)
+    v = comparison.verdicts
+    assert v is not None
+    result = v.task("dd_read", "wall_s")
+    assert result is not None and result.invalid == ("xfs",) and result.ranking.order == ("ext4",)
+    assert not [k for k in v.kinds if k.kind == "large_files"]  # one valid filesystem left
+    by_fs = {c.filesystem: c for c in v.ceilings}
+    assert by_fs["xfs"].n_invalid == 3 and by_fs["xfs"].throughput_bytes_per_s == 0
+    # 100 MB in about 2.05 s: about 49 MB/s, a quarter of the 200 MB/s ceiling.
+    assert 24 < by_fs["ext4"].pct < 25 and by_fs["ext4"].n_invalid == 0
+    text = render(session, "text")
+    assert "DEVICE CEILING" in text and "3 invalid (above the ceiling)" in text
+    assert "invalid (3)" in text and "10.0x the device's raw read ceiling" in text
+    assert "FAILED, INVALID OR SKIPPED RUNS" in text
+
+
+def test_counts_with_zeros_are_compared_directly(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A crash test counts files lost: 0 has no ratio, the values themselves are compared."""
+    monkeypatch.setitem(METRICS, "files_lost", Metric("files_lost", "files lost", "", "lower"))
+    session = make_session(
+        {
+            "ext4": {"capacity_initial": [0.0, 0.0, 0.0]},
+            "xfs": {"capacity_initial": [3.0, 4.0, 3.0]},
+        }
+    )
+    for run in session.runs:
+        run.values = {"files_lost": run.values["capacity_pct"]}
+    session.plan["task_info"]["capacity_initial"].update(kind="safety", columns=["files_lost"])
+    v = build(session).verdicts
+    assert v is not None
+    safety = _kind(v, "safety")
+    assert safety.ranking.winners == ("ext4",)
+    assert safety.summary == "ext4 wins: lower files lost than xfs (0 against 3.333)"
