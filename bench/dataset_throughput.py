@@ -2,7 +2,8 @@
 
 Usage: python bench/dataset_throughput.py [--dest DIR] [--scale F] [--repeat N]
 
-Generates article A's ISO and tree (scaled, 0.25 by default) into a fresh
+Generates article A's ISO and tree, article D's Portage tree and the
+kernel-like source tree (scaled, 0.25 by default) into a fresh
 directory under DIR (default: under /dev/shm, the tmpfs fsarena prefers as
 source), first without a manifest cache (files are hashed while written), then
 with it (bytes only), and verifies the result. In the same run, `dd
@@ -28,10 +29,11 @@ import time
 from pathlib import Path
 
 try:
-    from fsarena import datasets
+    from fsarena import catalog, datasets
 except ImportError:  # run from a checkout without installing the package
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-    from fsarena import datasets
+    from fsarena import catalog, datasets
+from fsarena.kernel import KERNEL_LIKE
 
 DD_BLOCK_BYTES = 4 << 20
 _LIBC = ctypes.CDLL(None, use_errno=True)
@@ -116,11 +118,17 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="fsarena-bench-", dir=args.dest))
     print(f"destination {work} ({_filesystem(work)}), scale {args.scale}, {os.cpu_count()} CPUs")
     try:
-        for base in (datasets.ARTICLE_A_ISO, datasets.ARTICLE_A_TREE):
+        for base in (
+            datasets.ARTICLE_A_ISO,
+            datasets.ARTICLE_A_TREE,
+            catalog.PORTAGE,  # text-like trees: many small files, one write each
+            KERNEL_LIKE.generated(),
+        ):
             spec = base.scaled(args.scale)
             rows = _bench_spec(spec, work, args.repeat)
             ceiling = rows[-1][1]
-            print(f"\n{spec.name}: {spec.description()}")
+            files = len(spec.plan().files)
+            print(f"\n{spec.name} ({files:,} files): {spec.description()}")
             for label, mb_s in rows:
                 print(f"  {label:36s} {mb_s:8.0f} MB/s  {mb_s / ceiling:6.0%} of dd's")
     finally:

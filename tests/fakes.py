@@ -8,7 +8,9 @@ from pathlib import Path
 
 from fsarena.datasets import DatasetSpec, FileEntry, Manifest, TreeSpec, VerifyResult
 from fsarena.executor import SpaceInfo
+from fsarena.kernel import KernelSourceSpec, TarballSpec
 from fsarena.measure import Command, Measurement, Timed
+from fsarena.realistic import TextTreeSpec
 from fsarena.tasks.tree import FIND_PATTERN, LISTING
 
 MIB = 1 << 20
@@ -17,7 +19,7 @@ FIO_FIXTURES = Path(__file__).parent / "fixtures" / "fio"  # real fio JSON captu
 
 def fake_manifest(spec: DatasetSpec) -> Manifest:
     """A manifest with the spec's layout and made-up checksums (no data written)."""
-    if isinstance(spec, TreeSpec):
+    if isinstance(spec, TreeSpec | TextTreeSpec):
         dirs, files = spec.plan()
         entries = tuple(FileEntry(p, s, "0" * 64) for p, s in files)
         return Manifest(
@@ -36,6 +38,7 @@ class FakeExecutor:
     mounted: set[str] = field(default_factory=set)
     loops: int = 0
     _last_fio_read: bool = False
+    files: dict[str, str] = field(default_factory=dict)  # what read_text returns
 
     def call(self, argv: Sequence[str]) -> None:
         self.calls.append(("call", *argv))
@@ -77,6 +80,39 @@ class FakeExecutor:
         self.manifests[spec.name] = fake_manifest(spec)
         return self.manifests[spec.name]
 
+    def resolve_dataset(self, spec: DatasetSpec, cache_dir: str) -> tuple[DatasetSpec, str]:
+        if isinstance(spec, KernelSourceSpec):
+            return spec.generated(), "generated (fake)"
+        return spec, "generated"
+
+    def make_tarball(
+        self, spec: TarballSpec, tree_parent: str, tree: Manifest, dest: str, cache_dir: str
+    ) -> Manifest:
+        self.calls.append(("tarball", spec.name))
+        entry = FileEntry(spec.filename, spec.total_bytes, "0" * 64)
+        return Manifest(spec.name, spec.spec_hash(), (entry,), ())
+
+    def output(self, argv: Sequence[str]) -> str:
+        self.calls.append(("output", *argv))
+        if argv[0] == "du":
+            return f"{10 * MIB}\t{argv[-1]}\n"
+        if tuple(argv[:2]) == ("tar", "-tzf"):  # the listing of a good archive of the tree
+            name = argv[2].rsplit("/", 1)[-1].removesuffix(".tar.gz")
+            m = self.manifests[name]
+            lines = [f"{name}/", *(f"{name}/{d}/" for d in m.directories)]
+            return "\n".join([*lines, *(f"{name}/{f.path}" for f in m.files)]) + "\n"
+        return ""
+
+    def write_file(self, path: str, data: bytes) -> None:
+        self.calls.append(("write", path))
+
+    def create_memory_cgroup(self, limit_bytes: int) -> str:
+        self.calls.append(("cgroup", str(limit_bytes)))
+        return "/sys/fs/cgroup/memory/fsarena-fake-0"
+
+    def remove_cgroup(self, path: str) -> None:
+        self.calls.append(("cgroup_removed", path))
+
     def drop_caches(self) -> None:
         self.calls.append(("drop_caches",))
 
@@ -88,6 +124,7 @@ class FakeExecutor:
 
     def verify(self, manifest: Manifest, root: str) -> VerifyResult:
         self.calls.append(("verify", manifest.name, root))
+        self.manifests.setdefault(manifest.name, manifest)
         return VerifyResult(True, len(manifest.files), manifest.total_bytes, ())
 
     def make_dir(self, path: str) -> None:
@@ -118,6 +155,8 @@ class FakeExecutor:
         if path.endswith("fio.json"):
             direction = "read" if self._last_fio_read else "write"
             return (FIO_FIXTURES / f"seq-{direction}-qd16.json").read_text()
+        if path in self.files:
+            return self.files[path]
         raise FileNotFoundError(path)
 
     def count_lines(self, path: str) -> int:

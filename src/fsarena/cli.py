@@ -203,7 +203,7 @@ def run(
     """Run a comparison: every task on every filesystem, repeated, saved after each measurement."""
     from fsarena.executor import RealExecutor
     from fsarena.progress import RunProgress
-    from fsarena.runner import Runner, new_session
+    from fsarena.runner import Runner, new_session, source_bytes
     from fsarena.system import host_facts, tool_versions
     from fsarena.targets.source import choose_source, mem_available_bytes
 
@@ -226,7 +226,7 @@ def run(
     plan, skipped = _supported(plan)
     for note in skipped:
         click.echo(f"fsarena: {note}", err=True)
-    data_bytes = sum(s.total_bytes for s in plan.dataset_specs().values())
+    data_bytes = source_bytes(plan.dataset_specs())
     source_kind = choose_source(plan.source, data_bytes, mem_available_bytes())
     stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
     path = Path(output) if output else Path(results_dir, f"fsarena-{stamp}-{plan.suite}.json")

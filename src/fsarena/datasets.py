@@ -44,7 +44,7 @@ from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar, NamedTuple, Self
+from typing import Any, ClassVar, NamedTuple, Protocol, Self
 
 import numpy as np
 import numpy.typing as npt
@@ -69,7 +69,8 @@ _MAX_PROBLEMS = 20
 
 # Independent PCG64 streams per purpose, so e.g. the pool never shares draws with the layout.
 _STREAM_LAYOUT, _STREAM_SIZES, _STREAM_CONTENT = 1, 2, 3
-_KIND_CODES = {"large_file": 1, "tree": 2}
+# kernel_source shares text_tree's streams: its generated fallback is that very tree.
+_KIND_CODES = {"large_file": 1, "tree": 2, "text_tree": 3, "small_files": 4, "kernel_source": 3}
 
 # Extensions of a small business's file server with fixed shares (per mille).
 # `find -name '*.pdf'` therefore matches about 15 % of the tree's files.
@@ -227,6 +228,9 @@ class DatasetSpec(ABC):
     """Parameters of a dataset; the same spec always generates the same bytes."""
 
     kind: ClassVar[str]
+    # False: the task makes the files on the test filesystem itself (small files, dd,
+    # bonnie++); nothing is written to the source, but the manifest still says what to expect.
+    on_source: ClassVar[bool] = True
     name: str
     seed: int
 
@@ -251,6 +255,17 @@ class DatasetSpec(ABC):
     def description(self) -> str:
         """One human sentence describing the dataset and its distribution."""
 
+    def expected_manifest(self) -> Manifest:
+        """What a task that makes this dataset itself (on_source False) will have made.
+
+        Only a layout without files by default (a size, for dd or bonnie++).
+        """
+        return Manifest(self.name, self.spec_hash(), (), self.plan().directories)
+
+    def write_files(self, layout: Layout, root: Path, hashing: bool) -> list[str]:
+        """Write the layout's files under root; their SHA-256 (hex) in order when hashing."""
+        return _write_layout(self, layout, root, hashing)
+
     def with_seed(self, seed: int) -> Self:
         """The same spec with another seed (different bytes, same distribution)."""
         return dataclasses.replace(self, seed=seed)
@@ -266,7 +281,12 @@ class DatasetSpec(ABC):
         """
         params = {k: v for k, v in self.to_dict().items() if k != "description"}
         payload = {"generator_version": GENERATOR_VERSION, "spec": params}
+        payload.update(self.extra_versions())
         return hashlib.sha256(_canonical_json(payload)).hexdigest()
+
+    def extra_versions(self) -> dict[str, int]:
+        """Versions of a kind's own generator, part of spec_hash (none for the base kinds)."""
+        return {}
 
     def _stream(self, purpose: int) -> np.random.PCG64:
         return np.random.PCG64([self.seed, _KIND_CODES[self.kind], purpose])
@@ -280,6 +300,53 @@ def _require(condition: bool, message: str) -> None:
 def _require_component(value: str, what: str) -> None:
     ok = value not in ("", ".", "..") and "/" not in value and "\0" not in value
     _require(ok, f"{what} must be a single path component, got {value!r}")
+
+
+class TreeCounts(Protocol):
+    """What every generated tree spec has: counts, a total and file size bounds."""
+
+    @property
+    def files(self) -> int: ...
+    @property
+    def directories(self) -> int: ...
+    @property
+    def max_depth(self) -> int: ...
+    @property
+    def total_bytes_target(self) -> int: ...
+    @property
+    def min_file_bytes(self) -> int: ...
+    @property
+    def max_file_bytes(self) -> int: ...
+
+
+def check_tree_counts(spec: TreeCounts) -> None:
+    """The counts are positive and the exact total is reachable within the size bounds."""
+    _require(spec.files >= 1, f"files must be >= 1, got {spec.files}")
+    _require(spec.directories >= 0, f"directories must be >= 0, got {spec.directories}")
+    _require(spec.max_depth >= 1, f"max_depth must be >= 1, got {spec.max_depth}")
+    lo, hi = spec.min_file_bytes, spec.max_file_bytes
+    _require(0 <= lo <= hi, f"need 0 <= min_file_bytes <= max_file_bytes, got {lo}, {hi}")
+    _require(
+        spec.files * lo <= spec.total_bytes_target <= spec.files * hi,
+        f"total_bytes_target {spec.total_bytes_target:,} is not reachable with "
+        f"{spec.files:,} files of {lo:,} to {hi:,} bytes",
+    )
+
+
+def scaled_tree_counts(spec: TreeCounts, factor: float) -> dict[str, Any]:
+    """Files, directories and total multiplied (files >= 10, directories >= 2); the largest
+    file size lowered if the total needs it. The other parameters stay."""
+    _check_factor(factor)
+    files = max(10, round(spec.files * factor))
+    lo = spec.min_file_bytes
+    total = round(spec.total_bytes_target * factor)
+    total = min(max(total, files * lo), files * spec.max_file_bytes)
+    return {
+        "files": files,
+        "directories": max(2, round(spec.directories * factor)),
+        "total_bytes_target": total,
+        "max_file_bytes": min(spec.max_file_bytes, total - (files - 1) * lo),
+    }
 
 
 def _check_factor(factor: float) -> None:
@@ -373,35 +440,15 @@ class TreeSpec(DatasetSpec):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        _require(self.files >= 1, f"files must be >= 1, got {self.files}")
-        _require(self.directories >= 0, f"directories must be >= 0, got {self.directories}")
-        _require(self.max_depth >= 1, f"max_depth must be >= 1, got {self.max_depth}")
+        check_tree_counts(self)
         _require(self.lognormal_sigma > 0, "lognormal_sigma must be > 0")
-        lo, hi = self.min_file_bytes, self.max_file_bytes
-        _require(0 <= lo <= hi, f"need 0 <= min_file_bytes <= max_file_bytes, got {lo}, {hi}")
-        _require(
-            self.files * lo <= self.total_bytes_target <= self.files * hi,
-            f"total_bytes_target {self.total_bytes_target:,} is not reachable with "
-            f"{self.files:,} files of {lo:,} to {hi:,} bytes",
-        )
 
     @property
     def total_bytes(self) -> int:
         return self.total_bytes_target
 
     def scaled(self, factor: float) -> Self:
-        _check_factor(factor)
-        files = max(10, round(self.files * factor))
-        lo = self.min_file_bytes
-        total = round(self.total_bytes_target * factor)
-        total = min(max(total, files * lo), files * self.max_file_bytes)
-        return dataclasses.replace(
-            self,
-            files=files,
-            directories=max(2, round(self.directories * factor)),
-            total_bytes_target=total,
-            max_file_bytes=min(self.max_file_bytes, total - (files - 1) * lo),
-        )
+        return dataclasses.replace(self, **scaled_tree_counts(self, factor))
 
     def plan(self) -> Layout:
         layout = _raw(self._stream(_STREAM_LAYOUT), self.directories + 2 * self.files)
@@ -633,7 +680,7 @@ def generate(spec: DatasetSpec, dest: Path, cache_dir: Path) -> Manifest:
     cache_file = cache_dir / f"{spec.spec_hash()}.manifest.json"
     cached = _load_cached(cache_file, spec, layout)
     try:
-        digests = _write_layout(spec, layout, root, hashing=cached is None)
+        digests = spec.write_files(layout, root, hashing=cached is None)
     except BaseException as exc:
         _discard(root, created)
         if isinstance(exc, OSError):

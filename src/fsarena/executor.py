@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from fsarena import cgroups, kernel
 from fsarena.datasets import DatasetSpec, Manifest, VerifyResult, generate, verify
 from fsarena.errors import FsarenaError
 from fsarena.measure import Command, Timed, measure_commands
@@ -68,7 +69,24 @@ class Executor(Protocol):
 
     def count_lines(self, path: str) -> int: ...
 
+    def output(self, argv: Sequence[str]) -> str:
+        """Run an untimed helper command and return its stdout; FsarenaError if it fails."""
+
     def read_text(self, path: str) -> str: ...
+
+    def write_file(self, path: str, data: bytes) -> None: ...
+
+    def resolve_dataset(self, spec: DatasetSpec, cache_dir: str) -> tuple[DatasetSpec, str]:
+        """The spec to generate (e.g. the real kernel tree, fetched) and where it comes from."""
+
+    def make_tarball(
+        self, spec: kernel.TarballSpec, tree_parent: str, tree: Manifest, dest: str, cache_dir: str
+    ) -> Manifest:
+        """Archive dest/spec.of's tree into dest/spec.name/ (deterministic tar)."""
+
+    def create_memory_cgroup(self, limit_bytes: int) -> str: ...
+
+    def remove_cgroup(self, path: str) -> None: ...
 
 
 def _run(argv: Sequence[str]) -> subprocess.CompletedProcess[str]:
@@ -91,11 +109,7 @@ class RealExecutor:
     """Executor on this machine (root)."""
 
     def call(self, argv: Sequence[str]) -> None:
-        result = _run(argv)
-        if result.returncode != 0:
-            detail = (result.stderr or result.stdout).strip().splitlines()
-            tail = detail[-1] if detail else f"exit code {result.returncode}"
-            raise FsarenaError(f"`{' '.join(argv)}` failed: {tail}")
+        self.output(argv)
 
     def measure(self, commands: Sequence[Command], device: str | None, timeout_s: float) -> Timed:
         return measure_commands(commands, device, timeout_s)
@@ -164,8 +178,36 @@ class RealExecutor:
         with open(path, "rb") as f:
             return sum(1 for _ in f)
 
+    def output(self, argv: Sequence[str]) -> str:
+        result = _run(argv)
+        if result.returncode != 0:
+            detail = (result.stderr or result.stdout).strip().splitlines()
+            tail = detail[-1] if detail else f"exit code {result.returncode}"
+            raise FsarenaError(f"`{' '.join(argv)}` failed: {tail}")
+        return result.stdout
+
     def read_text(self, path: str) -> str:
         return Path(path).read_text()
+
+    def write_file(self, path: str, data: bytes) -> None:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        Path(path).write_bytes(data)
+
+    def resolve_dataset(self, spec: DatasetSpec, cache_dir: str) -> tuple[DatasetSpec, str]:
+        if isinstance(spec, kernel.KernelSourceSpec):
+            return kernel.resolve(spec, Path(cache_dir))
+        return spec, "generated"
+
+    def make_tarball(
+        self, spec: kernel.TarballSpec, tree_parent: str, tree: Manifest, dest: str, cache_dir: str
+    ) -> Manifest:
+        return kernel.make_tarball(spec, Path(tree_parent), tree, Path(dest), Path(cache_dir))
+
+    def create_memory_cgroup(self, limit_bytes: int) -> str:
+        return cgroups.create_memory_cgroup(limit_bytes)
+
+    def remove_cgroup(self, path: str) -> None:
+        cgroups.remove_cgroup(path)
 
     def is_mounted(self, mountpoint: str) -> bool:
         result = _run(["findmnt", "-J", "--mountpoint", mountpoint])

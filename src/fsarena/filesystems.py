@@ -10,7 +10,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from fsarena.errors import FsarenaError
@@ -85,6 +85,28 @@ PROFILES: dict[str, FilesystemProfile] = {
         ),
     )
 }
+
+
+def derive(
+    name: str,
+    base: FilesystemProfile,
+    mount_options: Iterable[str] | None = None,
+    mkfs_options: Iterable[str] = (),
+    notes: str = "",
+) -> FilesystemProfile:
+    """A variant of a profile (a suite's `[filesystems.NAME]` table): other options, same type.
+
+    mount_options replace the base's; mkfs_options are added before the device.
+    """
+    at = base.mkfs.index("{device}") if "{device}" in base.mkfs else len(base.mkfs)
+    mkfs = (*base.mkfs[:at], *mkfs_options, *base.mkfs[at:])
+    return replace(
+        base,
+        name=name,
+        mkfs=mkfs,
+        mount_options=base.mount_options if mount_options is None else tuple(mount_options),
+        notes=notes or f"variant of {base.name}" + (f": {base.notes}" if base.notes else ""),
+    )
 
 
 # The filesystem of the dataset source image, when the datasets do not fit in memory.

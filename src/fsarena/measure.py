@@ -93,6 +93,30 @@ class Metric:
     scale: float = 1.0  # multiply the raw value by this to show it in `unit`
 
 
+def _bonnie_metrics() -> tuple[Metric, ...]:
+    """bonnie++'s rates (higher, harmonic mean) and the CPU % of each test."""
+    rates = (
+        ("putc", "per-char write", "MB/s"),
+        ("seq_write", "block write", "MB/s"),
+        ("rewrite", "rewrite", "MB/s"),
+        ("getc", "per-char read", "MB/s"),
+        ("seq_read", "block read", "MB/s"),
+        ("random_seeks", "random seeks", "/s"),
+        ("seq_create", "seq. create", "/s"),
+        ("seq_stat", "seq. stat", "/s"),
+        ("seq_delete", "seq. delete", "/s"),
+        ("random_create", "random create", "/s"),
+        ("random_stat", "random stat", "/s"),
+        ("random_delete", "random delete", "/s"),
+    )
+    out = []
+    for key, label, unit in rates:
+        suffix = "mb_s" if unit == "MB/s" else "per_s"
+        out.append(Metric(f"bonnie_{key}_{suffix}", label, unit, "higher", "harmonic"))
+        out.append(Metric(f"bonnie_{key}_cpu_pct", f"{label} CPU", "%", "lower"))
+    return tuple(out)
+
+
 # The metric registry: one line per metric. Reports look metrics up here;
 # `extra` metrics that tasks produce (capacity, rates) are registered the same way.
 METRICS: dict[str, Metric] = {
@@ -116,6 +140,23 @@ METRICS: dict[str, Metric] = {
         # That throughput as a share of the best raw device throughput fio measured.
         Metric("ceiling_pct", "of device ceiling", "%", "higher", "harmonic"),
         Metric("available_bytes", "available", "MB", "higher", scale=1e-6),
+        # Rates of the article tasks (MB = 10^6 bytes, as the articles printed).
+        Metric("files_per_s", "files created", "/s", "higher", "harmonic"),
+        # Article D's space probe, in MiB as the article printed.
+        Metric("df_used_before_bytes", "df used before", "MiB", "lower", scale=1 / 2**20),
+        Metric("df_used_after_bytes", "df used after", "MiB", "lower", scale=1 / 2**20),
+        Metric("df_used_difference_bytes", "difference", "MiB", "lower", scale=1 / 2**20),
+        Metric("du_bytes", "du", "MiB", "lower", scale=1 / 2**20),
+        Metric("du_apparent_bytes", "du --apparent-size", "MiB", "lower", scale=1 / 2**20),
+        Metric("space_overhead_bytes", "overhead", "MiB", "lower", scale=1 / 2**20),
+        # bonnie++'s own figures (article C), from its CSV.
+        *_bonnie_metrics(),
+        Metric("bonnie_tests_too_fast", "bonnie++ tests too fast to time", "", "lower"),
+        Metric("bonnie_size_mib", "bonnie++ file", "MiB", "higher"),
+        Metric("bonnie_ram_mib", "bonnie++ -r (cgroup limit)", "MiB", "lower"),
+        Metric("bonnie_files_k", "bonnie++ files", "x1024", "higher"),
+        Metric("cgroup_memory_limit_bytes", "memory limit", "MiB", "lower", scale=1 / 2**20),
+        Metric("cgroup_memory_peak_bytes", "memory peak", "MiB", "lower", scale=1 / 2**20),
     )
 }
 

@@ -12,11 +12,19 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
-from fsarena import datasets
+from fsarena import catalog
+from fsarena.datasets import DatasetSpec
 from fsarena.errors import FsarenaError
-from fsarena.filesystems import PROFILES, FilesystemProfile, resolve
+from fsarena.filesystems import PROFILES, FilesystemProfile, derive, resolve
 from fsarena.tasks import TASKS
 
 DEFAULT_WORKDIR = "/var/tmp/fsarena"
@@ -25,10 +33,39 @@ DEFAULT_MAX_REPETITIONS = 10
 MIB = 1 << 20
 
 # Datasets the tasks may ask for, by name, at scale 1 (the articles' sizes).
-DATASETS: dict[str, datasets.DatasetSpec] = {
-    "iso": datasets.ARTICLE_A_ISO,
-    "tree": datasets.ARTICLE_A_TREE,
-}
+DATASETS = catalog.DATASETS
+
+
+class Variant(BaseModel):
+    """A suite's `[filesystems.NAME]` table: a built-in filesystem, or a variant of one."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    base: str | None = None  # the built-in profile it derives from
+    mount_options: list[str] | None = None  # replace the base's (none: kernel defaults)
+    mkfs_options: list[str] = Field(default_factory=list)  # added before the device
+    notes: str = ""
+
+
+def profile_table(variants: dict[str, Variant]) -> dict[str, FilesystemProfile]:
+    """The built-in profiles plus a suite's variants, each checked."""
+    table = dict(PROFILES)
+    for name, v in variants.items():
+        where = f"filesystems.{name}"
+        if v.base is None:
+            if name not in PROFILES:
+                raise FsarenaError(
+                    f"{where}: not a built-in filesystem; set base = one of {', '.join(PROFILES)}"
+                )
+            if v != Variant():
+                raise FsarenaError(f"{where}: a built-in name; give the variant its own name")
+            continue
+        if name in PROFILES:
+            raise FsarenaError(f"{where}: a built-in name; give the variant its own name")
+        if v.base not in PROFILES:
+            raise FsarenaError(f"{where}.base: unknown filesystem {v.base!r}")
+        table[name] = derive(name, PROFILES[v.base], v.mount_options, v.mkfs_options, v.notes)
+    return table
 
 
 class Suite(BaseModel):
@@ -39,10 +76,27 @@ class Suite(BaseModel):
     name: str
     article: str = ""
     description: str = ""
-    filesystems: list[str]
+    # A list of names, or a table NAME -> Variant (`[filesystems.btrfs-zstd]`, base = ...).
+    filesystems: dict[str, Variant]
     tasks: list[str] = Field(min_length=1)
+    datasets: dict[str, dict[str, Any]] = Field(default_factory=dict)
     repetitions: int = Field(default=3, ge=1, le=1000)
     scale: float = Field(default=1.0, gt=0, le=100)
+
+    @property
+    def filesystem_names(self) -> list[str]:
+        return list(self.filesystems)
+
+    @property
+    def variants(self) -> dict[str, Variant]:
+        return dict(self.filesystems)
+
+    @field_validator("filesystems", mode="before")
+    @classmethod
+    def _names_as_table(cls, value: Any) -> Any:
+        if isinstance(value, list) and all(isinstance(v, str) for v in value):
+            return {name: {} for name in value}
+        return value
 
     @field_validator("tasks")
     @classmethod
@@ -52,11 +106,19 @@ class Suite(BaseModel):
             raise ValueError(f"unknown task(s) {', '.join(unknown)}; known: {', '.join(TASKS)}")
         return value
 
-    @field_validator("filesystems")
-    @classmethod
-    def _known_filesystems(cls, value: list[str]) -> list[str]:
-        resolve(value)
-        return value
+    @model_validator(mode="after")
+    def _consistent(self) -> Suite:
+        table = profile_table(self.variants)
+        resolve(self.filesystem_names, table)
+        needed = {d for t in self.tasks for d in TASKS[t].datasets}
+        for name in self.datasets:
+            if name not in needed:
+                raise FsarenaError(
+                    f"datasets.{name}: no task of this suite uses it; "
+                    f"its tasks use {', '.join(sorted(needed)) or 'no dataset'}"
+                )
+        catalog.scaled_specs(sorted(needed), self.datasets, 1.0)
+        return self
 
 
 def _validation_message(source: str, exc: ValidationError) -> str:
@@ -154,21 +216,35 @@ class Plan(BaseModel):
             return self.max_repetitions
         return max(self.repetitions, DEFAULT_MAX_REPETITIONS)
 
-    def profiles(self) -> list[FilesystemProfile]:
-        return [PROFILES[name] for name in self.filesystems]
+    # The suite's filesystem variants and dataset overrides, so the plan alone says it all.
+    variants: dict[str, Variant] = Field(default_factory=dict)
+    datasets: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
-    def dataset_specs(self) -> dict[str, datasets.DatasetSpec]:
-        """The datasets the tasks need, scaled."""
+    def profile(self, name: str) -> FilesystemProfile:
+        return profile_table(self.variants)[name]
+
+    def profiles(self) -> list[FilesystemProfile]:
+        table = profile_table(self.variants)
+        return [table[name] for name in self.filesystems]
+
+    def dataset_specs(self) -> dict[str, DatasetSpec]:
+        """The datasets the tasks need, with the suite's overrides, scaled."""
         names = sorted({d for t in self.tasks for d in TASKS[t].datasets})
-        return {name: DATASETS[name].scaled(self.scale) for name in names}
+        return catalog.scaled_specs(names, self.datasets, self.scale)
 
     def image_size_for(self, profile: FilesystemProfile) -> int:
-        """A sparse image big enough for two copies of the largest dataset, with margin."""
+        """A sparse image big enough for what the tasks keep at once, with margin.
+
+        Two copies of the largest dataset (copy within), or one of each dataset
+        with per-file block slack, whichever is more; +30 % for metadata.
+        """
         if self.image_size_bytes is not None:
             return self.image_size_bytes
-        largest = max((s.total_bytes for s in self.dataset_specs().values()), default=0)
-        # Two copies at once (copy within), +30 % for metadata and allocation slack.
-        need = int(2 * largest * 1.3) + 256 * MIB
+        specs = self.dataset_specs().values()
+        largest = max((s.total_bytes for s in specs), default=0)
+        files = sum(n if isinstance(n := getattr(s, "files", 1), int) else 1 for s in specs)
+        together = sum(s.total_bytes for s in specs) + files * 2 * 8192
+        need = int(max(2 * largest, together) * 1.3) + 256 * MIB
         size = max(need, profile.min_size_bytes)
         return (size + MIB - 1) // MIB * MIB
 
@@ -187,12 +263,15 @@ def make_plan(
 ) -> Plan:
     """Build and validate a plan from a suite and command-line overrides."""
     suite = load_suite(suite_name)
-    chosen = resolve(filesystems if filesystems is not None else suite.filesystems)
+    table = profile_table(suite.variants)
+    chosen = resolve(filesystems if filesystems is not None else suite.filesystem_names, table)
     try:
         return Plan(
             suite=suite.name,
             filesystems=[p.name for p in chosen],
             tasks=list(suite.tasks),
+            variants={p.name: suite.variants[p.name] for p in chosen if p.name in suite.variants},
+            datasets=dict(suite.datasets),
             repetitions=repetitions if repetitions is not None else suite.repetitions,
             scale=scale if scale is not None else suite.scale,
             seed=seed if seed is not None else _fresh_seed(),

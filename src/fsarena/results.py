@@ -25,7 +25,11 @@ from fsarena.measure import Measurement, metric_value
 # 2 (in progress): `ceilings` (fio's raw sequential write/read throughput of the
 #   target, per round); run status "invalid" (measured, but faster than the device's
 #   ceiling: excluded from statistics); Measurement.extra["payload_bytes"]; plan
-#   target_ci_pct / max_repetitions / time_budget_s (adaptive repetitions).
+#   target_ci_pct / max_repetitions / time_budget_s (adaptive repetitions);
+#   plan.variants (a suite's filesystem variants) and plan.datasets (its dataset
+#   overrides); plan.task_info[task].columns; datasets[name].origin (e.g. the real
+#   Debian kernel or the generated look-alike) and .size_histogram; new metrics in
+#   Measurement.extra (files_per_s, bonnie_*) and Run.values (portage_space's df/du).
 SCHEMA_VERSION = 1
 
 # ok: a valid sample. failed: the task did not do its job (the sequence stops).

@@ -36,11 +36,14 @@ from pathlib import Path
 from fsarena import __version__
 from fsarena.adaptive import imprecise, unstable_message
 from fsarena.ceiling import TOLERANCE, ceiling_bytes, measure_ceiling
+from fsarena.datasets import DatasetSpec, Manifest
 from fsarena.errors import FsarenaError
 from fsarena.executor import Executor
-from fsarena.filesystems import PROFILES, FilesystemProfile
+from fsarena.filesystems import FilesystemProfile
+from fsarena.kernel import TarballSpec
 from fsarena.measure import Command, Measurement, metric_value
 from fsarena.plan import Plan
+from fsarena.realistic import histogram
 from fsarena.results import CheckRecord, Run, RunStatus, Session, save
 from fsarena.targets import LoopTarget, Source
 from fsarena.tasks import FsState, SourceDataset, Task, TaskContext, get_task
@@ -93,7 +96,7 @@ class Runner:
                 for repetition, order in self._rounds():
                     self._measure_ceiling(repetition)
                     for name in order:
-                        self._run_sequence(PROFILES[name], repetition, datasets)
+                        self._run_sequence(self.plan.profile(name), repetition, datasets)
             self._warn_unstable()
             self.session.status = "complete"
         except KeyboardInterrupt:
@@ -172,11 +175,24 @@ class Runner:
     def _workdir(self, *parts: str) -> str:
         return str(Path(self.plan.workdir, *parts))
 
+    def _resolved_specs(self) -> tuple[dict[str, DatasetSpec], dict[str, str]]:
+        """The plan's datasets as they will be made (e.g. the real kernel tree), and origins."""
+        specs, origins = {}, {}
+        for name, planned in self.plan.dataset_specs().items():
+            specs[name], origins[name] = self.executor.resolve_dataset(
+                planned, self._workdir("cache")
+            )
+        for name, spec in specs.items():  # a tarball is as big as the tree it archives
+            if isinstance(spec, TarballSpec):
+                specs[name] = replace(spec, source_bytes=specs[spec.of].total_bytes)
+        return specs, origins
+
     def _prepare_source(self, stack: ExitStack) -> dict[str, SourceDataset]:
-        specs = self.plan.dataset_specs()
-        data_bytes = sum(s.total_bytes for s in specs.values())
-        # Room for the data plus file-system overhead and per-file slack.
-        size = int(data_bytes * 1.1) + (256 << 20)
+        specs, origins = self._resolved_specs()
+        data_bytes = source_bytes(specs)
+        files = sum(len(s.plan().files) for s in specs.values() if s.on_source)
+        # Room for the data plus file-system overhead and a block of slack per file.
+        size = int(data_bytes * 1.1) + files * 4096 + (256 << 20)
         source = Source(
             self.source_kind, self._workdir("source"), size, self._workdir("source.img")
         )
@@ -187,14 +203,14 @@ class Runner:
         source.setup(self.executor)
         self.session.source = source.describe()
         found: dict[str, SourceDataset] = {}
-        for name, spec in specs.items():
+        # Trees first: tarballs archive them.
+        for name, spec in sorted(specs.items(), key=lambda kv: isinstance(kv[1], TarballSpec)):
+            origin = origins[name]
             self.on_event(
-                Event("setup", f"generating dataset {name} ({spec.total_bytes / 1e6:.0f} MB)")
+                Event("setup", f"dataset {name}: {origin} ({spec.total_bytes / 1e6:.0f} MB)")
             )
-            manifest = self.executor.generate_dataset(
-                spec, source.mountpoint, self._workdir("cache")
-            )
-            found[name] = SourceDataset(f"{source.mountpoint}/{spec.name}", manifest)
+            manifest = self._materialize(spec, source.mountpoint, found)
+            found[name] = SourceDataset(f"{source.mountpoint}/{spec.name}", manifest, spec)
             self.session.datasets[name] = {
                 "spec": spec.to_dict(),
                 "spec_hash": spec.spec_hash(),
@@ -202,9 +218,24 @@ class Runner:
                 "files": len(manifest.files),
                 "directories": len(manifest.directories),
                 "total_bytes": manifest.total_bytes,
+                "origin": origin,
+                "size_histogram": histogram([f.size_bytes for f in manifest.files]),
             }
         self._save()
         return found
+
+    def _materialize(
+        self, spec: DatasetSpec, dest: str, found: dict[str, SourceDataset]
+    ) -> Manifest:
+        """Write the dataset on the source, or only compute what a task will make itself."""
+        if isinstance(spec, TarballSpec):
+            tree = found[spec.of]
+            return self.executor.make_tarball(
+                spec, dest, tree.manifest, dest, self._workdir("cache")
+            )
+        if not spec.on_source:
+            return spec.expected_manifest()
+        return self.executor.generate_dataset(spec, dest, self._workdir("cache"))
 
     def _run_sequence(
         self, profile: FilesystemProfile, repetition: int, datasets: dict[str, SourceDataset]
@@ -299,6 +330,11 @@ class _Sequence:
             outcome = self._measure(task)
         except FsarenaError as exc:
             outcome = _Outcome(error=str(exc))
+        finally:
+            try:
+                task.cleanup(self.ctx)
+            except FsarenaError as exc:
+                outcome = _Outcome(error=f"cleanup failed: {exc}")
         ok = outcome.ok
         if ok and task.leaves is not None:
             self.state = task.leaves
@@ -325,6 +361,8 @@ class _Sequence:
             m = replace(m, extra={**m.extra, "payload_bytes": task.payload_bytes(self.ctx)})
         checks = [CheckRecord(name=c.name, ok=c.ok, detail=c.detail) for c in task.verify(self.ctx)]
         failed = [f"verification failed: {c.name}: {c.detail}" for c in checks if not c.ok]
+        if not failed:
+            m = replace(m, extra={**m.extra, **task.extra(self.ctx, m)})
         return _Outcome(
             error="; ".join(failed),
             measurement=m,
@@ -370,6 +408,11 @@ class _Sequence:
             self.state = FsState.UNMOUNTED
 
 
+def source_bytes(specs: dict[str, DatasetSpec]) -> int:
+    """Bytes the datasets take on the source (tasks make the others on the test filesystem)."""
+    return sum(s.total_bytes for s in specs.values() if s.on_source)
+
+
 def new_session(plan: Plan, host: dict[str, object], tool_versions: dict[str, str]) -> Session:
     """A session carrying the plan and its provenance, before anything is measured."""
     from fsarena.tasks import TASKS
@@ -388,6 +431,7 @@ def new_session(plan: Plan, host: dict[str, object], tool_versions: dict[str, st
                     "writes": TASKS[name].writes,
                     "payload": TASKS[name].payload,
                     "description": TASKS[name].describe(),
+                    **({"columns": list(c)} if (c := TASKS[name].columns) else {}),
                 }
                 for name in plan.tasks
             },

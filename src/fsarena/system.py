@@ -14,6 +14,8 @@ from fsarena.filesystems import FilesystemProfile, probe
 
 # Tools whose versions go into every session: the real-world tasks' tools and mkfs.
 BASE_TOOLS = ("cp", "rm", "ls", "find", "sync", "mount", "umount", "losetup")
+# The article suites' tools (archives, dd, du, bonnie++).
+TASK_TOOLS = ("tar", "gzip", "bzip2", "dd", "du", "mv", "bonnie++")
 
 
 def _first_line(argv: list[str]) -> str:
@@ -33,11 +35,26 @@ def tool_version(tool: str) -> str:
         return "not found"
     if tool.startswith("mkfs.ext") or tool.startswith("mkfs.xfs"):
         return _first_line([tool, "-V"])
+    if tool == "bonnie++":  # no --version: its usage text ends with "Version: 2.00a"
+        return _version_line([tool, "-h"])
     return _first_line([tool, "--version"])
 
 
+def _version_line(argv: list[str]) -> str:
+    """The first line mentioning "Version" in everything the command prints."""
+    try:
+        out = subprocess.run(
+            argv, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=10, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return "not found"
+    return next(
+        (x.strip() for x in (out.stdout + out.stderr).splitlines() if "Version" in x), "unknown"
+    )
+
+
 def tool_versions(profiles: Iterable[FilesystemProfile]) -> dict[str, str]:
-    tools = [*BASE_TOOLS, *sorted({p.mkfs_tool for p in profiles})]
+    tools = [*BASE_TOOLS, *TASK_TOOLS, *sorted({p.mkfs_tool for p in profiles})]
     return {tool: tool_version(tool) for tool in tools}
 
 

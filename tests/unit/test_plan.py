@@ -17,7 +17,7 @@ def test_article_a_suite_has_the_eleven_tasks_and_capacity() -> None:
     assert len(timed) == 11
     assert suite.tasks[0] == "mkfs" and suite.tasks[-1] == "umount"
     assert suite.repetitions == 3
-    assert suite.filesystems == ["ext2", "ext3", "ext4", "xfs", "btrfs"]
+    assert suite.filesystem_names == ["ext2", "ext3", "ext4", "xfs", "btrfs"]
 
 
 def test_unknown_filesystem_names_the_known_ones() -> None:

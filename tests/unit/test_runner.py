@@ -128,3 +128,69 @@ def test_interrupt_saves_and_tears_down(tmp_path: Path) -> None:
     assert [r.task for r in saved.runs] == ["mkfs", "mount", "capacity_initial"]
     assert not ex.mounted
     assert [c[0] for c in ex.calls].count("detach") == 2  # the ceiling's and the sequence's
+
+
+TOOLS = Path(__file__).resolve().parents[1] / "fixtures" / "tools"
+
+
+def _suite_run(tmp_path: Path, suite: str, ex: FakeExecutor):  # type: ignore[no-untyped-def]
+    plan = make_plan(suite, ["ext4", "xfs"], 1, 0.001, 7, str(tmp_path / "work"))
+    path = tmp_path / "session.json"
+    Runner(plan, ex, new_session(plan, {}, {}), path, "tmpfs").run()
+    return load(path)
+
+
+def test_bonnie_runs_in_a_memory_cgroup_of_half_its_file(tmp_path: Path) -> None:
+    ex = FakeExecutor()
+    csv = (TOOLS / "bonnie-2.00a-ext4-1g.csv").read_text()
+    ex.files[str(tmp_path / "work" / "scratch" / "bonnie.csv")] = csv
+    session = _suite_run(tmp_path, "article-c-2009", ex)
+    assert all(r.status == "ok" for r in session.runs), [r.error for r in session.runs]
+    bonnie = [c for c in ex.calls if c[0] == "measure" and "bonnie++" in c]
+    assert len(bonnie) == 2
+    argv = bonnie[0]
+    assert argv[1:3] == ("sh", "-c") and "cgroup.procs" in argv[3]  # joins the cgroup, then exec
+    size, ram = int(argv[argv.index("-s") + 1]), int(argv[argv.index("-r") + 1])
+    assert size == 16 and ram == 8  # bonnie++'s file is twice the memory it may use
+    made = [c for c in ex.calls if c[0] == "cgroup"]
+    removed = [c for c in ex.calls if c[0] == "cgroup_removed"]
+    assert made == [("cgroup", str(8 << 20))] * 2 and len(removed) == 2
+    run = next(r for r in session.runs if r.task == "bonnie")
+    assert run.measurement is not None
+    assert run.measurement.extra["bonnie_seq_write_mb_s"] > 1000
+    assert run.measurement.extra["bonnie_ram_mib"] == 8
+    iso = next(r for r in session.runs if r.task == "bigiso_copy_there")
+    assert iso.measurement is not None and iso.measurement.extra["payload_bytes"] > 0
+
+
+def test_cgroup_is_removed_when_bonnie_fails(tmp_path: Path) -> None:
+    ex = FakeExecutor(fail_on="sh")
+    session = _suite_run(tmp_path, "article-c-2009", ex)
+    assert next(r for r in session.runs if r.task == "bonnie").status == "failed"
+    assert sum(c[0] == "cgroup" for c in ex.calls) == sum(
+        c[0] == "cgroup_removed" for c in ex.calls
+    )
+
+
+def test_article_suites_record_columns_and_dataset_origins(tmp_path: Path) -> None:
+    session = _suite_run(tmp_path, "article-b-2001", FakeExecutor())
+    info = session.plan["task_info"]
+    assert info["dd_write_synced"]["columns"][:3] == ["wall_s", "user_s", "sys_s"]
+    assert info["dd_write_synced"]["writes"] and not info["dd_write_unsynced"]["writes"]
+    assert session.datasets["kernel"]["origin"].startswith("generated")
+    assert {"kernel", "kernel_tar", "dd"} <= set(session.datasets)
+    synced = [c for c in session.runs if c.task == "dd_write_synced"]
+    assert synced and all(r.status == "ok" for r in session.runs)
+
+
+def test_article_d_runs_every_task_with_its_generator(tmp_path: Path) -> None:
+    ex = FakeExecutor()
+    session = _suite_run(tmp_path, "article-d-2008", ex)
+    assert all(r.status == "ok" for r in session.runs), [r.error for r in session.runs]
+    mkfiles = [c for c in ex.calls if c[0] == "measure" and c[1].endswith("fsarena-mkfiles")]
+    assert len(mkfiles) == 2
+    space = next(r for r in session.runs if r.task == "portage_space")
+    assert space.values["du_bytes"] == 10 << 20
+    assert space.values["space_overhead_bytes"] == (
+        space.values["df_used_difference_bytes"] - space.values["du_apparent_bytes"]
+    )

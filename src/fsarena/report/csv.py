@@ -30,7 +30,8 @@ def render(comparison: Comparison) -> str:
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(FIELDS)
     for run in comparison.session.runs:
-        names = [*RAW_METRICS, *sorted(set(run.values) - set(RAW_METRICS))]
+        extra = set(run.values) | set(run.measurement.extra if run.measurement else {})
+        names = [*RAW_METRICS, *sorted(extra - set(RAW_METRICS))]
         values = [(n, v) for n in names if (v := run_value(run, n)) is not None]
         if not values:
             writer.writerow(

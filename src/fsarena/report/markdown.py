@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fsarena.report import prose
+from fsarena.report import articles, prose
 from fsarena.report.table import Comparison, comparison_line, grid, header_lines
 
 
@@ -44,7 +44,8 @@ def _verdicts(comparison: Comparison) -> list[str]:
 def render(comparison: Comparison) -> str:
     lines = (f"- {line}" for line in header_lines(comparison.session))
     head = ["# fsarena results", "", *lines, "", *_verdicts(comparison)]
-    return "\n".join([*head, *body(comparison)]).rstrip() + "\n"
+    against = articles.markdown_lines(comparison.session)
+    return "\n".join([*head, *body(comparison), "", *against]).rstrip() + "\n"
 
 
 def body(comparison: Comparison, level: str = "##") -> list[str]:

@@ -347,6 +347,12 @@ def header_lines(session: Session) -> list[str]:
     host = session.host
     plan = session.plan
     mem = int(host.get("mem_total_bytes", 0)) / 2**30
+    # Where a dataset did not come from fsarena's own generators (or why not), say so.
+    origins = [
+        f"dataset {name}: {d['origin']}"
+        for name, d in sorted(session.datasets.items())
+        if d.get("origin", "generated") != "generated"
+    ]
     return [
         f"suite {plan.get('suite', '?')}, {_repetitions(session)}, "
         f"scale {plan.get('scale', '?')}, seed {plan.get('seed', '?')}, status {session.status}",
@@ -357,6 +363,7 @@ def header_lines(session: Session) -> list[str]:
         *_ceiling_lines(session),
         f"caches dropped before every task; writes timed through syncfs; "
         f"fsarena {session.tool_version}, started {session.created_at}",
+        *origins,
     ]
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import textwrap
 
-from fsarena.report import prose
+from fsarena.report import articles, prose
 from fsarena.report.table import Comparison, comparison_line, grid, header_lines
 
 WIDTH = 100
@@ -52,7 +52,8 @@ def _verdicts(comparison: Comparison) -> list[str]:
 
 def render(comparison: Comparison) -> str:
     head = ["fsarena results", *header_lines(comparison.session), "", *_verdicts(comparison)]
-    return "\n".join([*head, *body(comparison)]).rstrip() + "\n"
+    against = articles.text_lines(comparison.session)
+    return "\n".join([*head, *body(comparison), "", *against]).rstrip() + "\n"
 
 
 def body(comparison: Comparison) -> list[str]:

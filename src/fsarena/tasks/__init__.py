@@ -4,8 +4,35 @@ from __future__ import annotations
 
 from fsarena.errors import FsarenaError
 from fsarena.tasks.base import Check, FsState, SourceDataset, Task, TaskContext
+from fsarena.tasks.bigiso import BigisoCopyBack, BigisoCopyThere
+from fsarena.tasks.ddfile import DdDelete, DdRead, DdWriteSynced, DdWriteUnsynced
+from fsarena.tasks.films import Film1Copy, Film1Delete, Film2Copy, Film2Delete
+from fsarena.tasks.kerneltar import (
+    KernelBz2Copy,
+    KernelBz2Extract,
+    KernelTarCopy,
+    KernelTarDelete,
+    KernelTarExtract,
+    KernelTreeDelete,
+)
 from fsarena.tasks.largefile import IsoCopyIn, IsoCopyWithin, IsoDelete
 from fsarena.tasks.lifecycle import CapacityInitial, CapacityResidual, Mkfs, Mount, Umount
+from fsarena.tasks.portage import (
+    PortageCompress,
+    PortageCopy,
+    PortageDecompress,
+    PortageDelete,
+    PortageMove,
+    PortageSpace,
+)
+from fsarena.tasks.smallfiles import (
+    SmallfilesCompress,
+    SmallfilesCreate,
+    SmallfilesDecompress,
+    SmallfilesDelete,
+    SmallfilesMove,
+)
+from fsarena.tasks.synthetic import Bonnie
 from fsarena.tasks.tree import (
     TreeCopyIn,
     TreeCopyWithin,
@@ -30,6 +57,37 @@ TASKS: dict[str, type[Task]] = {
         TreeDelete,
         CapacityResidual,
         Umount,
+        # Article B (2001)
+        DdWriteSynced,
+        DdWriteUnsynced,
+        DdRead,
+        DdDelete,
+        KernelTarCopy,
+        KernelTarExtract,
+        KernelTarDelete,
+        KernelTreeDelete,
+        # Article C (2009)
+        Bonnie,
+        BigisoCopyThere,
+        BigisoCopyBack,
+        KernelBz2Copy,
+        KernelBz2Extract,
+        # Article D (2008)
+        PortageSpace,
+        PortageCopy,
+        PortageCompress,
+        PortageDecompress,
+        PortageMove,
+        PortageDelete,
+        SmallfilesCreate,
+        SmallfilesCompress,
+        SmallfilesDecompress,
+        SmallfilesMove,
+        SmallfilesDelete,
+        Film1Copy,
+        Film2Copy,
+        Film1Delete,
+        Film2Delete,
     )
 }
 

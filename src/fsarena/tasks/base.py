@@ -12,10 +12,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import ClassVar, Literal
 
-from fsarena.datasets import Manifest
+from fsarena.datasets import DatasetSpec, Manifest
 from fsarena.executor import Executor
 from fsarena.filesystems import FilesystemProfile
-from fsarena.measure import Command
+from fsarena.measure import Command, Measurement
 
 # The articles' copies wrote every byte again. Since coreutils 9.0, cp clones
 # (reflinks) by default where the filesystem can (xfs, btrfs), which writes only
@@ -38,6 +38,7 @@ class SourceDataset:
 
     root: str  # directory holding exactly the manifest's files
     manifest: Manifest
+    spec: DatasetSpec | None = None  # its parameters (sizes for dd and bonnie++)
 
 
 @dataclass(frozen=True)
@@ -81,6 +82,9 @@ class Task:
     # The direction of the logical bytes the task moves (payload_bytes), compared with the
     # device's raw ceiling of that direction; None: the task's figure is not a throughput.
     payload: ClassVar[Literal["write", "read"] | None] = None
+    # The metrics its table shows, in order (recorded in the plan's task_info, so reports
+    # never import tasks); None: the default timed or probe columns.
+    columns: ClassVar[tuple[str, ...] | None] = None
 
     def prepare(self, ctx: TaskContext) -> None:
         """Untimed set-up before caches are dropped (e.g. make a target directory)."""
@@ -100,6 +104,13 @@ class Task:
     def probe(self, ctx: TaskContext) -> dict[str, float]:
         """Values read by an untimed task (timed = False)."""
         return {}
+
+    def extra(self, ctx: TaskContext, measurement: Measurement) -> dict[str, float]:
+        """Metrics derived after a verified timed run (MB/s, a tool's own figures)."""
+        return {}
+
+    def cleanup(self, ctx: TaskContext) -> None:
+        """Always run last, whatever happened (remove a cgroup, a helper file)."""
 
     @classmethod
     def describe(cls) -> str:
@@ -123,10 +134,39 @@ def verify_absent(ctx: TaskContext, *paths: str) -> Check:
     return Check("deleted", not left, "still present: " + ", ".join(left) if left else "")
 
 
+def verify_tree(ctx: TaskContext, dataset: str, root: str, what: str) -> Check:
+    """Compare an extracted or moved tree with the dataset's manifest."""
+    check = verify_copy(ctx, dataset, root)
+    return Check(f"{what} of {dataset} intact", check.ok, check.detail)
+
+
+def ensure_copy(ctx: TaskContext, dataset: str, dest: str) -> None:
+    """Untimed: put the dataset at dest if an earlier task has not (for suites that skip it)."""
+    if not ctx.executor.exists(dest):
+        ctx.executor.call((*CP, "-r", ctx.dataset(dataset).root, dest))
+        ctx.executor.call(("sync", "-f", ctx.mountpoint))
+
+
+# Every task's time and CPU, as article D printed (real, user, sys), then the device's bytes.
+REAL_USER_SYS = ("wall_s", "user_s", "sys_s", "cpu_pct", "device_read_bytes", "device_write_bytes")
+# Article C printed MB/s: the payload's throughput first, then time and CPU.
+RATE_FIRST = (
+    "throughput_bytes_per_s",
+    "wall_s",
+    "user_s",
+    "sys_s",
+    "cpu_pct",
+    "device_write_bytes",
+)
+
 TASK_KINDS: Mapping[str, str] = {
     "lifecycle": "filesystem lifecycle (mkfs, mount, umount)",
     "large_files": "large files",
     "file_trees": "file trees",
     "listing_search": "listing and search",
+    "small_files": "many small files",
+    "archives": "archives (tar, gzip, bzip2: CPU-bound)",
     "space": "space efficiency",
+    "synthetic": "synthetic benchmarks (bonnie++)",
+    "safety": "power-loss safety",
 }

@@ -1,0 +1,110 @@
+"""Control groups for tasks: a memory limit today (CPU and blkio limits belong here too).
+
+bonnie++ wants a test file twice the machine's RAM so the page cache cannot
+hold it. fsarena satisfies that honestly: bonnie++ runs in a memory cgroup
+limited to half the file size, and is told that limit as its RAM (`-r`), so
+its file really is twice the memory it may cache in.
+
+Both hierarchies are supported: cgroup v2 (`memory.max`, in a unified
+hierarchy whose root offers the memory controller) and cgroup v1 (a `memory`
+hierarchy, `memory.limit_in_bytes`). Children are named `fsarena-PID-N`, so
+fsarena never touches a cgroup it did not create, and are always removed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import os
+import signal
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from fsarena.errors import FsarenaError
+
+CGROUP_ROOT = Path("/sys/fs/cgroup")
+PREFIX = "fsarena"
+_counter = itertools.count()
+
+
+@dataclass(frozen=True)
+class Hierarchy:
+    """Where memory cgroups are made, and which interface files they have."""
+
+    root: Path
+    version: int
+
+    @property
+    def limit_file(self) -> str:
+        return "memory.max" if self.version == 2 else "memory.limit_in_bytes"
+
+    @property
+    def peak_file(self) -> str:
+        return "memory.peak" if self.version == 2 else "memory.max_usage_in_bytes"
+
+
+def memory_hierarchy(base: Path = CGROUP_ROOT) -> Hierarchy:
+    """The cgroup v2 hierarchy with a memory controller, else the v1 memory hierarchy."""
+    for root in (base, base / "unified"):
+        controllers = root / "cgroup.controllers"
+        with contextlib.suppress(OSError):
+            if "memory" in controllers.read_text().split():
+                return Hierarchy(root, 2)
+    if (base / "memory" / "memory.limit_in_bytes").exists():
+        return Hierarchy(base / "memory", 1)
+    raise FsarenaError(
+        f"no memory cgroup controller under {base}: mount cgroup2 with the memory controller "
+        "(or the v1 memory hierarchy); bonnie++ needs it to limit its page cache honestly"
+    )
+
+
+def create_memory_cgroup(limit_bytes: int, hierarchy: Hierarchy | None = None) -> str:
+    """Make fsarena-PID-N with a memory limit; returns its directory."""
+    h = hierarchy or memory_hierarchy()
+    if h.version == 2:
+        # Children get the memory controller only if the parent enables it for them.
+        with contextlib.suppress(OSError):
+            (h.root / "cgroup.subtree_control").write_text("+memory")
+    path = h.root / f"{PREFIX}-{os.getpid()}-{next(_counter)}"
+    try:
+        path.mkdir()
+        (path / h.limit_file).write_text(f"{limit_bytes}\n")
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            path.rmdir()
+        raise FsarenaError(f"cannot make memory cgroup {path}: {exc}; run as root") from exc
+    return str(path)
+
+
+def peak_file(path: str) -> str:
+    """The file holding the cgroup's peak memory use (bytes)."""
+    v1 = Path(path, "memory.max_usage_in_bytes")
+    return str(v1) if v1.exists() else str(Path(path, "memory.peak"))
+
+
+def enter_argv(path: str, argv: tuple[str, ...]) -> tuple[str, ...]:
+    """argv run inside the cgroup: a shell joins it, then execs argv (same process, same rusage)."""
+    return ("sh", "-c", 'echo $$ > "$0/cgroup.procs" && exec "$@"', path, *argv)
+
+
+def remove_cgroup(path: str, wait_s: float = 5.0) -> None:
+    """Remove a cgroup fsarena made; kills what is left in it first (only its own processes)."""
+    cg = Path(path)
+    if not cg.name.startswith(f"{PREFIX}-") or not cg.exists():
+        return
+    deadline = time.monotonic() + wait_s
+    while True:
+        with contextlib.suppress(OSError):
+            for pid in (cg / "cgroup.procs").read_text().split():
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(int(pid), signal.SIGKILL)
+        try:
+            cg.rmdir()
+            return
+        except FileNotFoundError:
+            return
+        except OSError as exc:
+            if time.monotonic() > deadline:
+                raise FsarenaError(f"cannot remove cgroup {cg}: {exc}") from exc
+            time.sleep(0.05)

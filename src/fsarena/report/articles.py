@@ -1,0 +1,181 @@
+"""Today's results beside the seed articles' published figures, with the rank agreement.
+
+The figures are data (reference/articles.json, a copy of the project's shared
+reference, and reference/article_map.toml, which says which fsarena task and
+metric each figure is). They come from other hardware and kernels, 2001 to
+2009: only rankings mean something across that gap, so each comparison
+carries Spearman's rank correlation over the filesystems both have, when
+there are at least three. Every exporter can render the rows of
+`comparisons(session)`; text and Markdown renderings are here.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import tomllib
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from scipy import stats as scipy_stats
+
+from fsarena.measure import METRICS
+from fsarena.report.table import fmt, run_value
+from fsarena.results import Session
+from fsarena.stats import summarize
+
+MIN_COMMON = 3
+CAVEAT = (
+    "published figures from other hardware and kernels (2001-2009): compare rankings, never values"
+)
+GAP_METRIC = "theory_vs_practice_gap_mb_s"
+
+
+@dataclass(frozen=True)
+class ArticleComparison:
+    """One published figure set beside today's means, per filesystem."""
+
+    article: str  # the article's title
+    task: str
+    metric: str
+    label: str  # what the number is, with its unit
+    cells: tuple[tuple[str, float | None, float | None], ...]  # (filesystem, article, today)
+    spearman: float | None  # rank agreement over the filesystems in common
+    common: int  # filesystems with both figures
+
+
+@cache
+def _reference() -> tuple[dict[str, Any], dict[str, Any]]:
+    folder = resources.files("fsarena.report.reference")
+    figures = json.loads(folder.joinpath("articles.json").read_text())
+    mapping = tomllib.loads(folder.joinpath("article_map.toml").read_text())
+    return figures, mapping
+
+
+def _published(
+    figures: dict[str, Any], spec: dict[str, Any], aliases: dict[str, str]
+) -> dict[str, float]:
+    node: Any = figures[spec["article"]]
+    for key in spec["path"]:
+        node = node[key]
+    out = {}
+    for fs, value in node.items():
+        if "field" in spec:
+            value = value[spec["field"]]
+        elif "index" in spec:
+            value = value[spec["index"]]
+        out[aliases.get(fs, fs)] = float(value)
+    return out
+
+
+def _today(session: Session, task: str, metric: str) -> dict[str, float]:
+    """Mean of the metric's raw values per filesystem, in the metric's display unit."""
+    m = METRICS[metric]
+    out = {}
+    for fs in session.filesystems():
+        values = [
+            v
+            for r in session.runs
+            if r.task == task and r.filesystem == fs and r.status == "ok"
+            if (v := run_value(r, metric)) is not None
+        ]
+        if values:
+            out[fs] = summarize(values, m.mean).mean * m.scale
+    return out
+
+
+def _gap(session: Session) -> dict[str, float]:
+    """Article C's theory vs practice: bonnie++ block write minus the ISO copies' MB/s."""
+    bonnie = _today(session, "bonnie", "bonnie_seq_write_mb_s")
+    there = _today(session, "bigiso_copy_there", "throughput_bytes_per_s")
+    back = _today(session, "bigiso_copy_back", "throughput_bytes_per_s")
+    out = {}
+    for fs, theory in bonnie.items():
+        practice = [v for v in (there.get(fs), back.get(fs)) if v is not None]
+        if practice:
+            out[fs] = theory - sum(practice) / len(practice)
+    return out
+
+
+def spearman(pairs: list[tuple[float, float]]) -> float | None:
+    """Spearman's rho of the pairs (ties get mean ranks), None below three or if undefined."""
+    if len(pairs) < MIN_COMMON or len({a for a, _ in pairs}) < 2 or len({b for _, b in pairs}) < 2:
+        return None
+    rho = float(scipy_stats.spearmanr([a for a, _ in pairs], [b for _, b in pairs]).statistic)
+    return None if math.isnan(rho) else rho
+
+
+def comparisons(session: Session) -> list[ArticleComparison]:
+    """One row set per published figure whose task this session ran."""
+    figures, mapping = _reference()
+    aliases = mapping.get("filesystems", {})
+    tasks = set(session.tasks())
+    rows = []
+    for spec in mapping["figures"]:
+        metric = spec["metric"]
+        if metric == GAP_METRIC:
+            if not {"bonnie", "bigiso_copy_there"} <= tasks:
+                continue
+            today, label = _gap(session), "bonnie++ block write − ISO copy, MB/s"
+        else:
+            if spec["task"] not in tasks:
+                continue
+            today = _today(session, spec["task"], metric)
+            m = METRICS[metric]
+            label = f"{m.label} {m.unit}".strip()
+        published = _published(figures, spec, aliases)
+        names = [*published, *sorted(set(today) - set(published))]
+        cells = tuple((fs, published.get(fs), today.get(fs)) for fs in names)
+        pairs = [(a, b) for _, a, b in cells if a is not None and b is not None]
+        rows.append(
+            ArticleComparison(
+                article=mapping["articles"][spec["article"]],
+                task=spec["task"],
+                metric=metric,
+                label=label,
+                cells=cells,
+                spearman=spearman(pairs),
+                common=len(pairs),
+            )
+        )
+    return rows
+
+
+def _agreement(row: ArticleComparison) -> str:
+    if row.spearman is None:
+        return f"rank agreement: not computed ({row.common} filesystems in common, need 3)"
+    return f"rank agreement (Spearman): {row.spearman:+.2f} over {row.common} filesystems"
+
+
+def _cell(value: float | None) -> str:
+    return "-" if value is None else fmt(value)
+
+
+def text_lines(session: Session) -> list[str]:
+    rows = comparisons(session)
+    if not rows:
+        return []
+    out = [f"AGAINST THE ARTICLES ({CAVEAT})", ""]
+    for row in rows:
+        out.append(f"{row.task}: {row.label}  [{row.article}]")
+        width = max(len(fs) for fs, _, _ in row.cells)
+        out.append(f"  {'filesystem'.ljust(width)}  {'article':>10}  {'today':>10}")
+        for fs, then, now in row.cells:
+            out.append(f"  {fs.ljust(width)}  {_cell(then):>10}  {_cell(now):>10}")
+        out.extend([f"  {_agreement(row)}", ""])
+    return out
+
+
+def markdown_lines(session: Session) -> list[str]:
+    rows = comparisons(session)
+    if not rows:
+        return []
+    out = ["## Against the articles", "", f"_{CAVEAT[0].upper() + CAVEAT[1:]}._", ""]
+    for row in rows:
+        out.extend([f"### {row.task}: {row.label}", "", f"{row.article}; {_agreement(row)}.", ""])
+        out.extend(["| filesystem | article | today |", "|---|---:|---:|"])
+        out.extend(f"| {fs} | {_cell(then)} | {_cell(now)} |" for fs, then, now in row.cells)
+        out.append("")
+    return out
