@@ -141,7 +141,9 @@ def _usable_parts(
                 f"{task}: invalid runs of {names(list(invalid))} left out (faster than the "
                 "device's measured ceiling: the page cache was measured)"
             )
-        if missing:
+        if not values:  # e.g. bonnie++ printed "+++++" (too fast to time) everywhere
+            notes.append(f"{task} left out: no value measured on any filesystem")
+        elif missing:
             notes.append(f"{task} left out: no valid successful run on {names(missing)}")
         elif min(values) <= 0:
             notes.append(f"{task} left out: zero values have no ratio")

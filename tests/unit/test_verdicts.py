@@ -132,3 +132,23 @@ def test_counts_with_zeros_are_compared_directly(monkeypatch: pytest.MonkeyPatch
     safety = _kind(v, "safety")
     assert safety.ranking.winners == ("ext4",)
     assert safety.summary == "ext4 wins: lower files lost than xfs (0 against 3.333)"
+
+
+def test_a_task_without_any_value_is_left_out_with_a_note() -> None:
+    """bonnie++ prints "+++++" for tests too fast to time: no value anywhere, no crash."""
+    from fsarena.measure import Measurement
+    from fsarena.report import build
+    from fsarena.results import Run, Session
+
+    runs = [
+        Run(filesystem=fs, task="bonnie", repetition=r, started_at="", status="ok",
+            measurement=Measurement(1.0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
+        for fs in ("ext4", "xfs") for r in (1, 2)
+    ]  # fmt: skip
+    plan = {
+        "tasks": ["bonnie"],
+        "filesystems": ["ext4", "xfs"],
+        "task_info": {"bonnie": {"kind": "synthetic", "columns": ["bonnie_seq_write_mb_s"]}},
+    }
+    comparison = build(Session(tool_version="t", created_at="now", plan=plan, runs=runs))
+    assert [t.task for t in comparison.tables] == ["bonnie"]

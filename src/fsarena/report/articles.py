@@ -143,13 +143,14 @@ def comparisons(session: Session) -> list[ArticleComparison]:
     return rows
 
 
-def _agreement(row: ArticleComparison) -> str:
+def agreement(row: ArticleComparison) -> str:
+    """The rank agreement of a row, or why it was not computed."""
     if row.spearman is None:
         return f"rank agreement: not computed ({row.common} filesystems in common, need 3)"
     return f"rank agreement (Spearman): {row.spearman:+.2f} over {row.common} filesystems"
 
 
-def _cell(value: float | None) -> str:
+def cell(value: float | None) -> str:
     return "-" if value is None else fmt(value)
 
 
@@ -163,8 +164,8 @@ def text_lines(session: Session) -> list[str]:
         width = max(len(fs) for fs, _, _ in row.cells)
         out.append(f"  {'filesystem'.ljust(width)}  {'article':>10}  {'today':>10}")
         for fs, then, now in row.cells:
-            out.append(f"  {fs.ljust(width)}  {_cell(then):>10}  {_cell(now):>10}")
-        out.extend([f"  {_agreement(row)}", ""])
+            out.append(f"  {fs.ljust(width)}  {cell(then):>10}  {cell(now):>10}")
+        out.extend([f"  {agreement(row)}", ""])
     return out
 
 
@@ -174,8 +175,8 @@ def markdown_lines(session: Session) -> list[str]:
         return []
     out = ["## Against the articles", "", f"_{CAVEAT[0].upper() + CAVEAT[1:]}._", ""]
     for row in rows:
-        out.extend([f"### {row.task}: {row.label}", "", f"{row.article}; {_agreement(row)}.", ""])
+        out.extend([f"### {row.task}: {row.label}", "", f"{row.article}; {agreement(row)}.", ""])
         out.extend(["| filesystem | article | today |", "|---|---:|---:|"])
-        out.extend(f"| {fs} | {_cell(then)} | {_cell(now)} |" for fs, then, now in row.cells)
+        out.extend(f"| {fs} | {cell(then)} | {cell(now)} |" for fs, then, now in row.cells)
         out.append("")
     return out

@@ -16,7 +16,7 @@ import jinja2
 
 from fsarena.measure import METRICS
 from fsarena.phrases import describe, metric_word
-from fsarena.report import charts, prose
+from fsarena.report import articles, charts, prose
 from fsarena.report.table import (
     Comparison,
     Row,
@@ -67,6 +67,15 @@ def bundle(comparison: Comparison, asset_dir: str | None) -> tuple[str, list[cha
             for f in comparison.failures
         ],
         "asset_dir": asset_dir,
+        "articles_caveat": articles.CAVEAT,
+        "articles": [
+            {
+                "title": f"{r.task}: {r.label}",
+                "note": f"{r.article}; {articles.agreement(r)}",
+                "rows": [[fs, articles.cell(a), articles.cell(b)] for fs, a, b in r.cells],
+            }
+            for r in articles.comparisons(comparison.session)
+        ],
     }
     return template("report.html.j2").render(context), drawn
 
