@@ -116,9 +116,8 @@ def customized(name: str, overrides: Mapping[str, Any]) -> DatasetSpec:
         if key == "kind":
             continue
         if key not in allowed or key == "name":
-            raise FsarenaError(
-                f"{where}.{key}: unknown key (misspelled?); known: {', '.join(sorted(allowed))}"
-            )
+            known = ", ".join(sorted(set(allowed) - {"name"}))
+            raise FsarenaError(f"{where}.{key}: unknown key (misspelled?); known: {known}")
         _check_type(f"{where}.{key}", value, values.get(key))
         values[key] = value
     values["name"] = name

@@ -240,6 +240,11 @@ class _Outcome:
 def _run_one(cmd: Command, deadline: float) -> _Outcome:
     """Run one command to completion; kill its process group at the deadline."""
     stdout = open(cmd.stdout_path, "wb") if cmd.stdout_path else subprocess.DEVNULL  # noqa: SIM115
+    # A Ctrl-C (or SIGTERM) that lands inside Popen, after the fork, would leave the child
+    # running in its own session with nobody to stop it (a cp still reading the source,
+    # which then cannot be unmounted): hold both signals until `proc` exists. The child
+    # inherits the mask; fsarena stops children with SIGKILL, which no mask holds.
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
     try:
         proc = subprocess.Popen(
             cmd.argv,
@@ -249,27 +254,33 @@ def _run_one(cmd: Command, deadline: float) -> _Outcome:
             cwd=cmd.cwd,
             start_new_session=True,  # a Ctrl-C reaches fsarena, which then stops the group
         )
-    except FileNotFoundError as exc:
-        raise FsarenaError(f"command not found: {cmd.argv[0]}; run `fsarena check`") from exc
+    except BaseException as exc:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+        if isinstance(exc, FileNotFoundError):
+            raise FsarenaError(f"command not found: {cmd.argv[0]}; run `fsarena check`") from exc
+        raise
     finally:
         if not isinstance(stdout, int):
             stdout.close()
     timed_out = threading.Event()
+    timer: threading.Timer | None = None
 
     def expire() -> None:
         timed_out.set()
         _kill_group(proc)
 
-    timer = threading.Timer(max(0.0, deadline - time.monotonic()), expire)
-    timer.start()
     try:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)  # a held Ctrl-C is raised here
+        timer = threading.Timer(max(0.0, deadline - time.monotonic()), expire)
+        timer.start()
         _, status, ru = os.wait4(proc.pid, 0)
     except BaseException:
         _kill_group(proc)
         proc.wait()
         raise
     finally:
-        timer.cancel()
+        if timer is not None:
+            timer.cancel()
     stderr = b""
     if proc.stderr:
         stderr = proc.stderr.read()
