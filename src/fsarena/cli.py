@@ -329,3 +329,81 @@ def compare(
         return
     output.write_text(content)
     click.echo(f"written: {output}", err=True)
+
+
+# ---------------------------------------------------------------- crashtest
+
+
+@main.command()
+@click.option(
+    "--fs", "fs_list", default=None, help="Comma-separated filesystems (default: all known)."
+)
+@click.option(
+    "--states",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Most crash states per filesystem and workload, sampled with the seed beyond "
+    "that (default: 300); more states, more coverage, more time.",
+)
+@click.option(
+    "--workload", "workloads", default=None, help="Comma-separated workloads (default: all)."
+)
+@click.option(
+    "--seed", type=int, default=None, help="Seed of the random subsets and sampling (recorded)."
+)
+@click.option("--workdir", default=DEFAULT_WORKDIR, show_default=True, help="Where work goes.")
+@click.option(
+    "--results-dir", default=DEFAULT_RESULTS, show_default=True, help="Where sessions are saved."
+)
+@click.option("--output", "-o", default=None, help="Session file path (default: in --results-dir).")
+@click.option(
+    "--format", "fmt", type=click.Choice(sorted(EXPORTERS)), default="text", show_default=True
+)
+def crashtest(
+    fs_list: str | None,
+    states: int | None,
+    workloads: str | None,
+    seed: int | None,
+    workdir: str,
+    results_dir: str,
+    output: str | None,
+    fmt: str,
+) -> None:
+    """Power-loss safety: cut the power at hundreds of points, count what survives."""
+    from fsarena.crashtest.engine import DEFAULT_STATES, Options
+    from fsarena.crashtest.session import run_crashtest
+    from fsarena.crashtest.workload import select
+    from fsarena.filesystems import resolve
+    from fsarena.plan import _fresh_seed
+
+    profiles = resolve(fs_list.split(",")) if fs_list else list(PROFILES.values())
+    chosen = select(workloads.split(",") if workloads else None)
+    if os.geteuid() != 0:
+        raise FsarenaError("fsarena crashtest needs root (mkfs, mount, losetup, FUSE): use sudo")
+    stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    path = Path(output) if output else Path(results_dir, f"fsarena-{stamp}-crashtest.json")
+    options = Options(
+        states_cap=states or DEFAULT_STATES,
+        seed=seed if seed is not None else _fresh_seed(),
+        workloads=tuple(chosen),
+        save_to=path.with_suffix("").with_name(path.stem + "-states"),
+    )
+    workdir = os.path.abspath(workdir)
+    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+    try:
+        with _workdir_lock(workdir):
+            session = run_crashtest(
+                profiles,
+                options,
+                Path(workdir),
+                path,
+                lambda line: click.echo(f"== {line}", err=True),
+            )
+    except KeyboardInterrupt:
+        _fail(f"interrupted; results so far kept in {path}; nothing left mounted or attached", 130)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    click.echo(render(session, fmt), nl=False)
+    click.echo(f"\nsession saved: {path}", err=True)
+    if any(r.status == "failed" for r in session.runs):
+        sys.exit(1)

@@ -116,6 +116,15 @@ METRICS: dict[str, Metric] = {
         # That throughput as a share of the best raw device throughput fio measured.
         Metric("ceiling_pct", "of device ceiling", "%", "higher", "harmonic"),
         Metric("available_bytes", "available", "MB", "higher", scale=1e-6),
+        # powerloss (crash test), per filesystem over all its workloads' crash states
+        Metric("crash_states", "states tested", "", "higher"),
+        Metric("crash_mounted_pct", "mounted", "%", "higher"),
+        Metric("crash_fsck_clean_pct", "fsck clean", "%", "higher"),
+        Metric("crash_states_losing_data", "states losing fsync'ed data", "", "lower"),
+        Metric("crash_files_lost", "fsync'ed files lost", "", "lower"),
+        Metric("crash_recovery_mount_ms", "recovery mount", "ms", "lower"),
+        Metric("crash_clean_mount_ms", "clean mount", "ms", "lower"),
+        Metric("crash_fsck_ms", "fsck", "ms", "lower"),
     )
 }
 

@@ -26,6 +26,9 @@ from fsarena.measure import Measurement, metric_value
 #   target, per round); run status "invalid" (measured, but faster than the device's
 #   ceiling: excluded from statistics); Measurement.extra["payload_bytes"]; plan
 #   target_ci_pct / max_repetitions / time_budget_s (adaptive repetitions).
+#   Run.details (optional, default {}): raw detail data of an untimed task, e.g.
+#   powerloss's per-workload, per-crash-state outcomes
+#   (fsarena.crashtest.records.PowerlossDetails).
 SCHEMA_VERSION = 1
 
 # ok: a valid sample. failed: the task did not do its job (the sequence stops).
@@ -55,6 +58,7 @@ class Run(BaseModel):
     error: str = ""
     measurement: Measurement | None = None
     values: dict[str, float] = Field(default_factory=dict)  # untimed probes (capacity)
+    details: dict[str, Any] = Field(default_factory=dict)  # raw detail data of an untimed task
     checks: list[CheckRecord] = Field(default_factory=list)
 
     @property

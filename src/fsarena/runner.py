@@ -32,6 +32,7 @@ from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from fsarena import __version__
 from fsarena.adaptive import imprecise, unstable_message
@@ -222,6 +223,7 @@ class Runner:
                 scratch=self._workdir("scratch"),
                 datasets=datasets,
                 executor=self.executor,
+                artifacts_dir=str(self.session_path.with_suffix("")) + "-files",
             )
             self.executor.make_dir(ctx.scratch)
             sequence = _Sequence(self, ctx, repetition)
@@ -243,6 +245,7 @@ class _Outcome:
     values: dict[str, float] = field(default_factory=dict)
     checks: list[CheckRecord] = field(default_factory=list)
     invalid: str = ""  # why the figure cannot be right, though the task did its job
+    details: dict[str, Any] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -287,6 +290,7 @@ class _Sequence:
                 measurement=outcome.measurement,
                 values=outcome.values,
                 checks=outcome.checks,
+                details=outcome.details,
             )
         )
 
@@ -307,7 +311,7 @@ class _Sequence:
 
     def _measure(self, task: Task) -> _Outcome:
         if not task.timed:
-            return _Outcome(values=task.probe(self.ctx))
+            return _Outcome(values=task.probe(self.ctx), details=task.details())
         commands = task.commands(self.ctx)
         if task.writes:
             # syncfs(2) of the test filesystem, inside the timed region.
@@ -388,6 +392,7 @@ def new_session(plan: Plan, host: dict[str, object], tool_versions: dict[str, st
                     "writes": TASKS[name].writes,
                     "payload": TASKS[name].payload,
                     "description": TASKS[name].describe(),
+                    **({"columns": list(TASKS[name].columns)} if TASKS[name].columns else {}),
                 }
                 for name in plan.tasks
             },

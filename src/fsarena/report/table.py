@@ -347,11 +347,22 @@ def header_lines(session: Session) -> list[str]:
     host = session.host
     plan = session.plan
     mem = int(host.get("mem_total_bytes", 0)) / 2**30
+    machine = (
+        f"kernel {host.get('kernel', '?')}, {host.get('cpu_model', '?')} x{host.get('cpus', '?')}, "
+        f"{mem:.1f} GiB RAM"
+    )
+    if "crashtest" in plan:  # `fsarena crashtest`: no datasets, no timed tasks
+        return [
+            f"crash test, seed {plan.get('seed', '?')}, status {session.status}",
+            machine,
+            "writes and flushes recorded through flogfs (loop direct I/O); crash states "
+            f"rebuilt on a private tmpfs; fsarena {session.tool_version}, "
+            f"started {session.created_at}",
+        ]
     return [
         f"suite {plan.get('suite', '?')}, {_repetitions(session)}, "
         f"scale {plan.get('scale', '?')}, seed {plan.get('seed', '?')}, status {session.status}",
-        f"kernel {host.get('kernel', '?')}, {host.get('cpu_model', '?')} x{host.get('cpus', '?')}, "
-        f"{mem:.1f} GiB RAM",
+        machine,
         f"target: loop images (direct I/O) in {host.get('workdir', '?')}; "
         f"datasets on {session.source.get('kind', '?')}",
         *_ceiling_lines(session),

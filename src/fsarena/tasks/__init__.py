@@ -6,6 +6,7 @@ from fsarena.errors import FsarenaError
 from fsarena.tasks.base import Check, FsState, SourceDataset, Task, TaskContext
 from fsarena.tasks.largefile import IsoCopyIn, IsoCopyWithin, IsoDelete
 from fsarena.tasks.lifecycle import CapacityInitial, CapacityResidual, Mkfs, Mount, Umount
+from fsarena.tasks.powerloss import Powerloss
 from fsarena.tasks.tree import (
     TreeCopyIn,
     TreeCopyWithin,
@@ -30,6 +31,7 @@ TASKS: dict[str, type[Task]] = {
         TreeDelete,
         CapacityResidual,
         Umount,
+        Powerloss,
     )
 }
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
 from fsarena.datasets import Manifest
 from fsarena.executor import Executor
@@ -59,6 +59,7 @@ class TaskContext:
     scratch: str  # a directory outside the test filesystem for tools' outputs
     datasets: Mapping[str, SourceDataset]
     executor: Executor
+    artifacts_dir: str = ""  # where a task may keep files for inspection (beside the session)
 
     def path(self, *parts: str) -> str:
         """A path on the filesystem under test."""
@@ -81,6 +82,7 @@ class Task:
     # The direction of the logical bytes the task moves (payload_bytes), compared with the
     # device's raw ceiling of that direction; None: the task's figure is not a throughput.
     payload: ClassVar[Literal["write", "read"] | None] = None
+    columns: ClassVar[tuple[str, ...]] = ()  # the metrics its table shows (default: by timed)
 
     def prepare(self, ctx: TaskContext) -> None:
         """Untimed set-up before caches are dropped (e.g. make a target directory)."""
@@ -99,6 +101,10 @@ class Task:
 
     def probe(self, ctx: TaskContext) -> dict[str, float]:
         """Values read by an untimed task (timed = False)."""
+        return {}
+
+    def details(self) -> dict[str, Any]:
+        """Raw detail data the last probe produced, kept in the session with its run."""
         return {}
 
     @classmethod
@@ -129,4 +135,5 @@ TASK_KINDS: Mapping[str, str] = {
     "file_trees": "file trees",
     "listing_search": "listing and search",
     "space": "space efficiency",
+    "safety": "power-loss safety",
 }
