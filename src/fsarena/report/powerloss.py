@@ -99,9 +99,11 @@ def sections(session: Session) -> list[Section]:
         for path, counts in sorted(s.unsynced.items()):
             cells = [str(counts.get(o, 0)) for o in UNSYNCED_OUTCOMES]
             unsynced_rows.append([_name(result), result.workload, path, *cells])
-    info = session.plan.get("crashtest", {})
+    tested = [r for r in found if not r.control] or found
+    caps = ", ".join(str(c) for c in sorted({r.states_cap for r in tested}))
+    seeds = ", ".join(str(s) for s in sorted({r.seed for r in tested}))
     method = (
-        f"at most {info.get('states_cap', '?')} states per workload, seed {info.get('seed', '?')}; "
+        f"at most {caps} states per workload, seed {seeds}; "
         "a state: the post-mkfs image, every write before a flush, and a prefix or random "
         "subset of the writes after it; mount ms: median / max of the recovery mounts"
     )
