@@ -28,7 +28,7 @@ from fsarena.crashtest.records import (
     summarize,
 )
 from fsarena.crashtest.states import generate
-from fsarena.crashtest.workload import Workload
+from fsarena.crashtest.workload import Workload, select
 from fsarena.errors import FsarenaError
 from fsarena.filesystems import CRASH_CONTROL, FilesystemProfile, probe
 
@@ -150,15 +150,12 @@ def test_filesystem(
 
 
 def run_control(area: Path, options: Options, progress: Progress) -> WorkloadResult:
-    """The negative control; raises ControlFailed when it lost nothing."""
-    from fsarena.crashtest.workload import select
-
+    """The negative control on one workload (control_refusal says whether it lost data)."""
     (workload,) = select([CONTROL_WORKLOAD])
     reason = testable(CRASH_CONTROL)
     if reason:
         raise FsarenaError(f"the negative control {CRASH_CONTROL.name} cannot run: {reason}")
-    result = test_workload(CRASH_CONTROL, workload, area, options, progress, control=True)
-    return result
+    return test_workload(CRASH_CONTROL, workload, area, options, progress, control=True)
 
 
 def control_figures(result: WorkloadResult) -> dict[str, float]:
