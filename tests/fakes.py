@@ -36,6 +36,13 @@ class FakeExecutor:
     mounted: set[str] = field(default_factory=set)
     loops: int = 0
     _last_fio_read: bool = False
+    tracked: list[tuple[str, str]] = field(default_factory=list)  # the ledger, in order
+
+    def track(self, kind: str, ident: str) -> None:
+        self.tracked.append((kind, ident))
+
+    def untrack(self, kind: str, ident: str) -> None:
+        self.tracked.remove((kind, ident))
 
     def call(self, argv: Sequence[str]) -> None:
         self.calls.append(("call", *argv))

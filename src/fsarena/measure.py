@@ -169,7 +169,8 @@ def read_device_stat(device: str | None) -> tuple[int, int]:
     if device is None:
         return 0, 0
     name = Path(os.path.realpath(device)).name
-    stat = Path(f"/sys/block/{name}/stat")
+    # /sys/class/block has partitions (sda1) as well as whole disks; /sys/block only disks.
+    stat = Path(f"/sys/class/block/{name}/stat")
     try:
         parts = stat.read_text().split()
     except OSError as exc:

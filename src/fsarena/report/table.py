@@ -342,6 +342,16 @@ def comparison_line(comparison: Comparison, table: TaskTable) -> str:
     return text
 
 
+def _target(session: Session) -> str:
+    """Where the filesystems were made: loop images, or the block device a session names."""
+    t = session.target
+    if not t:
+        return f"loop images (direct I/O) in {session.host.get('workdir', '?')}"
+    return (
+        f"block device {t.get('path')} (model {t.get('model') or '-'}, {t.get('size_bytes')} bytes)"
+    )
+
+
 def header_lines(session: Session) -> list[str]:
     """Provenance shown above the tables."""
     host = session.host
@@ -363,8 +373,7 @@ def header_lines(session: Session) -> list[str]:
         f"suite {plan.get('suite', '?')}, {_repetitions(session)}, "
         f"scale {plan.get('scale', '?')}, seed {plan.get('seed', '?')}, status {session.status}",
         machine,
-        f"target: loop images (direct I/O) in {host.get('workdir', '?')}; "
-        f"datasets on {session.source.get('kind', '?')}",
+        f"target: {_target(session)}; datasets on {session.source.get('kind', '?')}",
         *_ceiling_lines(session),
         f"caches dropped before every task; writes timed through syncfs; "
         f"fsarena {session.tool_version}, started {session.created_at}",
