@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -37,23 +38,33 @@ def _wait_for_runs(proc: subprocess.Popen[str], out: Path, n: int) -> None:
         time.sleep(0.02)
 
 
-def _a_child(pid: int) -> int:
-    """A child process of the run (a task's command or a helper), as soon as there is one."""
+def _state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return "gone"
+
+
+def _stop_a_child(pid: int) -> int:
+    """Stop a child process of the run (a task's command or a helper) as soon as there is one."""
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         out = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True)
-        if out.stdout.split():
-            return int(out.stdout.split()[0])
+        for child in map(int, out.stdout.split()):
+            if _state(child) in ("gone", "Z"):
+                continue  # exited already, not yet reaped
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(child, signal.SIGSTOP)
+            time.sleep(0.05)
+            if _state(child) == "T":
+                return child
         time.sleep(0.002)
-    raise AssertionError("the run started no child process")
+    raise AssertionError("the run started no child process that could be stopped")
 
 
 def _gone(pid: int) -> bool:
     """Dead: no process, or a zombie its new parent has not reaped yet."""
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
-    except OSError:
-        return True
+    return _state(pid) in ("gone", "Z")
 
 
 def _nothing_of_fsarena_left(workdir: Path) -> None:
@@ -79,13 +90,7 @@ def test_sigterm_stops_cleanly_keeping_measurements(workdir: Path) -> None:
     _nothing_of_fsarena_left(workdir)
 
 
-def test_kill_9_then_cleanup_removes_everything(workdir: Path) -> None:
-    out = workdir / "session.json"
-    # An image source: a loop device and an ext4 mount besides the target's.
-    proc = _start(workdir, out, "--fs", "ext4", "--scale", "0.05", "-n", "3", "--source", "image")
-    _wait_for_runs(proc, out, 4)  # mounted, in the middle of the copies
-    child = _a_child(proc.pid)
-    os.kill(child, signal.SIGSTOP)  # a task that outlives fsarena and holds the mount busy
+def _kill_9_then_cleanup(workdir: Path, proc: subprocess.Popen[str], child: int) -> None:
     os.kill(proc.pid, signal.SIGKILL)
     proc.communicate(timeout=60)
     assert leftovers(workdir), "kill -9 left mounts and loop devices (else this test tests nothing)"
@@ -94,12 +99,25 @@ def test_kill_9_then_cleanup_removes_everything(workdir: Path) -> None:
                      check=False)  # fmt: skip
     assert "an earlier run left" in warned.stderr and "fsarena cleanup --workdir" in warned.stderr
     dry = fsarena("run", "--dry-run", "--workdir", str(workdir / "w"), "--fs", "ext4")
-    assert "note: an earlier run left mount" in dry.stdout
+    assert "note: an earlier run left " in dry.stdout and "fsarena cleanup" in dry.stdout
     result = fsarena("cleanup", "--workdir", str(workdir / "w"))
     assert "unmounted" in result.stdout and "detached" in result.stdout
     assert "deleted" in result.stdout and "0 could not be removed" in result.stdout
     assert f"killed process {child}" in result.stdout
     assert _gone(child)
+
+
+def test_kill_9_then_cleanup_removes_everything(workdir: Path) -> None:
+    out = workdir / "session.json"
+    # An image source: a loop device and an ext4 mount besides the target's.
+    proc = _start(workdir, out, "--fs", "ext4", "--scale", "0.05", "-n", "3", "--source", "image")
+    _wait_for_runs(proc, out, 4)  # mounted, in the middle of the copies
+    child = _stop_a_child(proc.pid)  # a task that outlives fsarena and holds the mount busy
+    try:
+        _kill_9_then_cleanup(workdir, proc, child)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(child, signal.SIGKILL)  # never leave a stopped process behind
     _nothing_of_fsarena_left(workdir)
     again = fsarena("cleanup", "--workdir", str(workdir / "w"))
     assert "nothing to clean" in again.stdout

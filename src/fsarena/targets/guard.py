@@ -274,9 +274,12 @@ def _signatures(path: str) -> tuple[Signature, ...]:
         )
         for s in json_items(["wipefs", "--no-act", "-J", path], "signatures")
     ]
-    probe = subprocess.run(
-        ["blkid", "-p", "-o", "export", path], capture_output=True, text=True, check=False
-    )
+    try:
+        probe = subprocess.run(
+            ["blkid", "-p", "-o", "export", path], capture_output=True, text=True, check=False
+        )
+    except FileNotFoundError:
+        raise FsarenaError("blkid not found: apt-get install util-linux") from None
     fields = dict(line.split("=", 1) for line in probe.stdout.splitlines() if "=" in line)
     kind = fields.get("TYPE") or fields.get("PTTYPE")
     if kind and kind not in {s.type for s in found}:
