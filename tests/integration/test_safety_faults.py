@@ -31,5 +31,5 @@ def test_enospc_is_a_failed_run_with_its_reason(workdir: Path) -> None:
     xfs = [r for r in session.runs if r.filesystem == "xfs"]
     assert len(xfs) == 6 and all(r.status == "ok" for r in xfs), "the run went on"
     assert session.profiles_as_run["xfs"]["image_size_bytes"] == 300 << 20
-    assert "FAILED OR SKIPPED RUNS" in result.stdout and "ENOSPC" in result.stdout
+    assert "FAILED, INVALID OR SKIPPED RUNS" in result.stdout and "ENOSPC" in result.stdout
     assert not leftovers(workdir)
