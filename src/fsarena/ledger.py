@@ -242,6 +242,25 @@ def _scan(workdir: str) -> list[Entry]:
     return sorted(found, key=lambda e: (e.kind != "mount", -len(e.ident)))
 
 
+def release_under(root: str) -> list[str]:
+    """Undo every mount below root and every loop device backed by a file under it.
+
+    Found on the machine, not in a ledger: an interrupt can land after a
+    command attached a loop device but before its name reached us. Root's own
+    mount (a private tmpfs, say) is left for the caller, which can now unmount
+    it without "target is busy". Returns what was done.
+    """
+    root = os.path.abspath(root)
+    done = []
+    for entry in _scan(root):
+        if entry.kind == "mount" and entry.ident == root:
+            continue
+        what = UNDO[entry.kind](entry.ident)
+        if what:
+            done.append(what)
+    return done
+
+
 def _marked_processes(workdir: str) -> list[int]:
     """Processes (other than this one) that a run in this work directory started."""
     wanted = f"{MARKER}={workdir}".encode()

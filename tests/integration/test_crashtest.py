@@ -117,6 +117,19 @@ def test_crashtest_command(workdir: Path) -> None:
     assert not all_leftovers(workdir)
 
 
+def test_scratch_releases_a_loop_device_it_never_learned_of(workdir: Path) -> None:
+    """A Ctrl-C between `losetup --show` attaching and printing: the tmpfs must still go."""
+    with engine.scratch(workdir) as area:
+        image = area / "lost.img"
+        with open(image, "wb") as f:
+            f.truncate(16 << 20)
+        device = subprocess.check_output(["losetup", "-f", "--show", str(image)], text=True)
+        subprocess.run(["mkfs.ext2", "-q", device.strip()], check=True)
+        (area / "mnt").mkdir()
+        subprocess.run(["mount", device.strip(), str(area / "mnt")], check=True)
+    assert not all_leftovers(workdir)
+
+
 def test_ctrl_c_leaves_nothing_behind(workdir: Path) -> None:
     out = workdir / "crash.json"
     proc = subprocess.Popen(

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from fsarena.errors import FsarenaError
 from fsarena.filesystems import FilesystemProfile
+from fsarena.ledger import release_under
 from fsarena.native import native_tool
 
 FUSERMOUNT = "fusermount3"
@@ -64,7 +65,25 @@ def tmpfs(path: Path, size_bytes: int) -> Iterator[Path]:
     try:
         yield path
     finally:
-        call(["umount", str(path)])
+        # A Ctrl-C between `losetup --show` attaching a device and printing its
+        # name leaves a loop device nobody knows of, holding the tmpfs busy.
+        release_under(str(path))
+        _umount_when_free(path)
+
+
+def _umount_when_free(path: Path, timeout_s: float = 5.0) -> None:
+    """umount, retrying briefly while a just-detached loop device lets go of its file."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        result = run(["umount", str(path)])
+        if result.returncode == 0 or not is_mounted(path):
+            return
+        if time.monotonic() > deadline:
+            raise FsarenaError(
+                f"`umount {path}` failed: {result.stderr.strip()}; "
+                f"run `fsarena cleanup --workdir {path.parent}`"
+            )
+        time.sleep(0.1)
 
 
 @contextlib.contextmanager
