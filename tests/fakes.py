@@ -39,6 +39,13 @@ class FakeExecutor:
     loops: int = 0
     _last_fio_read: bool = False
     files: dict[str, str] = field(default_factory=dict)  # what read_text returns
+    tracked: list[tuple[str, str]] = field(default_factory=list)  # the ledger, in order
+
+    def track(self, kind: str, ident: str) -> None:
+        self.tracked.append((kind, ident))
+
+    def untrack(self, kind: str, ident: str) -> None:
+        self.tracked.remove((kind, ident))
 
     def call(self, argv: Sequence[str]) -> None:
         self.calls.append(("call", *argv))

@@ -35,7 +35,7 @@ from fsarena.errors import FsarenaError
 from fsarena.executor import Executor
 from fsarena.measure import Command
 from fsarena.results import CeilingSample
-from fsarena.targets import LoopTarget
+from fsarena.targets import Target
 
 Direction = Literal["write", "read"]
 DIRECTIONS: tuple[Direction, ...] = ("write", "read")
@@ -82,7 +82,7 @@ def parse_fio(text: str, direction: Direction) -> tuple[float, int]:
 
 def measure_ceiling(
     executor: Executor,
-    target: LoopTarget,
+    target: Target,
     nbytes: int,
     output: str,
     timeout_s: float,

@@ -18,6 +18,7 @@ import itertools
 import os
 import signal
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -59,14 +60,23 @@ def memory_hierarchy(base: Path = CGROUP_ROOT) -> Hierarchy:
     )
 
 
-def create_memory_cgroup(limit_bytes: int, hierarchy: Hierarchy | None = None) -> str:
-    """Make fsarena-PID-N with a memory limit; returns its directory."""
+def create_memory_cgroup(
+    limit_bytes: int,
+    hierarchy: Hierarchy | None = None,
+    before: Callable[[str], None] | None = None,
+) -> str:
+    """Make fsarena-PID-N with a memory limit; returns its directory.
+
+    `before` is told the directory before it is made (the resource ledger's intent).
+    """
     h = hierarchy or memory_hierarchy()
     if h.version == 2:
         # Children get the memory controller only if the parent enables it for them.
         with contextlib.suppress(OSError):
             (h.root / "cgroup.subtree_control").write_text("+memory")
     path = h.root / f"{PREFIX}-{os.getpid()}-{next(_counter)}"
+    if before is not None:
+        before(str(path))
     try:
         path.mkdir()
         (path / h.limit_file).write_text(f"{limit_bytes}\n")

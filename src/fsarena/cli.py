@@ -2,15 +2,10 @@
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
-import fcntl
 import os
-import signal
 import sys
-from collections.abc import Iterator
 from pathlib import Path
-from types import FrameType
 from typing import Any, NoReturn
 
 import click
@@ -18,6 +13,7 @@ import click
 from fsarena import __version__
 from fsarena.errors import FsarenaError
 from fsarena.filesystems import PROFILES, probe
+from fsarena.launch import Stop, workdir_lock
 from fsarena.plan import DEFAULT_SUITE, DEFAULT_WORKDIR, Plan, builtin_suites, make_plan
 from fsarena.report import EXPORTERS, render, write
 from fsarena.results import latest, load
@@ -27,7 +23,9 @@ DEFAULT_RESULTS = "results"
 
 
 def _fail(message: str, code: int = 2) -> NoReturn:
-    click.echo(f"fsarena: error: {message}", err=True)
+    # One line, always: a name from a user's file may hold newlines or control characters.
+    line = "".join(c if c.isprintable() else repr(c)[1:-1] for c in message)
+    click.echo(f"fsarena: error: {line}", err=True)
     sys.exit(code)
 
 
@@ -53,13 +51,29 @@ def main() -> None:
 @main.command()
 @click.option("--workdir", default=DEFAULT_WORKDIR, show_default=True, help="Where loop images go.")
 @click.option("--fs", "fs_list", default=None, help="Filesystems to check (default: all known).")
-def check(workdir: str, fs_list: str | None) -> None:
+@click.option(
+    "--suite", default=DEFAULT_SUITE, show_default=True, help="Suite whose space to check."
+)
+@click.option("--scale", type=float, default=None, help="Dataset size factor of the run.")
+@click.option("--device", default=None, help="A block device to check (nothing is written).")
+def check(
+    workdir: str, fs_list: str | None, suite: str, scale: float | None, device: str | None
+) -> None:
     """Preflight: every requirement of a run, and the command that fixes what is missing."""
     from fsarena.filesystems import resolve
+    from fsarena.launch import check_device, check_leftovers, space_needed
     from fsarena.system import preflight
+    from fsarena.targets.source import choose_source, mem_available_bytes
 
+    workdir = os.path.abspath(workdir)
     profiles = resolve(fs_list.split(",")) if fs_list else list(PROFILES.values())
-    results = preflight(workdir, 0, profiles)
+    plan = make_plan(suite, [p.name for p in profiles], 1, scale, 0, workdir, device=device)
+    data = sum(s.total_bytes for s in plan.dataset_specs().values())
+    need = space_needed(plan, choose_source("auto", data, mem_available_bytes()))
+    results = preflight(workdir, need, profiles)
+    results.append(check_leftovers(workdir))
+    if device is not None:
+        results.append(check_device(device, workdir))
     for r in results:
         mark = "ok  " if r.ok else "FAIL"
         click.echo(f"[{mark}] {r.name}: {r.detail}")
@@ -100,36 +114,57 @@ def list_(what: str) -> None:
 # ---------------------------------------------------------------- run
 
 
-def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
-    raise KeyboardInterrupt(f"signal {signum}")
+# Options that make the plan: a resumed session brings its own.
+PLAN_OPTIONS = (
+    "suite", "fs_list", "repetitions", "scale", "seed", "workdir", "source",
+    "task_timeout", "image_size", "device", "output", "target_ci", "max_repetitions",
+    "time_budget",
+)  # fmt: skip
 
 
-@contextlib.contextmanager
-def _workdir_lock(workdir: str) -> Iterator[None]:
-    """One run per work directory: two would share mount points and images."""
-    Path(workdir).mkdir(parents=True, exist_ok=True)
-    with open(Path(workdir, "lock"), "w") as handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise FsarenaError(
-                f"another fsarena run is using {workdir}; wait for it or pass another --workdir"
-            ) from None
-        yield
+def _reject_plan_options(ctx: click.Context) -> None:
+    from click.core import ParameterSource
+
+    given = [
+        p.opts[0]
+        for p in ctx.command.params
+        if p.name in PLAN_OPTIONS
+        and ctx.get_parameter_source(p.name) is ParameterSource.COMMANDLINE
+    ]
+    if given:
+        raise FsarenaError(
+            f"--resume takes the plan from the session; drop {', '.join(given)} "
+            "(or start a new run without --resume)"
+        )
 
 
-def _supported(plan: Plan) -> tuple[Plan, list[str]]:
-    """Drop filesystems this host cannot run, with the reason, rather than failing later."""
-    notes, keep = [], []
-    for profile in plan.profiles():
-        support = probe(profile)
-        if support.available:
-            keep.append(profile.name)
-        else:
-            notes.append(f"{profile.name} skipped: {support.reason}")
-    if not keep:
-        raise FsarenaError("; ".join(notes) + "; run `fsarena check`")
-    return plan.model_copy(update={"filesystems": keep}), notes
+def _new_or_resumed(ctx: click.Context, opts: dict[str, Any]) -> tuple[Plan, Path, Any]:
+    """The plan and session path of a new run, or those of the session to resume."""
+    from fsarena.plan import parse_size
+    from fsarena.resume import plan_of, resumable
+
+    if opts["resume_path"] is not None:
+        _reject_plan_options(ctx)
+        recorded = resumable(opts["resume_path"])
+        return plan_of(recorded, opts["resume_path"]), opts["resume_path"], recorded
+    plan = make_plan(
+        opts["suite"],
+        opts["fs_list"].split(",") if opts["fs_list"] else None,
+        opts["repetitions"],
+        opts["scale"],
+        opts["seed"],
+        os.path.abspath(opts["workdir"]),
+        source=opts["source"],
+        task_timeout_s=opts["task_timeout"],
+        image_size_bytes=parse_size(opts["image_size"]) if opts["image_size"] else None,
+        device=opts["device"],
+        target_ci_pct=opts["target_ci"],
+        max_repetitions=opts["max_repetitions"],
+        time_budget_s=opts["time_budget"],
+    )
+    stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    default = Path(opts["results_dir"], f"fsarena-{stamp}-{plan.suite}.json")
+    return plan, Path(opts["output"]) if opts["output"] else default, None
 
 
 @main.command()
@@ -181,78 +216,170 @@ def _supported(plan: Plan) -> tuple[Plan, list[str]]:
 )
 @click.option("--quiet", "-q", is_flag=True, help="No progress output, only the tables.")
 @click.option(
+    "--image-size",
+    default=None,
+    help="Size of each loop image, e.g. 300M (default: room for the datasets); "
+    "never below what mkfs accepts.",
+)
+@click.option(
+    "--device",
+    default=None,
+    help="A real block device to use instead of loop images: everything on it is destroyed.",
+)
+@click.option(
+    "--destroy-data",
+    "destroy",
+    default=None,
+    metavar="DEVICE",
+    help="The confirmation --device needs: the same device named again.",
+)
+@click.option("--dry-run", is_flag=True, help="Print the complete plan; touch nothing.")
+@click.option(
+    "--resume",
+    "resume_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Continue an interrupted session file without redoing what it measured.",
+)
+@click.option(
     "--format", "fmt", type=click.Choice(sorted(EXPORTERS)), default="text", show_default=True
 )
-def run(
-    suite: str,
-    fs_list: str | None,
-    repetitions: int | None,
-    scale: float | None,
-    seed: int | None,
-    workdir: str,
-    results_dir: str,
-    output: str | None,
-    source: str,
-    task_timeout: float,
-    target_ci: float | None,
-    max_repetitions: int | None,
-    time_budget: float | None,
-    quiet: bool,
-    fmt: str,
-) -> None:
+@click.pass_context
+def run(ctx: click.Context, /, **opts: Any) -> None:
     """Run a comparison: every task on every filesystem, repeated, saved after each measurement."""
-    from fsarena.executor import RealExecutor
-    from fsarena.progress import RunProgress
-    from fsarena.runner import Runner, new_session, source_bytes
-    from fsarena.system import host_facts, tool_versions
-    from fsarena.targets.source import choose_source, mem_available_bytes
+    from fsarena.launch import describe, prepare, require_ready
 
-    workdir = os.path.abspath(workdir)
-    plan = make_plan(
-        suite,
-        fs_list.split(",") if fs_list else None,
-        repetitions,
-        scale,
-        seed,
-        workdir,
-        source=source,
-        task_timeout_s=task_timeout,
-        target_ci_pct=target_ci,
-        max_repetitions=max_repetitions,
-        time_budget_s=time_budget,
-    )
+    plan, path, recorded = _new_or_resumed(ctx, opts)
+    launch = prepare(plan, [str(path.parent)], opts["destroy"])
+    if opts["dry_run"]:
+        for line in describe(launch, Path(opts["results_dir"])):
+            click.echo(line)
+        return
     if os.geteuid() != 0:
         raise FsarenaError("fsarena run needs root (mkfs, mount, losetup): run it with sudo")
-    plan, skipped = _supported(plan)
-    for note in skipped:
-        click.echo(f"fsarena: {note}", err=True)
-    data_bytes = source_bytes(plan.dataset_specs())
-    source_kind = choose_source(plan.source, data_bytes, mem_available_bytes())
-    stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
-    path = Path(output) if output else Path(results_dir, f"fsarena-{stamp}-{plan.suite}.json")
-    session = new_session(plan, host_facts(workdir), tool_versions(plan.profiles()))
-    for note in skipped:
-        session.warn("filesystem-skipped", note)
-    progress = RunProgress(plan, sys.stderr, "quiet" if quiet else "auto")
-    runner = Runner(plan, RealExecutor(), session, path, source_kind, progress)
-    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
-    try:
-        with _workdir_lock(workdir), progress:
-            runner.run()
-    except KeyboardInterrupt:
-        kept = sum(r.status == "ok" for r in session.runs)
-        _fail(
-            f"interrupted; {kept} measurements kept in {path}; nothing left mounted or attached",
-            130,
-        )
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-    click.echo(render(session, fmt), nl=False)
+    require_ready(launch)
+    session = _session_for(launch, path, recorded)
+    _execute(launch, session, path, opts["quiet"])
+    click.echo(render(session, opts["fmt"]), nl=False)
     click.echo(f"\nsession saved: {path}", err=True)
     html_path = path.with_suffix(".html")
     write(session, "html", html_path)
     click.echo(f"HTML report: {html_path}", err=True)
     if any(r.status == "failed" for r in session.runs):
+        sys.exit(1)
+
+
+def _session_for(launch: Any, path: Path, recorded: Any) -> Any:
+    """A new session, or the resumed one after checking nothing it depends on changed."""
+    from fsarena.resume import check_unchanged
+    from fsarena.runner import new_session
+    from fsarena.system import host_facts, tool_versions
+
+    plan = launch.plan
+    fresh = new_session(plan, host_facts(plan.workdir), tool_versions(plan.profiles()))
+    for name, why in launch.unavailable.items():
+        click.echo(f"fsarena: {name} skipped: {why}", err=True)
+    for note in launch.notes:
+        click.echo(f"fsarena: warning: {note}", err=True)
+        fresh.warn("plan", note)
+    if launch.device is not None:
+        click.echo(f"fsarena: destroying all data on {launch.device.describe()}", err=True)
+        fresh.target = launch.device.to_dict()
+    if recorded is None:
+        return fresh
+    check_unchanged(recorded, fresh, path)
+    kept = len(recorded.runs)
+    click.echo(f"fsarena: resuming {path} ({kept} runs recorded)", err=True)
+    recorded.warn("resumed", f"resumed at {dt.datetime.now(dt.UTC).isoformat(timespec='seconds')}")
+    return recorded
+
+
+def _execute(launch: Any, session: Any, path: Path, quiet: bool) -> None:
+    """The run itself, under the work directory's lock, stopped cleanly by a signal."""
+    from fsarena.executor import RealExecutor
+    from fsarena.ledger import Ledger, leftovers
+    from fsarena.progress import RunProgress
+    from fsarena.runner import Runner
+
+    plan = launch.plan
+    stop = Stop()
+    ledger = Ledger(plan.workdir)
+    with workdir_lock(plan.workdir), stop.installed():
+        left = leftovers(plan.workdir)
+        if left:
+            click.echo(
+                f"fsarena: warning: an earlier run left {left.describe()}; "
+                f"remove it with `fsarena cleanup --workdir {plan.workdir}`",
+                err=True,
+            )
+        ledger.mark_children()
+        os.environ["LC_MESSAGES"] = "C"  # tools' errors in English, as faults.py reads them
+        executor = RealExecutor(ledger, call_timeout_s=plan.task_timeout_s)
+        progress = RunProgress(plan, sys.stderr, "quiet" if quiet else "auto")
+        runner = Runner(
+            plan, executor, session, path, launch.source_kind, progress,
+            unavailable=launch.unavailable,
+        )  # fmt: skip
+        try:
+            with progress:
+                runner.run()
+        except KeyboardInterrupt:
+            _fail(_interrupted(session, path, stop.name, ledger), stop.exit_code)
+        finally:
+            _report_leftovers(ledger, plan.workdir)
+
+
+def _interrupted(session: Any, path: Path, name: str, ledger: Any) -> str:
+    kept = sum(r.status == "ok" for r in session.runs)
+    left = ", ".join(str(e) for e in ledger.entries())
+    state = f"left behind: {left}" if left else "nothing left mounted or attached"
+    return (
+        f"interrupted by {name}; {kept} measurements kept in {path}; {state}; "
+        f"continue with `fsarena run --resume {path}`"
+    )
+
+
+def _report_leftovers(ledger: Any, workdir: str) -> None:
+    entries = ledger.entries()
+    if entries:
+        click.echo(
+            f"fsarena: warning: could not undo {', '.join(str(e) for e in entries)}; "
+            f"run `fsarena cleanup --workdir {workdir}`",
+            err=True,
+        )
+
+
+# ---------------------------------------------------------------- cleanup
+
+
+@main.command()
+@click.option(
+    "--workdir", default=DEFAULT_WORKDIR, show_default=True, help="The run's work directory."
+)
+def cleanup(workdir: str) -> None:
+    """Remove what a killed run (kill -9, power cut) left: mounts, loops, images, processes."""
+    from fsarena.ledger import cleanup as undo_all
+
+    workdir = os.path.abspath(workdir)
+    if not Path(workdir).is_dir():
+        click.echo(f"nothing to clean: {workdir} does not exist")
+        return
+    if os.geteuid() != 0:
+        raise FsarenaError("fsarena cleanup needs root (umount, losetup): run it with sudo")
+    try:
+        with workdir_lock(workdir):
+            report = undo_all(workdir)
+    except FsarenaError:
+        raise FsarenaError(
+            f"a run is using {workdir}; it cleans up after itself (stop it with Ctrl-C)"
+        ) from None
+    for line in report.done:
+        click.echo(f"removed: {line}")
+    for line in report.failed:
+        click.echo(f"FAILED: {line}", err=True)
+    summary = f"{len(report.done)} removed, {len(report.failed)} could not be removed"
+    click.echo(summary if report.done or report.failed else f"nothing to clean in {workdir}")
+    if report.failed:
         sys.exit(1)
 
 
@@ -329,3 +456,83 @@ def compare(
         return
     output.write_text(content)
     click.echo(f"written: {output}", err=True)
+
+
+# ---------------------------------------------------------------- crashtest
+
+
+@main.command()
+@click.option(
+    "--fs", "fs_list", default=None, help="Comma-separated filesystems (default: all known)."
+)
+@click.option(
+    "--states",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Most crash states per filesystem and workload, sampled with the seed beyond "
+    "that (default: 300); more states, more coverage, more time.",
+)
+@click.option(
+    "--workload", "workloads", default=None, help="Comma-separated workloads (default: all)."
+)
+@click.option(
+    "--seed", type=int, default=None, help="Seed of the random subsets and sampling (recorded)."
+)
+@click.option("--workdir", default=DEFAULT_WORKDIR, show_default=True, help="Where work goes.")
+@click.option(
+    "--results-dir", default=DEFAULT_RESULTS, show_default=True, help="Where sessions are saved."
+)
+@click.option("--output", "-o", default=None, help="Session file path (default: in --results-dir).")
+@click.option(
+    "--format", "fmt", type=click.Choice(sorted(EXPORTERS)), default="text", show_default=True
+)
+def crashtest(
+    fs_list: str | None,
+    states: int | None,
+    workloads: str | None,
+    seed: int | None,
+    workdir: str,
+    results_dir: str,
+    output: str | None,
+    fmt: str,
+) -> None:
+    """Power-loss safety: cut the power at hundreds of points, count what survives."""
+    from fsarena.crashtest.engine import DEFAULT_STATES, Options
+    from fsarena.crashtest.session import run_crashtest
+    from fsarena.crashtest.workload import select
+    from fsarena.filesystems import resolve
+    from fsarena.plan import _fresh_seed
+
+    profiles = resolve(fs_list.split(",")) if fs_list else list(PROFILES.values())
+    chosen = select(workloads.split(",") if workloads else None)
+    if os.geteuid() != 0:
+        raise FsarenaError("fsarena crashtest needs root (mkfs, mount, losetup, FUSE): use sudo")
+    stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    path = Path(output) if output else Path(results_dir, f"fsarena-{stamp}-crashtest.json")
+    options = Options(
+        states_cap=states or DEFAULT_STATES,
+        seed=seed if seed is not None else _fresh_seed(),
+        workloads=tuple(chosen),
+        save_to=path.with_suffix("").with_name(path.stem + "-states"),
+    )
+    workdir = os.path.abspath(workdir)
+    stop = Stop()
+    try:
+        with workdir_lock(workdir), stop.installed():
+            session = run_crashtest(
+                profiles,
+                options,
+                Path(workdir),
+                path,
+                lambda line: click.echo(f"== {line}", err=True),
+            )
+    except KeyboardInterrupt:
+        _fail(
+            f"interrupted by {stop.name}; results so far kept in {path}; "
+            "nothing left mounted or attached",
+            stop.exit_code,
+        )
+    click.echo(render(session, fmt), nl=False)
+    click.echo(f"\nsession saved: {path}", err=True)
+    if any(r.status == "failed" for r in session.runs):
+        sys.exit(1)

@@ -20,6 +20,7 @@ from typing import Protocol
 from fsarena import cgroups, kernel
 from fsarena.datasets import DatasetSpec, Manifest, VerifyResult, generate, verify
 from fsarena.errors import FsarenaError
+from fsarena.ledger import Ledger
 from fsarena.measure import Command, Timed, measure_commands
 
 
@@ -88,8 +89,14 @@ class Executor(Protocol):
 
     def remove_cgroup(self, path: str) -> None: ...
 
+    def track(self, kind: str, ident: str) -> None:
+        """Record a resource in the ledger before creating it (see ledger.py)."""
 
-def _run(argv: Sequence[str]) -> subprocess.CompletedProcess[str]:
+    def untrack(self, kind: str, ident: str) -> None:
+        """Forget a resource once it is undone."""
+
+
+def _run(argv: Sequence[str], timeout_s: float | None = None) -> subprocess.CompletedProcess[str]:
     try:
         # errors="replace": a helper's output is only read for messages; bytes that are not
         # UTF-8 (a binary on stdout) must not turn into a crash.
@@ -100,13 +107,28 @@ def _run(argv: Sequence[str]) -> subprocess.CompletedProcess[str]:
             text=True,
             errors="replace",
             check=False,
+            timeout=timeout_s,
         )
     except FileNotFoundError as exc:
         raise FsarenaError(f"command not found: {argv[0]}; run `fsarena check`") from exc
+    except subprocess.TimeoutExpired:
+        raise FsarenaError(f"`{' '.join(argv)}` timed out after {timeout_s:.0f} s") from None
 
 
+@dataclass
 class RealExecutor:
-    """Executor on this machine (root)."""
+    """Executor on this machine (root); records what it creates in the ledger, if given one."""
+
+    ledger: Ledger | None = None
+    call_timeout_s: float | None = None  # untimed helpers (mkfs to reach a state) get a limit too
+
+    def track(self, kind: str, ident: str) -> None:
+        if self.ledger is not None:
+            self.ledger.track(kind, ident)
+
+    def untrack(self, kind: str, ident: str) -> None:
+        if self.ledger is not None:
+            self.ledger.untrack(kind, ident)
 
     def call(self, argv: Sequence[str]) -> None:
         self.output(argv)
@@ -115,7 +137,13 @@ class RealExecutor:
         return measure_commands(commands, device, timeout_s)
 
     def generate_dataset(self, spec: DatasetSpec, dest: str, cache_dir: str) -> Manifest:
-        return generate(spec, Path(dest), Path(cache_dir))
+        try:
+            return generate(spec, Path(dest), Path(cache_dir))
+        except OSError as exc:
+            raise FsarenaError(
+                f"cannot write dataset {spec.name} into {dest}: {exc.strerror}; "
+                "free space there, use --source image, or a smaller --scale"
+            ) from exc
 
     def drop_caches(self) -> None:
         # drop_caches frees only clean pages, so write everything back first.
@@ -150,18 +178,29 @@ class RealExecutor:
         else:
             with contextlib.suppress(FileNotFoundError):
                 p.unlink()
+        self.untrack("image", path)
 
     def create_image(self, path: str, size_bytes: int) -> None:
         # A sparse file: no space is taken until the filesystem writes.
         Path(path).parent.mkdir(parents=True, exist_ok=True)
-        with open(path, "xb") as f:
-            f.truncate(size_bytes)
+        self.track("image", path)
+        try:
+            with open(path, "xb") as f:
+                f.truncate(size_bytes)
+        except OSError as exc:
+            raise FsarenaError(
+                f"cannot create image {path}: {exc.strerror}; remove it (`fsarena cleanup`) "
+                "or choose another --workdir"
+            ) from exc
 
     def attach_loop(self, image: str) -> str:
         # Direct I/O: a buffered loop device caches every block twice (in the
         # filesystem's page cache and in the image file's), which adds noise.
+        # losetup and sysfs name the backing file by its canonical path.
+        self.track("loop", os.path.realpath(image))
         result = _run(["losetup", "--find", "--show", "--direct-io=on", image])
         if result.returncode != 0:
+            self.untrack("loop", os.path.realpath(image))
             raise FsarenaError(
                 f"cannot attach {image} to a loop device: {result.stderr.strip()}; "
                 "check that /dev/loop-control exists and that you are root"
@@ -169,7 +208,11 @@ class RealExecutor:
         return result.stdout.strip()
 
     def detach_loop(self, device: str) -> None:
+        backing = Path(f"/sys/class/block/{Path(device).name}/loop/backing_file")
+        image = backing.read_text().strip() if backing.exists() else ""
         self.call(["losetup", "--detach", device])
+        if image:
+            self.untrack("loop", image.removesuffix(" (deleted)"))
 
     def exists(self, path: str) -> bool:
         return os.path.lexists(path)
@@ -179,7 +222,7 @@ class RealExecutor:
             return sum(1 for _ in f)
 
     def output(self, argv: Sequence[str]) -> str:
-        result = _run(argv)
+        result = _run(argv, self.call_timeout_s)
         if result.returncode != 0:
             detail = (result.stderr or result.stdout).strip().splitlines()
             tail = detail[-1] if detail else f"exit code {result.returncode}"
@@ -204,10 +247,11 @@ class RealExecutor:
         return kernel.make_tarball(spec, Path(tree_parent), tree, Path(dest), Path(cache_dir))
 
     def create_memory_cgroup(self, limit_bytes: int) -> str:
-        return cgroups.create_memory_cgroup(limit_bytes)
+        return cgroups.create_memory_cgroup(limit_bytes, before=lambda p: self.track("cgroup", p))
 
     def remove_cgroup(self, path: str) -> None:
         cgroups.remove_cgroup(path)
+        self.untrack("cgroup", path)
 
     def is_mounted(self, mountpoint: str) -> bool:
         result = _run(["findmnt", "-J", "--mountpoint", mountpoint])

@@ -30,6 +30,12 @@ class FilesystemProfile:
     packages: tuple[str, ...] = ()  # Debian packages that provide the mkfs tool
     min_size_bytes: int = 64 * MIB  # the smallest device mkfs accepts
     notes: str = ""  # why the options differ from the defaults, if they do
+    # Read-only consistency check of an unmounted device ("{device}"); empty: none known,
+    # so the crash test cannot judge this filesystem. Exit code 0 means clean.
+    fsck: tuple[str, ...] = ()
+    # Run after every umount of a crash state ("{device}"): copies of one image share
+    # an fsid, which the kernel must forget before the next copy appears elsewhere.
+    after_umount: tuple[str, ...] = ()
 
     @property
     def mkfs_tool(self) -> str:
@@ -42,9 +48,20 @@ class FilesystemProfile:
         opts = ("-o", ",".join(self.mount_options)) if self.mount_options else ()
         return ("mount", "-t", self.fstype, *opts, device, mountpoint)
 
+    def fsck_argv(self, device: str) -> tuple[str, ...]:
+        return tuple(arg.replace("{device}", device) for arg in self.fsck)
+
+    def after_umount_argv(self, device: str) -> tuple[str, ...]:
+        return tuple(arg.replace("{device}", device) for arg in self.after_umount)
+
     def to_dict(self) -> dict[str, object]:
         return asdict(self)
 
+
+E2FSCK = ("e2fsck", "-f", "-n", "{device}")
+EXT4_MKFS = (
+    "mkfs.ext4", "-F", "-q", "-E", "lazy_itable_init=0,lazy_journal_init=0", "{device}"
+)  # fmt: skip
 
 # -F / -f only stop mkfs from asking about an old signature on a fresh loop
 # image; they change nothing in the filesystem made.
@@ -52,16 +69,25 @@ PROFILES: dict[str, FilesystemProfile] = {
     p.name: p
     for p in (
         FilesystemProfile(
-            "ext2", "ext2", ("mkfs.ext2", "-F", "-q", "{device}"), packages=("e2fsprogs",)
-        ),
-        FilesystemProfile(
-            "ext3", "ext3", ("mkfs.ext3", "-F", "-q", "{device}"), packages=("e2fsprogs",)
-        ),
-        FilesystemProfile(
-            "ext4",
-            "ext4",
-            ("mkfs.ext4", "-F", "-q", "-E", "lazy_itable_init=0,lazy_journal_init=0", "{device}"),
+            "ext2",
+            "ext2",
+            ("mkfs.ext2", "-F", "-q", "{device}"),
             packages=("e2fsprogs",),
+            fsck=E2FSCK,
+        ),
+        FilesystemProfile(
+            "ext3",
+            "ext3",
+            ("mkfs.ext3", "-F", "-q", "{device}"),
+            packages=("e2fsprogs",),
+            fsck=E2FSCK,
+        ),
+        FilesystemProfile(
+            "ext4",
+            "ext4",
+            EXT4_MKFS,
+            packages=("e2fsprogs",),
+            fsck=E2FSCK,
             notes=(
                 "inode tables and journal initialised at mkfs time: with the default lazy "
                 "init, mkfs.ext4 leaves ext4lazyinit writing 48 MiB in the background during "
@@ -75,6 +101,7 @@ PROFILES: dict[str, FilesystemProfile] = {
             ("mkfs.xfs", "-f", "-q", "{device}"),
             packages=("xfsprogs",),
             min_size_bytes=300 * MIB,  # xfsprogs >= 5.19 refuses smaller filesystems
+            fsck=("xfs_repair", "-n", "{device}"),
         ),
         FilesystemProfile(
             "btrfs",
@@ -82,9 +109,25 @@ PROFILES: dict[str, FilesystemProfile] = {
             ("mkfs.btrfs", "-f", "-q", "{device}"),
             packages=("btrfs-progs",),
             min_size_bytes=128 * MIB,
+            fsck=("btrfs", "check", "--readonly", "{device}"),
+            after_umount=("btrfs", "device", "scan", "--forget", "{device}"),
         ),
     )
 }
+
+# The crash test's negative control, kept out of PROFILES (never a real choice):
+# ext4 told not to issue cache flushes, so a power cut can lose what fsync
+# promised. It must lose fsync'ed data in simulated power cuts; if it does not,
+# the harness cannot see losses.
+CRASH_CONTROL = FilesystemProfile(
+    "ext4-nobarrier",
+    "ext4",
+    EXT4_MKFS,
+    mount_options=("nobarrier",),
+    packages=("e2fsprogs",),
+    fsck=E2FSCK,
+    notes="negative control of the crash test: no cache flushes, fsync'ed data can be lost",
+)
 
 
 def derive(

@@ -157,6 +157,15 @@ METRICS: dict[str, Metric] = {
         Metric("bonnie_files_k", "bonnie++ files", "x1024", "higher"),
         Metric("cgroup_memory_limit_bytes", "memory limit", "MiB", "lower", scale=1 / 2**20),
         Metric("cgroup_memory_peak_bytes", "memory peak", "MiB", "lower", scale=1 / 2**20),
+        # powerloss (crash test), per filesystem over all its workloads' crash states
+        Metric("crash_states", "states tested", "", "higher"),
+        Metric("crash_mounted_pct", "mounted", "%", "higher"),
+        Metric("crash_fsck_clean_pct", "fsck clean", "%", "higher"),
+        Metric("crash_states_losing_data", "states losing fsync'ed data", "", "lower"),
+        Metric("crash_files_lost", "fsync'ed files lost", "", "lower"),
+        Metric("crash_recovery_mount_ms", "recovery mount", "ms", "lower"),
+        Metric("crash_clean_mount_ms", "clean mount", "ms", "lower"),
+        Metric("crash_fsck_ms", "fsck", "ms", "lower"),
     )
 }
 
@@ -201,7 +210,8 @@ def read_device_stat(device: str | None) -> tuple[int, int]:
     if device is None:
         return 0, 0
     name = Path(os.path.realpath(device)).name
-    stat = Path(f"/sys/block/{name}/stat")
+    # /sys/class/block has partitions (sda1) as well as whole disks; /sys/block only disks.
+    stat = Path(f"/sys/class/block/{name}/stat")
     try:
         parts = stat.read_text().split()
     except OSError as exc:

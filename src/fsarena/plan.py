@@ -7,6 +7,8 @@ fails in a second with a message naming it, never after an hour of mkfs.
 
 from __future__ import annotations
 
+import difflib
+import re
 import tomllib
 from importlib import resources
 from pathlib import Path
@@ -126,8 +128,24 @@ def _validation_message(source: str, exc: ValidationError) -> str:
     where = ".".join(str(p) for p in first["loc"])
     msg = str(first["msg"]).removeprefix("Value error, ")
     if first["type"] == "extra_forbidden":
-        msg = "unknown key (misspelled?)"
+        msg = "unknown key (misspelled?)" + _did_you_mean(str(first["loc"][-1]))
     return f"{source}: {where}: {msg}" if where else f"{source}: {msg}"
+
+
+def _did_you_mean(key: str) -> str:
+    close = difflib.get_close_matches(key, list(Suite.model_fields), n=1)
+    return f"; did you mean {close[0]!r}?" if close else f"; known: {', '.join(Suite.model_fields)}"
+
+
+SIZE_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+
+
+def parse_size(text: str) -> int:
+    """Bytes from '300M', '2G', '1.5GiB' or '4096' (binary units)."""
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(?:i?b)?\s*", text.lower())
+    if not match or float(match[1]) <= 0:
+        raise FsarenaError(f"size {text!r} is not a size: write it like 300M, 2G or 1.5GiB")
+    return int(float(match[1]) * SIZE_UNITS[match[2]])
 
 
 def parse_suite(text: str, source: str) -> Suite:
@@ -186,6 +204,7 @@ class Plan(BaseModel):
     source: Literal["auto", "tmpfs", "image"] = "auto"
     task_timeout_s: float = Field(default=3600.0, gt=0)
     image_size_bytes: int | None = Field(default=None, gt=0)
+    device: str | None = None  # a real block device instead of loop images (guarded)
     # Adaptive repetitions: keep adding rounds until every timed task's 95 % CI
     # half-width is within target_ci_pct % of its mean, up to max_repetitions
     # rounds and within time_budget_s seconds.
@@ -239,7 +258,8 @@ class Plan(BaseModel):
         with per-file block slack, whichever is more; +30 % for metadata.
         """
         if self.image_size_bytes is not None:
-            return self.image_size_bytes
+            # Never below what mkfs accepts: a smaller image could only fail mkfs.
+            return max(self.image_size_bytes, profile.min_size_bytes)
         specs = self.dataset_specs().values()
         largest = max((s.total_bytes for s in specs), default=0)
         files = sum(n if isinstance(n := getattr(s, "files", 1), int) else 1 for s in specs)

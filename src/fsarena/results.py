@@ -30,6 +30,12 @@ from fsarena.measure import Measurement, metric_value
 #   overrides); plan.task_info[task].columns; datasets[name].origin (e.g. the real
 #   Debian kernel or the generated look-alike) and .size_histogram; new metrics in
 #   Measurement.extra (files_per_s, bonnie_*) and Run.values (portage_space's df/du).
+#   Run.details (optional, default {}): raw detail data of an untimed task, e.g.
+#   powerloss's per-workload, per-crash-state outcomes
+#   (fsarena.crashtest.records.PowerlossDetails).
+#   Run.fault (short code of a failed run's cause: enospc, timeout, mount, ...;
+#   faults.py), Session.target (the block device used instead of loop images:
+#   path, size, model, serial, signatures destroyed).
 SCHEMA_VERSION = 1
 
 # ok: a valid sample. failed: the task did not do its job (the sequence stops).
@@ -57,8 +63,10 @@ class Run(BaseModel):
     started_at: str
     status: RunStatus
     error: str = ""
+    fault: str = ""  # failed runs: what kind of fault (faults.py), for grouping in reports
     measurement: Measurement | None = None
     values: dict[str, float] = Field(default_factory=dict)  # untimed probes (capacity)
+    details: dict[str, Any] = Field(default_factory=dict)  # raw detail data of an untimed task
     checks: list[CheckRecord] = Field(default_factory=list)
 
     @property
@@ -109,6 +117,7 @@ class Session(BaseModel):
     profiles_as_run: dict[str, dict[str, Any]] = Field(default_factory=dict)
     datasets: dict[str, dict[str, Any]] = Field(default_factory=dict)
     source: dict[str, Any] = Field(default_factory=dict)
+    target: dict[str, Any] = Field(default_factory=dict)  # a block device; empty: loop images
     order: list[list[str]] = Field(default_factory=list)  # filesystems, per repetition
     runs: list[Run] = Field(default_factory=list)
     warnings: list[WarningRecord] = Field(default_factory=list)

@@ -13,13 +13,21 @@ Order of operations (tested with a fake executor):
     unmount if still mounted, detach, delete the image
   unmount and remove the source
 A failed task ends its sequence (the rest are recorded as skipped, with the
-reason), and the run goes on with the next filesystem.
+reason), and the run goes on with the next filesystem. Faults are data: a
+target that cannot be set up, a filesystem this host cannot run, a tool that
+is missing or a full target is recorded on its runs with the reason
+(faults.py), never raised.
 
 Repetitions: the plan's number, then, with a target CI (adaptive), more whole
 rounds while any timed task is less precise than the target, up to the
 plan's maximum and within its time budget (see adaptive.py). Each round's
 order is drawn from one seeded stream, so the first N orders are the same
 whether or not the run was adaptive.
+
+A sequence (one repetition of one filesystem) is the unit of resumption: a
+resumed session skips the sequences it has complete and redoes an unfinished
+one from mkfs, replacing its partial runs. Its orders come again from the
+seed's stream, so they are the ones it was run in.
 """
 
 from __future__ import annotations
@@ -28,10 +36,11 @@ import datetime as dt
 import itertools
 import random
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from fsarena import __version__
 from fsarena.adaptive import imprecise, unstable_message
@@ -39,13 +48,15 @@ from fsarena.ceiling import TOLERANCE, ceiling_bytes, measure_ceiling
 from fsarena.datasets import DatasetSpec, Manifest
 from fsarena.errors import FsarenaError
 from fsarena.executor import Executor
+from fsarena.faults import explain
 from fsarena.filesystems import FilesystemProfile
 from fsarena.kernel import TarballSpec
 from fsarena.measure import Command, Measurement, metric_value
 from fsarena.plan import Plan
 from fsarena.realistic import histogram
 from fsarena.results import CheckRecord, Run, RunStatus, Session, save
-from fsarena.targets import LoopTarget, Source
+from fsarena.targets import Source, ceiling_target, make_target
+from fsarena.targets.source import source_size_bytes
 from fsarena.tasks import FsState, SourceDataset, Task, TaskContext, get_task
 from fsarena.tasks.lifecycle import Mkfs, Mount, Umount
 
@@ -86,17 +97,22 @@ class Runner:
     source_kind: str  # "tmpfs" | "image", chosen by the caller
     on_event: Callable[[Event], None] = lambda event: None
     clock: Callable[[], float] = time.monotonic
+    unavailable: Mapping[str, str] = field(default_factory=dict)  # filesystem -> why not here
 
     def run(self) -> Session:
-        self.session.order = []
+        done = finished_sequences(self.session, self.plan.tasks)
+        self.session.order = []  # regenerated from the seed: a resumed session gets its own
+        self.session.status = "running"
         self._save()
         try:
             with ExitStack() as stack:
                 datasets = self._prepare_source(stack)
                 for repetition, order in self._rounds():
-                    self._measure_ceiling(repetition)
+                    if any((name, repetition) not in done for name in order):
+                        self._measure_ceiling(repetition)
                     for name in order:
-                        self._run_sequence(self.plan.profile(name), repetition, datasets)
+                        if (name, repetition) not in done:
+                            self._run_sequence(self.plan.profile(name), repetition, datasets)
             self._warn_unstable()
             self.session.status = "complete"
         except KeyboardInterrupt:
@@ -142,20 +158,27 @@ class Runner:
     def _measure_ceiling(self, repetition: int) -> None:
         """fio's raw sequential write and read on the loop setup the filesystems get."""
         size = max(self.plan.image_size_for(p) for p in self.plan.profiles())
-        target = LoopTarget(self._workdir("images", f"ceiling-r{repetition}.img"), size)
+        target = ceiling_target(self.plan, repetition, size)
         largest = max(
             (n for spec in self.plan.dataset_specs().values() for _, n in spec.plan().files),
             default=0,
         )
         self.executor.make_dir(self._workdir("scratch"))
-        samples = measure_ceiling(
-            self.executor,
-            target,
-            ceiling_bytes(largest, size),
-            self._workdir("scratch", "fio.json"),
-            self.plan.task_timeout_s,
-            repetition,
-        )
+        try:
+            samples = measure_ceiling(
+                self.executor,
+                target,
+                ceiling_bytes(largest, size),
+                self._workdir("scratch", "fio.json"),
+                self.plan.task_timeout_s,
+                repetition,
+            )
+        except FsarenaError as exc:
+            # Faults are data: without a ceiling, runs are only not checked against it.
+            self.session.warn(
+                "ceiling", f"could not measure the device's ceiling: {exc}; no run is checked"
+            )
+            return
         self.session.ceilings.extend(samples)
         self._save()
         for c in samples:
@@ -175,6 +198,19 @@ class Runner:
     def _workdir(self, *parts: str) -> str:
         return str(Path(self.plan.workdir, *parts))
 
+    def undo(self, what: str, action: Callable[[], None]) -> None:
+        """Run one teardown step; a failure becomes a warning, and the other steps still run.
+
+        What could not be undone stays in the ledger, for `fsarena cleanup`.
+        """
+        try:
+            action()
+        except (FsarenaError, OSError) as exc:
+            self.session.warn(
+                "teardown",
+                f"could not {what}: {exc}; run `fsarena cleanup --workdir {self.plan.workdir}`",
+            )
+
     def _resolved_specs(self) -> tuple[dict[str, DatasetSpec], dict[str, str]]:
         """The plan's datasets as they will be made (e.g. the real kernel tree), and origins."""
         specs, origins = {}, {}
@@ -191,12 +227,13 @@ class Runner:
         specs, origins = self._resolved_specs()
         data_bytes = source_bytes(specs)
         files = sum(len(s.plan().files) for s in specs.values() if s.on_source)
-        # Room for the data plus file-system overhead and a block of slack per file.
-        size = int(data_bytes * 1.1) + files * 4096 + (256 << 20)
+        size = source_size_bytes(data_bytes, files)
         source = Source(
             self.source_kind, self._workdir("source"), size, self._workdir("source.img")
         )
-        stack.callback(source.teardown, self.executor)
+        stack.callback(
+            self.undo, "remove the dataset source", lambda: source.teardown(self.executor)
+        )
         self.on_event(
             Event("setup", f"source: {source.kind}, {data_bytes / 1e6:.0f} MB of datasets")
         )
@@ -211,6 +248,7 @@ class Runner:
             )
             manifest = self._materialize(spec, source.mountpoint, found)
             found[name] = SourceDataset(f"{source.mountpoint}/{spec.name}", manifest, spec)
+            _check_same_dataset(self.session.datasets.get(name), name, manifest.digest())
             self.session.datasets[name] = {
                 "spec": spec.to_dict(),
                 "spec_hash": spec.spec_hash(),
@@ -241,23 +279,59 @@ class Runner:
         self, profile: FilesystemProfile, repetition: int, datasets: dict[str, SourceDataset]
     ) -> None:
         self.on_event(Event("sequence", f"repetition {repetition}: {profile.name}"))
-        image = self._workdir("images", f"{profile.name}-r{repetition}.img")
-        target = LoopTarget(image, self.plan.image_size_for(profile))
+        # An unfinished earlier attempt (a resumed session) is redone whole.
+        key = (profile.name, repetition)
+        self.session.runs = [r for r in self.session.runs if (r.filesystem, r.repetition) != key]
+        if profile.name in self.unavailable:
+            self._record_all(
+                profile,
+                repetition,
+                f"filesystem unavailable: {self.unavailable[profile.name]}",
+                "skipped",
+            )
+            return
+        target = make_target(self.plan, profile, repetition)
+        mountpoint = self._workdir("mnt", profile.name)
         with ExitStack() as stack:
-            stack.callback(target.teardown, self.executor)
-            device = target.setup(self.executor)
+            stack.callback(self.undo, "release the target", lambda: target.teardown(self.executor))
+            try:
+                device = target.setup(self.executor)
+            except FsarenaError as exc:
+                self._record_all(profile, repetition, f"target setup failed: {exc}", "failed")
+                return
             ctx = TaskContext(
                 profile=profile,
                 device=device,
-                mountpoint=self._workdir("mnt", profile.name),
+                mountpoint=mountpoint,
                 scratch=self._workdir("scratch"),
                 datasets=datasets,
                 executor=self.executor,
+                artifacts_dir=str(self.session_path.with_suffix("")) + "-files",
             )
             self.executor.make_dir(ctx.scratch)
             sequence = _Sequence(self, ctx, repetition)
-            stack.callback(sequence.unmount)
+            self.executor.track("mount", mountpoint)
+            stack.callback(self.undo, f"unmount {mountpoint}", sequence.unmount)
             sequence.run_all()
+
+    def _record_all(
+        self, profile: FilesystemProfile, repetition: int, why: str, status: RunStatus
+    ) -> None:
+        """A sequence that could not start: its first task carries the reason, the rest follow."""
+        for i, name in enumerate(self.plan.tasks):
+            error = why if i == 0 else f"not run: {why}"
+            code, error = explain(error)
+            self.record(
+                Run(
+                    filesystem=profile.name,
+                    task=name,
+                    repetition=repetition,
+                    started_at=now(),
+                    status=status if i == 0 else "skipped",
+                    error=error,
+                    fault=code,
+                )
+            )
 
     def record(self, run: Run) -> None:
         self.session.runs.append(run)
@@ -274,6 +348,7 @@ class _Outcome:
     values: dict[str, float] = field(default_factory=dict)
     checks: list[CheckRecord] = field(default_factory=list)
     invalid: str = ""  # why the figure cannot be right, though the task did its job
+    details: dict[str, Any] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -307,6 +382,7 @@ class _Sequence:
                 stopped_by = name
 
     def _record(self, task: Task, status: RunStatus, outcome: _Outcome, started: str) -> None:
+        code, error = explain(outcome.error) if status == "failed" else ("", outcome.error)
         self.runner.record(
             Run(
                 filesystem=self.ctx.profile.name,
@@ -314,10 +390,12 @@ class _Sequence:
                 repetition=self.repetition,
                 started_at=started,
                 status=status,
-                error=outcome.error or outcome.invalid,
+                error=error or outcome.invalid,
+                fault=code,
                 measurement=outcome.measurement,
                 values=outcome.values,
                 checks=outcome.checks,
+                details=outcome.details,
             )
         )
 
@@ -330,6 +408,10 @@ class _Sequence:
             outcome = self._measure(task)
         except FsarenaError as exc:
             outcome = _Outcome(error=str(exc))
+        except OSError as exc:
+            # fsarena's own untimed work on the target (mkdir, verify, listing count).
+            where = f" ({exc.filename})" if exc.filename else ""
+            outcome = _Outcome(error=f"{exc.strerror or exc}{where}")
         finally:
             try:
                 task.cleanup(self.ctx)
@@ -343,7 +425,7 @@ class _Sequence:
 
     def _measure(self, task: Task) -> _Outcome:
         if not task.timed:
-            return _Outcome(values=task.probe(self.ctx))
+            return _Outcome(values=task.probe(self.ctx), details=task.details())
         commands = task.commands(self.ctx)
         if task.writes:
             # syncfs(2) of the test filesystem, inside the timed region.
@@ -406,6 +488,25 @@ class _Sequence:
         if self.state is FsState.MOUNTED or self.runner.executor.is_mounted(self.ctx.mountpoint):
             self.runner.executor.call(("umount", self.ctx.mountpoint))
             self.state = FsState.UNMOUNTED
+        self.runner.executor.untrack("mount", self.ctx.mountpoint)
+
+
+def finished_sequences(session: Session, tasks: list[str]) -> set[tuple[str, int]]:
+    """(filesystem, repetition) whose every task has a run: the unit a resume skips."""
+    seen: dict[tuple[str, int], set[str]] = {}
+    for run in session.runs:
+        seen.setdefault((run.filesystem, run.repetition), set()).add(run.task)
+    return {key for key, done in seen.items() if done >= set(tasks)}
+
+
+def _check_same_dataset(recorded: dict[str, object] | None, name: str, digest: str) -> None:
+    """A resumed session must measure the very data it measured before."""
+    if recorded is not None and recorded.get("manifest_digest") != digest:
+        raise FsarenaError(
+            f"dataset {name} differs from the one this session was measured with "
+            f"(manifest digest {digest[:12]}, recorded {recorded.get('manifest_digest')!s:.12}); "
+            "the session cannot be resumed: start a new run"
+        )
 
 
 def source_bytes(specs: dict[str, DatasetSpec]) -> int:

@@ -162,6 +162,17 @@ def _check_tools() -> CheckResult:
     )
 
 
+def _check_util_linux() -> CheckResult:
+    """The tools whose JSON output the device guard and cleanup read."""
+    missing = [t for t in ("lsblk", "findmnt", "losetup", "wipefs", "blkid") if not shutil.which(t)]
+    return CheckResult(
+        "util-linux tools (device guard, cleanup)",
+        not missing,
+        "all found" if not missing else "missing: " + ", ".join(missing),
+        "" if not missing else "apt-get install util-linux mount",
+    )
+
+
 def _check_workdir(workdir: str, need_bytes: int) -> CheckResult:
     parent = existing_parent(workdir)
     st = os.statvfs(parent)
@@ -181,6 +192,7 @@ CHECKS: tuple[Callable[[], CheckResult], ...] = (
     _check_loop,
     _check_drop_caches,
     _check_tools,
+    _check_util_linux,
 )
 
 

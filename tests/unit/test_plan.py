@@ -111,3 +111,20 @@ def test_allowed_imports() -> None:
     assert [line for line in measure.splitlines() if line.startswith("from fsarena")] == [
         "from fsarena.errors import FsarenaError"
     ]
+
+
+def test_sizes_are_parsed_in_binary_units() -> None:
+    from fsarena.plan import parse_size
+
+    assert parse_size("300M") == 300 << 20
+    assert parse_size("1.5GiB") == 3 << 29
+    assert parse_size("4096") == 4096
+    for bad in ("", "big", "-5M", "0", "3X"):
+        with pytest.raises(FsarenaError, match="is not a size"):
+            parse_size(bad)
+
+
+def test_image_size_override_is_never_below_what_mkfs_accepts() -> None:
+    plan = make_plan("article-a-2006", ["ext4", "xfs"], 1, 0.02, 1, "/tmp/w", image_size_bytes=1)
+    sizes = {p.name: plan.image_size_for(p) for p in plan.profiles()}
+    assert sizes == {"ext4": PROFILES["ext4"].min_size_bytes, "xfs": 300 << 20}

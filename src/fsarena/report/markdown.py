@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from fsarena.report import articles, prose
+from fsarena.report.powerloss import sections
 from fsarena.report.table import Comparison, comparison_line, grid, header_lines
 
 
@@ -62,6 +63,11 @@ def body(comparison: Comparison, level: str = "##") -> list[str]:
             out.extend([f"Verdict: {line}", ""])
     if ceilings := prose.ceiling_rows(comparison):
         out.extend([f"{level} Device ceiling", "", *_table(prose.CEILING_HEADERS, ceilings), ""])
+    for section in sections(comparison.session):
+        out.extend([f"{level} {section.title}", ""])
+        if section.rows:
+            out.extend([*_table(section.headers, section.rows), ""])
+        out.extend([*(f"- {_escape(note)}" for note in section.notes), ""])
     if comparison.failures:
         out.extend([f"{level} Failed, invalid or skipped runs", ""])
         for f in comparison.failures:

@@ -342,11 +342,33 @@ def comparison_line(comparison: Comparison, table: TaskTable) -> str:
     return text
 
 
+def _target(session: Session) -> str:
+    """Where the filesystems were made: loop images, or the block device a session names."""
+    t = session.target
+    if not t:
+        return f"loop images (direct I/O) in {session.host.get('workdir', '?')}"
+    return (
+        f"block device {t.get('path')} (model {t.get('model') or '-'}, {t.get('size_bytes')} bytes)"
+    )
+
+
 def header_lines(session: Session) -> list[str]:
     """Provenance shown above the tables."""
     host = session.host
     plan = session.plan
     mem = int(host.get("mem_total_bytes", 0)) / 2**30
+    machine = (
+        f"kernel {host.get('kernel', '?')}, {host.get('cpu_model', '?')} x{host.get('cpus', '?')}, "
+        f"{mem:.1f} GiB RAM"
+    )
+    if "crashtest" in plan:  # `fsarena crashtest`: no datasets, no timed tasks
+        return [
+            f"crash test, seed {plan.get('seed', '?')}, status {session.status}",
+            machine,
+            "writes and flushes recorded through flogfs (loop direct I/O); crash states "
+            f"rebuilt on a private tmpfs; fsarena {session.tool_version}, "
+            f"started {session.created_at}",
+        ]
     # Where a dataset did not come from fsarena's own generators (or why not), say so.
     origins = [
         f"dataset {name}: {d['origin']}"
@@ -356,10 +378,8 @@ def header_lines(session: Session) -> list[str]:
     return [
         f"suite {plan.get('suite', '?')}, {_repetitions(session)}, "
         f"scale {plan.get('scale', '?')}, seed {plan.get('seed', '?')}, status {session.status}",
-        f"kernel {host.get('kernel', '?')}, {host.get('cpu_model', '?')} x{host.get('cpus', '?')}, "
-        f"{mem:.1f} GiB RAM",
-        f"target: loop images (direct I/O) in {host.get('workdir', '?')}; "
-        f"datasets on {session.source.get('kind', '?')}",
+        machine,
+        f"target: {_target(session)}; datasets on {session.source.get('kind', '?')}",
         *_ceiling_lines(session),
         f"caches dropped before every task; writes timed through syncfs; "
         f"fsarena {session.tool_version}, started {session.created_at}",

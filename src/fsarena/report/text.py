@@ -5,6 +5,7 @@ from __future__ import annotations
 import textwrap
 
 from fsarena.report import articles, prose
+from fsarena.report.powerloss import sections
 from fsarena.report.table import Comparison, comparison_line, grid, header_lines
 
 WIDTH = 100
@@ -71,6 +72,12 @@ def body(comparison: Comparison) -> list[str]:
         out.append("")
     if ceilings := prose.ceiling_rows(comparison):
         out.extend(["DEVICE CEILING", *_layout(prose.CEILING_HEADERS, ceilings), ""])
+    for section in sections(comparison.session):
+        out.append(section.title)
+        if section.rows:
+            out.extend(_layout(section.headers, section.rows))
+        out.extend(f"  {note}" for note in section.notes)
+        out.append("")
     if comparison.failures:
         out.append("FAILED, INVALID OR SKIPPED RUNS")
         for f in comparison.failures:

@@ -1,6 +1,54 @@
-"""Where filesystems are made and where datasets come from: one module per kind of target."""
+"""Where filesystems are made and where datasets come from: one module per kind of target.
 
+Every target has the same small interface (setup -> device path, teardown,
+describe); `make_target` is the one place that chooses between them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Protocol
+
+from fsarena.executor import Executor
+from fsarena.filesystems import FilesystemProfile
+from fsarena.plan import Plan
+from fsarena.targets.device import DeviceTarget
 from fsarena.targets.loop import LoopTarget
 from fsarena.targets.source import Source, choose_source
 
-__all__ = ["LoopTarget", "Source", "choose_source"]
+
+class Target(Protocol):
+    def setup(self, executor: Executor) -> str:
+        """Make the device ready and return its path."""
+
+    def teardown(self, executor: Executor) -> None:
+        """Undo setup; callable more than once."""
+
+    def describe(self) -> dict[str, object]: ...
+
+
+def make_target(plan: Plan, profile: FilesystemProfile, repetition: int) -> Target:
+    """The target of one repetition of one filesystem: the plan's device, else a fresh image."""
+    if plan.device is not None:
+        return DeviceTarget(plan.device, (plan.workdir,))
+    image = str(Path(plan.workdir, "images", f"{profile.name}-r{repetition}.img"))
+    return LoopTarget(image, plan.image_size_for(profile))
+
+
+def ceiling_target(plan: Plan, repetition: int, size_bytes: int) -> Target:
+    """Where the device's raw ceiling is measured: the same kind of target the filesystems get."""
+    if plan.device is not None:
+        return DeviceTarget(plan.device, (plan.workdir,))
+    image = str(Path(plan.workdir, "images", f"ceiling-r{repetition}.img"))
+    return LoopTarget(image, size_bytes)
+
+
+__all__ = [
+    "DeviceTarget",
+    "LoopTarget",
+    "Source",
+    "Target",
+    "ceiling_target",
+    "choose_source",
+    "make_target",
+]

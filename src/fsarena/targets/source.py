@@ -41,6 +41,11 @@ def choose_source(requested: str, data_bytes: int, available_bytes: int) -> str:
     return requested
 
 
+def source_size_bytes(data_bytes: int, files: int = 0) -> int:
+    """A source big enough for the datasets: room for file-system overhead and per-file slack."""
+    return int(data_bytes * 1.1) + files * 4096 + 256 * MIB
+
+
 @dataclass
 class Source:
     """A mounted source filesystem holding the datasets."""
@@ -54,6 +59,7 @@ class Source:
 
     def setup(self, executor: Executor) -> None:
         executor.make_dir(self.mountpoint)
+        executor.track("mount", self.mountpoint)
         if self.kind == "tmpfs":
             opts = f"size={self.size_bytes},mode=0755"
             executor.call(["mount", "-t", "tmpfs", "-o", opts, "fsarena-source", self.mountpoint])
@@ -69,6 +75,7 @@ class Source:
         if self.mounted:
             executor.call(["umount", self.mountpoint])
             self.mounted = False
+        executor.untrack("mount", self.mountpoint)
         if self.device is not None:
             executor.detach_loop(self.device)
             self.device = None

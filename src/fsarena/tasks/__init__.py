@@ -25,6 +25,7 @@ from fsarena.tasks.portage import (
     PortageMove,
     PortageSpace,
 )
+from fsarena.tasks.powerloss import Powerloss
 from fsarena.tasks.smallfiles import (
     SmallfilesCompress,
     SmallfilesCreate,
@@ -88,6 +89,7 @@ TASKS: dict[str, type[Task]] = {
         Film2Copy,
         Film1Delete,
         Film2Delete,
+        Powerloss,
     )
 }
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
 from fsarena.datasets import DatasetSpec, Manifest
 from fsarena.executor import Executor
@@ -60,6 +60,7 @@ class TaskContext:
     scratch: str  # a directory outside the test filesystem for tools' outputs
     datasets: Mapping[str, SourceDataset]
     executor: Executor
+    artifacts_dir: str = ""  # where a task may keep files for inspection (beside the session)
 
     def path(self, *parts: str) -> str:
         """A path on the filesystem under test."""
@@ -111,6 +112,10 @@ class Task:
 
     def cleanup(self, ctx: TaskContext) -> None:
         """Always run last, whatever happened (remove a cgroup, a helper file)."""
+
+    def details(self) -> dict[str, Any]:
+        """Raw detail data the last probe produced, kept in the session with its run."""
+        return {}
 
     @classmethod
     def describe(cls) -> str:

@@ -1,0 +1,273 @@
+"""What is decided before a run touches the machine: checks, space, the device, the dry run.
+
+The CLI calls these in order; each raises FsarenaError with what to do, so a
+run that cannot succeed stops before its first mkfs, and `--dry-run` shows
+the whole plan from the same facts without touching anything. The guards
+around the run itself live here too: the work directory's lock and the
+signals that stop a run cleanly.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import signal
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from statistics import fmean
+from types import FrameType
+
+from fsarena.errors import FsarenaError
+from fsarena.filesystems import probe
+from fsarena.plan import Plan
+from fsarena.results import Session, load
+from fsarena.runner import shuffled_orders, source_bytes
+from fsarena.system import CheckResult, existing_parent, preflight
+from fsarena.targets import guard
+from fsarena.targets.source import choose_source, mem_available_bytes, source_size_bytes
+from fsarena.tasks import TASKS
+
+GB = 1e9
+MIB = 1 << 20
+
+
+@dataclass(frozen=True)
+class Launch:
+    """A plan ready to run, with the facts the CLI shows and the session records."""
+
+    plan: Plan
+    source_kind: str
+    unavailable: dict[str, str]  # filesystem -> why this host cannot run it
+    need_bytes: int  # in the work directory, at most
+    device: guard.Facts | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+def unavailable_filesystems(plan: Plan) -> dict[str, str]:
+    """Filesystems of the plan this host cannot run; they are recorded as skipped, with why."""
+    found = {p.name: s.reason for p in plan.profiles() if not (s := probe(p)).available}
+    if len(found) == len(plan.filesystems):
+        reasons = "; ".join(f"{k}: {v}" for k, v in found.items())
+        raise FsarenaError(
+            f"no filesystem of the plan can run here ({reasons}); see `fsarena check`"
+        )
+    return found
+
+
+def data_bytes(plan: Plan) -> int:
+    return source_bytes(plan.dataset_specs())
+
+
+def space_needed(plan: Plan, source_kind: str) -> int:
+    """Work-directory bytes at most: the source image, plus the largest target image.
+
+    Images are sparse and one exists at a time; the bound assumes they fill.
+    """
+    source = source_size_bytes(data_bytes(plan)) if source_kind == "image" else 0
+    images = 0 if plan.device else max(plan.image_size_for(p) for p in plan.profiles())
+    return source + images
+
+
+def prepare(plan: Plan, kept_paths: Sequence[str], confirmation: str | None) -> Launch:
+    """Check everything that can be checked without touching the machine."""
+    if confirmation is not None and plan.device is None:
+        raise FsarenaError("--destroy-data needs --device: name the device twice")
+    unavailable = unavailable_filesystems(plan)
+    source_kind = choose_source(plan.source, data_bytes(plan), mem_available_bytes())
+    need = space_needed(plan, source_kind)
+    notes = []
+    facts = None
+    if plan.device is not None:
+        facts = guard.check(plan.device, confirmation, [plan.workdir, *kept_paths])
+        biggest = max(plan.image_size_for(p) for p in plan.profiles())
+        if facts.node.size_bytes < biggest:
+            notes.append(
+                f"{plan.device} ({facts.node.size_bytes // MIB} MiB) is smaller than the "
+                f"{biggest // MIB} MiB this plan would give an image: tasks may fail with ENOSPC"
+            )
+    return Launch(plan, source_kind, unavailable, need, facts, notes)
+
+
+def require_ready(launch: Launch) -> None:
+    """Preflight before a run: every failed requirement with its fix, in one message."""
+    results = preflight(launch.plan.workdir, launch.need_bytes, [])
+    failed = [f"{r.name}: {r.detail} (fix: {r.fix})" for r in results if not r.ok]
+    if failed:
+        raise FsarenaError("not ready to run: " + "; ".join(failed))
+
+
+def check_leftovers(workdir: str) -> CheckResult:
+    """`fsarena check`: what killed runs left in the work directory (not a live run's)."""
+    from fsarena.ledger import leftovers
+
+    name = "leftovers of killed runs"
+    if not Path(workdir).is_dir():
+        return CheckResult(name, True, "none")
+    try:
+        with workdir_lock(workdir):
+            left = leftovers(workdir)
+    except FsarenaError:
+        return CheckResult(name, True, f"a run is using {workdir} now; it cleans up after itself")
+    fix = f"fsarena cleanup --workdir {workdir}"
+    return CheckResult(name, not left, left.describe() if left else "none", fix)
+
+
+def check_device(device: str, workdir: str) -> CheckResult:
+    """`fsarena check --device`: whether a run may use it, and what it would destroy."""
+    name = f"device {device}"
+    try:
+        facts = guard.inspect(device, [workdir])
+    except FsarenaError as exc:
+        return CheckResult(name, False, str(exc), "name a block device, e.g. /dev/sdX1")
+    refused = guard.refusals(facts)
+    if refused:
+        return CheckResult(name, False, "; ".join(refused), "use another device (none overrides)")
+    detail = f"usable with --destroy-data {device}; would destroy {facts.describe()}"
+    return CheckResult(name, True, detail)
+
+
+# ---------------------------------------------------------------- around the run
+
+
+class Stop:
+    """SIGINT, SIGTERM, SIGHUP: the first stops the run; later ones are ignored until teardown ends.
+
+    Installed explicitly, so that a run started with SIGINT ignored (a
+    background job of a shell script) still stops cleanly on Ctrl-C.
+    """
+
+    SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+    def __init__(self) -> None:
+        self.signum = 0
+
+    def handle(self, signum: int, frame: FrameType | None) -> None:
+        if self.signum:
+            return  # already stopping: let teardown finish
+        self.signum = signum
+        raise KeyboardInterrupt(signal.Signals(signum).name)
+
+    @contextlib.contextmanager
+    def installed(self) -> Iterator[Stop]:
+        previous = {s: signal.signal(s, self.handle) for s in self.SIGNALS}
+        try:
+            yield self
+        finally:
+            for s, handler in previous.items():
+                signal.signal(s, handler)
+
+    @property
+    def name(self) -> str:
+        return signal.Signals(self.signum).name if self.signum else "SIGINT"
+
+    @property
+    def exit_code(self) -> int:
+        return 128 + (self.signum or signal.SIGINT)
+
+
+@contextlib.contextmanager
+def workdir_lock(workdir: str) -> Iterator[None]:
+    """One run per work directory: two would share mount points and images."""
+    Path(workdir).mkdir(parents=True, exist_ok=True)
+    with open(Path(workdir, "lock"), "w") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise FsarenaError(
+                f"another fsarena run is using {workdir}; wait for it or pass another --workdir"
+            ) from None
+        yield
+
+
+# ---------------------------------------------------------------- the dry run
+
+
+def describe(launch: Launch, results_dir: Path) -> list[str]:
+    """The complete plan as lines of text; nothing is touched."""
+    plan = launch.plan
+    n_seq = len(plan.filesystems) * plan.repetitions
+    lines = [
+        f"plan: suite {plan.suite}, {len(plan.filesystems)} filesystems x {len(plan.tasks)} tasks "
+        f"x {plan.repetitions} repetitions = {n_seq} sequences, seed {plan.seed}",
+        f"tasks, in order: {', '.join(plan.tasks)}",
+    ]
+    if launch.device is not None:
+        lines.append(f"target: block device, ALL DATA DESTROYED: {launch.device.describe()}")
+    else:
+        lines.append(
+            f"target: one sparse loop image at a time in {plan.workdir}/images, deleted after use"
+        )
+    for profile in plan.profiles():
+        device = plan.device or "/dev/loopN"
+        if profile.name in launch.unavailable:
+            lines.append(f"  {profile.name}: skipped: {launch.unavailable[profile.name]}")
+            continue
+        size = "" if plan.device else f" on a {plan.image_size_for(profile) // MIB} MiB image"
+        lines.append(f"  {profile.name}{size}: {' '.join(profile.mkfs_argv(device))}")
+        mount = profile.mount_argv(device, f"{plan.workdir}/mnt/{profile.name}")
+        lines.append(f"    then {' '.join(mount)}")
+    orders = shuffled_orders(plan.filesystems, plan.repetitions, plan.seed)
+    more = ", then more rounds while any task is less precise" if plan.target_ci_pct else ""
+    lines.append("order: " + "; ".join(", ".join(o) for o in orders) + more)
+    for name, spec in plan.dataset_specs().items():
+        lines.append(f"dataset {name}: {spec.total_bytes / 1e6:,.0f} MB: {spec.description()}")
+    lines.append(
+        f"datasets live on a {launch.source_kind} source ({data_bytes(plan) / 1e6:,.0f} MB)"
+    )
+    free = _free_bytes(plan.workdir)
+    short = "" if free >= launch.need_bytes else ": NOT ENOUGH, a run would refuse to start"
+    lines.append(
+        f"space: up to {launch.need_bytes / GB:.2f} GB in {plan.workdir} "
+        f"({free / GB:.1f} GB free there{short})"
+    )
+    lines.append(f"time: {estimate(plan, results_dir)}")
+    lines += [f"note: {n}" for n in launch.notes]
+    if Path(plan.workdir).is_dir() and not (left := check_leftovers(plan.workdir)).ok:
+        lines.append(f"note: an earlier run left {left.detail}; remove it with `{left.fix}`")
+    lines.append("dry run: nothing was created, formatted or mounted")
+    return lines
+
+
+def _free_bytes(path: str) -> int:
+    st = os.statvfs(existing_parent(path))
+    return st.f_bavail * st.f_frsize
+
+
+def _task_means(session: Session) -> dict[str, float]:
+    """Mean wall time of each task over its successful runs."""
+    walls: dict[str, list[float]] = {}
+    for run in session.ok_runs():
+        if run.measurement is not None:
+            walls.setdefault(run.task, []).append(run.measurement.wall_s)
+    return {task: fmean(values) for task, values in walls.items()}
+
+
+def _duration(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.0f} min"
+
+
+def estimate(plan: Plan, results_dir: Path) -> str:
+    """Time of the timed tasks, from the newest earlier session that ran them (never invented)."""
+    paths = sorted(results_dir.glob("*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
+    for path in paths[:20]:
+        try:
+            earlier = load(path)
+        except FsarenaError:
+            continue
+        means = _task_means(earlier)
+        known = [t for t in plan.tasks if t in means]
+        if not known or not earlier.plan.get("scale"):
+            continue
+        ratio = plan.scale / float(earlier.plan["scale"])
+        sequences = len(plan.filesystems) * plan.repetitions
+        total_s = sum(means[t] for t in known) * ratio * sequences
+        missing = [t for t in plan.tasks if t not in means and TASKS[t].timed]
+        gaps = f"; no times for {', '.join(missing)}" if missing else ""
+        return (
+            f"about {_duration(total_s)} of timed tasks, from {path.name} "
+            f"(scale {earlier.plan['scale']}, times scaled linearly to {plan.scale}; "
+            f"dataset generation, caches and setup not included{gaps})"
+        )
+    return f"no estimate: no earlier session in {results_dir} ran these tasks"

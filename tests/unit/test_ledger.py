@@ -1,0 +1,91 @@
+"""The resource ledger: recorded before creation, forgotten after undo, undone by cleanup."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from fsarena import ledger
+from fsarena.ledger import Entry, Ledger, cleanup, leftovers
+
+
+def test_track_and_untrack_persist_in_the_state_file(tmp_path: Path) -> None:
+    book = Ledger(str(tmp_path))
+    book.track("image", "/x/a.img")
+    book.track("loop", "/x/a.img")
+    book.track("image", "/x/a.img")  # recorded once
+    again = Ledger(str(tmp_path))  # another process reading the same work directory
+    assert again.entries() == [Entry("image", "/x/a.img"), Entry("loop", "/x/a.img")]
+    again.untrack("loop", "/x/a.img")
+    assert book.entries() == [Entry("image", "/x/a.img")]
+    book.untrack("image", "/x/a.img")
+    assert not (tmp_path / ledger.STATE_FILE).exists(), "an empty ledger leaves no file"
+
+
+def test_unknown_kind_is_a_bug(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="no undo registered"):
+        Ledger(str(tmp_path)).track("zram", "/dev/zram9")
+
+
+def test_damaged_state_file_reads_as_empty(tmp_path: Path) -> None:
+    (tmp_path / ledger.STATE_FILE).write_text("{half")
+    assert Ledger(str(tmp_path)).entries() == []
+
+
+def test_cleanup_undoes_newest_first_and_reports(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    order: list[str] = []
+
+    def undo_note(ident: str) -> str:
+        order.append(ident)
+        return f"noted {ident}"
+
+    monkeypatch.setitem(ledger.UNDO, "note", undo_note)
+    image = tmp_path / "images" / "x.img"
+    image.parent.mkdir()
+    image.write_bytes(b"\0" * 10)
+    book = Ledger(str(tmp_path))
+    book.track("image", str(image))
+    book.track("note", "first")
+    book.track("note", "second")
+    found = leftovers(str(tmp_path))
+    assert Entry("image", str(image)) in found.entries
+    report = cleanup(str(tmp_path))
+    assert order == ["second", "first"]
+    assert report.done == ("noted second", "noted first", f"deleted {image}")
+    assert not image.exists()
+    assert book.entries() == []
+    assert cleanup(str(tmp_path)).done == (), "idempotent"
+
+
+def test_a_failed_undo_stays_recorded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(ident: str) -> str:
+        raise OSError(f"busy: {ident}")
+
+    monkeypatch.setitem(ledger.UNDO, "stuck", refuse)
+    book = Ledger(str(tmp_path))
+    book.track("stuck", "thing")
+    report = cleanup(str(tmp_path))
+    assert report.failed == ("stuck thing: busy: thing",)
+    assert book.entries() == [Entry("stuck", "thing")]
+
+
+def test_state_file_is_plain_json(tmp_path: Path) -> None:
+    Ledger(str(tmp_path)).track("mount", "/w/mnt/ext4")
+    data = json.loads((tmp_path / ledger.STATE_FILE).read_text())
+    assert data == {"resources": [{"kind": "mount", "ident": "/w/mnt/ext4"}]}
+
+
+def test_check_does_not_call_a_live_runs_resources_leftovers(tmp_path: Path) -> None:
+    from fsarena.launch import check_leftovers, workdir_lock
+
+    Ledger(str(tmp_path)).track("image", str(tmp_path / "x.img"))
+    (tmp_path / "x.img").write_bytes(b"")
+    with workdir_lock(str(tmp_path)):  # a run holds the work directory
+        live = check_leftovers(str(tmp_path))
+    assert live.ok and "a run is using" in live.detail
+    dead = check_leftovers(str(tmp_path))
+    assert not dead.ok and "x.img" in dead.detail and "fsarena cleanup" in dead.fix
