@@ -49,7 +49,7 @@ VALID = 'name = "mine"\nfilesystems = ["ext4"]\ntasks = ["mkfs", "mount", "umoun
     [
         ("name = ", "is not valid TOML"),
         (VALID + "repetitons = 2\n", "repetitons: unknown key (misspelled?); did you mean"),
-        (VALID.replace("ext4", "ext5"), "unknown filesystem 'ext5'"),
+        (VALID.replace("ext4", "ext5"), "filesystems.ext5: not a built-in filesystem"),
         (VALID.replace("umount", "unmount"), "unknown task(s) unmount"),
         (VALID + "scale = -1\n", "scale: Input should be greater than 0"),
         (VALID + "repetitions = 1e9\n", "repetitions"),
