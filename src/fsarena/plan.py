@@ -128,13 +128,16 @@ def _validation_message(source: str, exc: ValidationError) -> str:
     where = ".".join(str(p) for p in first["loc"])
     msg = str(first["msg"]).removeprefix("Value error, ")
     if first["type"] == "extra_forbidden":
-        msg = "unknown key (misspelled?)" + _did_you_mean(str(first["loc"][-1]))
+        # A key inside [filesystems.NAME] is a Variant's; any other, the suite's own.
+        in_variant = first["loc"][0] == "filesystems" and len(first["loc"]) == 3
+        fields = list((Variant if in_variant else Suite).model_fields)
+        msg = "unknown key (misspelled?)" + _did_you_mean(str(first["loc"][-1]), fields)
     return f"{source}: {where}: {msg}" if where else f"{source}: {msg}"
 
 
-def _did_you_mean(key: str) -> str:
-    close = difflib.get_close_matches(key, list(Suite.model_fields), n=1)
-    return f"; did you mean {close[0]!r}?" if close else f"; known: {', '.join(Suite.model_fields)}"
+def _did_you_mean(key: str, fields: list[str]) -> str:
+    close = difflib.get_close_matches(key, fields, n=1)
+    return f"; did you mean {close[0]!r}?" if close else f"; known: {', '.join(fields)}"
 
 
 SIZE_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}

@@ -117,7 +117,7 @@ def test_user_suite_with_variant_and_dataset_sizes(tmp_path: Path) -> None:
     [
         (("repetitions = 2", "repetitons = 2"), r"mine.toml: repetitons: unknown key"),
         (('mount_options = ["compress=zstd"]', 'mount_option = ["x"]'),
-         r"filesystems.btrfs-zstd.mount_option: unknown key"),
+         r"filesystems.btrfs-zstd.mount_option: unknown key .*did you mean .mount_options."),
         (('base = "btrfs"', 'base = "btrfz"'), r"filesystems.btrfs-zstd.base: unknown filesystem"),
         (("files = 500", "fles = 500"), r"datasets.portage.fles: unknown key"),
         (("files = 500", 'files = "many"'), r"datasets.portage.files: expected int"),
