@@ -58,8 +58,9 @@ class Summary:
     stdev: float  # sample standard deviation (n - 1); 0 when n == 1
     min: float
     max: float
-    ci_low: float  # Student's t interval of the mean; equal to the mean when n == 1
-    ci_high: float
+    ci_low: float  # Student's t interval of the mean; equal to the mean when n == 1;
+    ci_high: float  # never below 0 when no sample is (the half-width below is not cut)
+    ci_half_width: float = 0.0  # half the uncut interval: t * stdev / sqrt(n) for times
 
     @property
     def cv(self) -> float:
@@ -71,7 +72,7 @@ class Summary:
         """CI half-width relative to the mean (inf when unknown: n == 1)."""
         if self.n < 2:
             return math.inf
-        return (self.ci_high - self.ci_low) / 2 / abs(self.mean) if self.mean else 0.0
+        return self.ci_half_width / abs(self.mean) if self.mean else 0.0
 
 
 def t_interval(values: Sequence[float], confidence: float = CONFIDENCE) -> tuple[float, float]:
@@ -103,6 +104,11 @@ def summarize(values: Sequence[float], mean_kind: MeanKind = "arithmetic") -> Su
         inv_low, inv_high = t_interval([1 / v for v in data])
         low = 1 / inv_high if inv_high > 0 else 0.0
         high = 1 / inv_low if inv_low > 0 else math.inf
+    half_width = (high - low) / 2
+    if low < 0 <= min(data):
+        # A time or a size is never negative: a t interval reaching below zero
+        # (wide spread, small n) is cut at zero rather than printed as "-0.4 s".
+        low = 0.0
     return Summary(
         n=len(data),
         mean=mean,
@@ -112,6 +118,7 @@ def summarize(values: Sequence[float], mean_kind: MeanKind = "arithmetic") -> Su
         max=max(data),
         ci_low=low,
         ci_high=high,
+        ci_half_width=half_width,
     )
 
 

@@ -42,7 +42,14 @@ def test_report_draws_every_chart_offline(tmp_path: Path) -> None:
 
     with sync_playwright() as p:
         browser = p.chromium.launch(
-            executable_path=str(CHROMIUM), args=["--no-sandbox", "--headless", "--disable-gpu"]
+            executable_path=str(CHROMIUM),
+            args=[
+                "--no-sandbox",
+                "--headless",
+                "--disable-gpu",
+                "--disable-crash-reporter",
+                "--disable-breakpad",
+            ],
         )
         try:
             page = browser.new_page(viewport={"width": 1280, "height": 900})
@@ -61,6 +68,9 @@ def test_report_draws_every_chart_offline(tmp_path: Path) -> None:
                 # Drawn: bars, cells or lines are there as SVG shapes.
                 assert svg.locator("path").count() > 5
             assert page.locator("h2").first.inner_text() == "Verdicts"
+            # Nothing runs off the page sideways: wide tables scroll within themselves.
+            page_width = page.evaluate("document.documentElement.scrollWidth")
+            assert page_width <= page.viewport_size["width"]  # type: ignore[index]
             assert page.locator("p.summary").count() >= 3
             page.screenshot(path=str(tmp_path / "report.png"), full_page=False)
         finally:

@@ -123,3 +123,16 @@ def test_newer_or_damaged_sessions_are_refused(session: Session, tmp_path: Path)
 )
 def test_number_format(value: float, text: str) -> None:
     assert fmt(value) == text
+
+
+def test_the_runners_unstable_warning_is_not_repeated_beside_the_flags() -> None:
+    from fsarena.report import build, prose
+    from tests.sessions import make_session
+
+    noisy = {"ext4": {"iso_copy_in": [1.0, 3.0, 9.0]}, "xfs": {"iso_copy_in": [2.0, 2.1, 2.0]}}
+    session = make_session(noisy)
+    session.warn("unstable", "the 95 % confidence interval stayed above the target")
+    session.warn("teardown", "could not remove the source")
+    codes = [item.title for item in prose.warnings(build(session))]
+    assert "teardown" in codes
+    assert "unstable" not in codes and any(c.startswith("unstable (") for c in codes)

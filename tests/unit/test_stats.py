@@ -163,3 +163,11 @@ def test_rank_higher_is_better() -> None:
     assert r.winners == ("b",)
     pair = r.pairs[0]
     assert pair.better == "b" and pair.ratio == pytest.approx(2.0, rel=0.01)
+
+
+def test_interval_of_a_positive_quantity_never_goes_below_zero() -> None:
+    s = summarize([0.1, 0.1, 3.0])  # t interval of the mean: about -3.2 .. 5.3
+    assert s.ci_low == 0.0 and s.ci_high > s.mean
+    # The relative half-width (what adaptive repetitions test) is that of the uncut interval.
+    assert s.ci_half_width_rel > 1.0
+    assert summarize([-1.0, 1.0, 0.5]).ci_low < 0  # signed quantities keep their interval

@@ -45,7 +45,10 @@ def recommendation(comparison: Comparison) -> list[Item]:
 
 def warnings(comparison: Comparison) -> list[Item]:
     """The session's warnings, then the flags computed on reading it, grouped with advice."""
-    items = [Item(w.code, w.message) for w in comparison.session.warnings]
+    # The runner's "unstable" warning and the flags computed here say the same thing
+    # (against the same target): show the flags, one per task, not both.
+    computed = {f.code for f in comparison.flags}
+    items = [Item(w.code, w.message) for w in comparison.session.warnings if w.code not in computed]
     for code, advice in FLAG_ADVICE.items():
         found = tuple(f.message for f in comparison.flags if f.code == code)
         if found:
