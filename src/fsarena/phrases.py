@@ -51,6 +51,9 @@ def describe(ranking: Ranking, word: str) -> str:
     order = ranking.order
     if len(order) < 2:
         return f"only {names(order) or 'no filesystem'} measured: nothing to compare"
+    if ranking.all_tied and max(ranking.n.values(), default=0) < 2:
+        # One sample each: no test can tell a difference from noise, so "tie" would overclaim.
+        return f"no verdict for {names(sorted(order))}: one repetition each (run -n 3 or more)"
     if ranking.all_tied:
         n = sorted(set(ranking.n.values()))
         return (

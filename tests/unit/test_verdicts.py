@@ -152,3 +152,10 @@ def test_a_task_without_any_value_is_left_out_with_a_note() -> None:
     }
     comparison = build(Session(tool_version="t", created_at="now", plan=plan, runs=runs))
     assert [t.task for t in comparison.tables] == ["bonnie"]
+
+
+def test_one_repetition_is_no_verdict_rather_than_a_tie() -> None:
+    v = _verdicts({"ext4": {"iso_copy_in": [10.0]}, "xfs": {"iso_copy_in": [30.0]}})
+    summary = _kind(v, "large_files").summary
+    assert summary.startswith("no verdict for ext4 and xfs: one repetition each")
+    assert "tie" not in summary
