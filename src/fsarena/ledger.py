@@ -83,11 +83,18 @@ def mounts_at(mountpoint: str) -> int:
 def _undo_mount(mountpoint: str) -> str:
     """Unmount everything stacked at the path; lazily if a process still holds it."""
     done = ""
+    released = False
     for _ in range(8):
         if not mounts_at(mountpoint):
             return done
         if _run(["umount", mountpoint]).returncode == 0:
             done = f"unmounted {mountpoint}"
+            continue
+        if not released:
+            # A loop device backed by a file in it holds it busy; a lazy umount would
+            # hide that file and leak the device (and a tmpfs's memory) for good.
+            released = True
+            release_under(mountpoint)
             continue
         lazy = _run(["umount", "-l", mountpoint])
         if lazy.returncode != 0:

@@ -130,8 +130,8 @@ def test_scratch_releases_a_loop_device_it_never_learned_of(workdir: Path) -> No
     assert not all_leftovers(workdir)
 
 
-def test_ctrl_c_leaves_nothing_behind(workdir: Path) -> None:
-    out = workdir / "crash.json"
+def _crashtest_checking_states(workdir: Path, out: Path) -> subprocess.Popen[str]:
+    """A crash test started and caught in the middle of checking ext4's crash states."""
     proc = subprocess.Popen(
         [*FSARENA, "crashtest", "--fs", "ext4,xfs", "--states", "400",
          "--workdir", str(workdir / "w"), "--output", str(out)],
@@ -139,10 +139,30 @@ def test_ctrl_c_leaves_nothing_behind(workdir: Path) -> None:
     )  # fmt: skip
     assert proc.stderr is not None
     deadline = time.monotonic() + 120
-    for line in proc.stderr:  # stop it in the middle of checking states
+    for line in proc.stderr:
         if ("testing" in line and "ext4 " in line) or time.monotonic() > deadline:
             break
     time.sleep(1.5)
+    return proc
+
+
+def test_kill_9_then_cleanup_leaves_nothing_behind(workdir: Path) -> None:
+    proc = _crashtest_checking_states(workdir, workdir / "crash.json")
+    proc.kill()
+    proc.communicate(timeout=60)
+    left = leftovers(workdir)
+    assert left  # the tmpfs, and mostly a crash state's loop device backed by a file in it
+    done = fsarena("cleanup", "--workdir", str(workdir / "w"))
+    assert "removed" in done.stdout + done.stderr
+    assert not all_leftovers(workdir)
+    # A loop device outliving a lazily unmounted tmpfs no longer names the work directory.
+    for device in [x for x in left if x.startswith("/dev/loop")]:
+        assert not Path(f"/sys/block/{Path(device).name}/loop").exists(), device
+
+
+def test_ctrl_c_leaves_nothing_behind(workdir: Path) -> None:
+    out = workdir / "crash.json"
+    proc = _crashtest_checking_states(workdir, out)
     proc.send_signal(signal.SIGINT)
     _, stderr = proc.communicate(timeout=120)
     assert proc.returncode == 130, stderr
