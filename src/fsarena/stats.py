@@ -210,8 +210,11 @@ def instability(subject: str, summary: Summary, target_rel: float) -> str:
     """What is unstable about a result, in numbers: its interval, spread and the n needed."""
     if summary.n < 2:
         return f"{subject}: a single run, no interval (target ±{100 * target_rel:.0f} %)"
+    rel = summary.ci_half_width_rel
+    # A harmonic mean's interval is unbounded when the one of 1/x reaches zero.
+    width = f"±{100 * rel:.1f} %" if math.isfinite(rel) else "unbounded"
     text = (
-        f"{subject}: 95 % CI of the mean ±{100 * summary.ci_half_width_rel:.1f} % "
+        f"{subject}: 95 % CI of the mean {width} "
         f"(target ±{100 * target_rel:.0f} %), CV {100 * summary.cv:.0f} %, n = {summary.n}"
     )
     need = _n_for_cv(summary.cv, target_rel)

@@ -171,3 +171,11 @@ def test_interval_of_a_positive_quantity_never_goes_below_zero() -> None:
     # The relative half-width (what adaptive repetitions test) is that of the uncut interval.
     assert s.ci_half_width_rel > 1.0
     assert summarize([-1.0, 1.0, 0.5]).ci_low < 0  # signed quantities keep their interval
+
+
+def test_an_unbounded_interval_reads_unbounded() -> None:
+    from fsarena.stats import instability
+
+    s = summarize([100.0, 1.0, 900.0], "harmonic")  # the interval of 1/x reaches zero
+    assert math.isinf(s.ci_half_width_rel)
+    assert "unbounded" in instability("x", s, 0.1) and "inf" not in instability("x", s, 0.1)

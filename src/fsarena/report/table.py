@@ -306,7 +306,8 @@ def row_flags(row: Row, table: TaskTable) -> list[str]:
     labels = []
     s = row.stats.get(table.columns[0])
     if row.unstable and s is not None:
-        labels.append(f"unstable ±{pct_text(100 * s.ci_half_width_rel)} %")
+        rel = s.ci_half_width_rel
+        labels.append(f"unstable ±{pct_text(100 * rel)} %" if math.isfinite(rel) else "unstable")
     labels.extend(f"outlier r{rep}" for rep in row.outliers)
     return labels
 
