@@ -88,10 +88,12 @@ class PortageSpace(Task):
     kind = "space"
     timed = False
     datasets = ("portage",)
+    # The headline (first) is what the tree cost: df after minus before. The article
+    # printed "before" first, but an empty filesystem's df says nothing of efficiency.
     columns = (
+        "df_used_difference_bytes",
         "df_used_before_bytes",
         "df_used_after_bytes",
-        "df_used_difference_bytes",
         "du_bytes",
         "du_apparent_bytes",
         "space_overhead_bytes",
