@@ -8,6 +8,7 @@ from pathlib import Path
 
 from fsarena.datasets import DatasetSpec, FileEntry, Manifest, TreeSpec, VerifyResult
 from fsarena.executor import SpaceInfo
+from fsarena.guest.host import GuestSpec
 from fsarena.kernel import KernelSourceSpec, TarballSpec
 from fsarena.measure import Command, Measurement, Timed
 from fsarena.realistic import TextTreeSpec
@@ -15,6 +16,7 @@ from fsarena.tasks.tree import FIND_PATTERN, LISTING
 
 MIB = 1 << 20
 FIO_FIXTURES = Path(__file__).parent / "fixtures" / "fio"  # real fio JSON captured here
+MOUNTERS = ("mount", "fusefat", "ntfs-3g", "mount.exfat-fuse")  # commands that mount their last arg
 
 
 def fake_manifest(spec: DatasetSpec) -> Manifest:
@@ -77,7 +79,7 @@ class FakeExecutor:
         return Timed(m, "boom" if code else "")
 
     def call_effects(self, argv: Sequence[str]) -> None:
-        if argv[0] == "mount":
+        if argv[0] in MOUNTERS:
             self.mounted.add(argv[-1])
         if argv[0] == "umount":
             self.mounted.discard(argv[-1])
@@ -171,3 +173,35 @@ class FakeExecutor:
         if path.endswith(LISTING):
             return len(tree.files) + len(tree.directories) + 10
         return tree.count_matching(FIND_PATTERN)
+
+    def start_guest(self, spec: GuestSpec) -> FakeGuest:
+        self.calls.append(("start_guest", spec.kernel, spec.target_image, spec.source_image))
+        return FakeGuest(self, spec)
+
+
+class FakeGuest(FakeExecutor):
+    """A guest that records into its host's call list, each call tagged with the guest."""
+
+    def __init__(self, host: FakeExecutor, spec: GuestSpec) -> None:
+        super().__init__(manifests=host.manifests, fail_on=host.fail_on, wall_s=host.wall_s)
+        self.calls = _Tagged(host.calls, spec.kernel)
+        self.target_device = "/dev/ubda"
+        self.host = host
+
+    def drop_caches(self) -> None:
+        super().drop_caches()
+        self.host.drop_caches()
+
+    def close(self) -> None:
+        self.calls.append(("close",))
+
+
+class _Tagged(list[tuple[str, ...]]):
+    """Appends to another list, prefixing each entry's first element with a tag."""
+
+    def __init__(self, target: list[tuple[str, ...]], tag: str) -> None:
+        super().__init__()
+        self.target, self.tag = target, tag
+
+    def append(self, item: tuple[str, ...]) -> None:
+        self.target.append((f"{self.tag}:{item[0]}", *item[1:]))

@@ -12,7 +12,7 @@ import click
 
 from fsarena import __version__
 from fsarena.errors import FsarenaError
-from fsarena.filesystems import PROFILES, probe
+from fsarena.filesystems import PROFILES
 from fsarena.launch import Stop, workdir_lock
 from fsarena.plan import DEFAULT_SUITE, DEFAULT_WORKDIR, Plan, builtin_suites, make_plan
 from fsarena.report import EXPORTERS, render, write
@@ -75,7 +75,7 @@ def check(
     if device is not None:
         results.append(check_device(device, workdir))
     for r in results:
-        mark = "ok  " if r.ok else "FAIL"
+        mark = ("--  " if r.info else "ok  ") if r.ok else "FAIL"
         click.echo(f"[{mark}] {r.name}: {r.detail}")
         if not r.ok and r.fix:
             click.echo(f"       fix: {r.fix}")
@@ -95,20 +95,30 @@ def check(
 def list_(what: str) -> None:
     """List known filesystems (and whether they run here), tasks or suites."""
     if what == "filesystems":
-        for profile in PROFILES.values():
-            support = probe(profile)
-            state = (
-                f"available ({profile.driver})"
-                if support.available
-                else f"unavailable: {support.reason}"
-            )
-            click.echo(f"{profile.name:8} {' '.join(profile.mkfs):60} {state}")
+        _list_filesystems()
     elif what == "tasks":
         for name, task in TASKS.items():
             click.echo(f"{name:20} [{task.kind}] {task.describe()}")
     else:
         for name, suite in builtin_suites().items():
             click.echo(f"{name:16} {suite.article}: {suite.description}")
+
+
+def _list_filesystems() -> None:
+    """Each filesystem, its mkfs, and every driver: available here (* = default) or why not."""
+    from fsarena.drivers import choose, drivers_of
+
+    for profile in PROFILES.values():
+        click.echo(f"{profile.name:9} {' '.join(profile.mkfs)}")
+        if profile.never:
+            click.echo(f"    not runnable: {profile.never}")
+            continue
+        best = choose(profile.name)
+        for found in drivers_of(profile):
+            mark = "*" if best.available and found.profile == best.profile else " "
+            state = "available" if found.available else f"unavailable: {found.reason}"
+            click.echo(f"  {mark} {found.profile.name:16} {found.profile.group:10} {state}")
+    click.echo("\n* = the default; pick another with NAME@DRIVER in --fs (e.g. vfat@fuse)")
 
 
 # ---------------------------------------------------------------- run
@@ -147,24 +157,33 @@ def _new_or_resumed(ctx: click.Context, opts: dict[str, Any]) -> tuple[Plan, Pat
         _reject_plan_options(ctx)
         recorded = resumable(opts["resume_path"])
         return plan_of(recorded, opts["resume_path"]), opts["resume_path"], recorded
-    plan = make_plan(
-        opts["suite"],
-        opts["fs_list"].split(",") if opts["fs_list"] else None,
-        opts["repetitions"],
-        opts["scale"],
-        opts["seed"],
-        os.path.abspath(opts["workdir"]),
-        source=opts["source"],
-        task_timeout_s=opts["task_timeout"],
-        image_size_bytes=parse_size(opts["image_size"]) if opts["image_size"] else None,
-        device=opts["device"],
-        target_ci_pct=opts["target_ci"],
-        max_repetitions=opts["max_repetitions"],
-        time_budget_s=opts["time_budget"],
+    plan = _with_drivers(
+        make_plan(
+            opts["suite"],
+            opts["fs_list"].split(",") if opts["fs_list"] else None,
+            opts["repetitions"],
+            opts["scale"],
+            opts["seed"],
+            os.path.abspath(opts["workdir"]),
+            source=opts["source"],
+            task_timeout_s=opts["task_timeout"],
+            image_size_bytes=parse_size(opts["image_size"]) if opts["image_size"] else None,
+            device=opts["device"],
+            target_ci_pct=opts["target_ci"],
+            max_repetitions=opts["max_repetitions"],
+            time_budget_s=opts["time_budget"],
+        )
     )
     stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
     default = Path(opts["results_dir"], f"fsarena-{stamp}-{plan.suite}.json")
     return plan, Path(opts["output"]) if opts["output"] else default, None
+
+
+def _with_drivers(plan: Plan) -> Plan:
+    """Each filesystem through its best driver here (or the one named), guests' references added."""
+    from fsarena.drivers import plan_names
+
+    return plan.model_copy(update={"filesystems": plan_names(plan.filesystems, plan.table())})
 
 
 @main.command()

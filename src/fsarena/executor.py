@@ -12,16 +12,23 @@ import json
 import os
 import shutil
 import subprocess
+import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from fsarena import cgroups, kernel
-from fsarena.datasets import DatasetSpec, Manifest, VerifyResult, generate, verify
+from fsarena import cgroups
 from fsarena.errors import FsarenaError
 from fsarena.ledger import Ledger
 from fsarena.measure import Command, Timed, measure_commands
+
+if TYPE_CHECKING:
+    # Imported where used: a guest's agent imports this module, and importing
+    # numpy (through datasets) costs seconds inside an emulated kernel.
+    from fsarena import kernel
+    from fsarena.datasets import DatasetSpec, Manifest, VerifyResult
+    from fsarena.guest.host import GuestSpec
 
 
 @dataclass(frozen=True)
@@ -95,24 +102,41 @@ class Executor(Protocol):
     def untrack(self, kind: str, ident: str) -> None:
         """Forget a resource once it is undone."""
 
+    def start_guest(self, spec: GuestSpec) -> Guest:
+        """Boot a guest kernel; its executor runs everything inside it until closed."""
+
+
+class Guest(Executor, Protocol):
+    """A running guest kernel, and the executor that forwards into it."""
+
+    target_device: str  # the guest's device node of the target image
+
+    def close(self) -> None:
+        """Shut the guest down (or kill it); callable more than once."""
+
 
 def _run(argv: Sequence[str], timeout_s: float | None = None) -> subprocess.CompletedProcess[str]:
-    try:
+    # Output goes to files, not pipes: a command that leaves a daemon behind (a
+    # FUSE mount) would hold a pipe open, and reading it would wait for umount.
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        try:
+            proc = subprocess.run(
+                list(argv), stdin=subprocess.DEVNULL, stdout=out, stderr=err, timeout=timeout_s
+            )
+        except FileNotFoundError as exc:
+            raise FsarenaError(f"command not found: {argv[0]}; run `fsarena check`") from exc
+        except subprocess.TimeoutExpired:
+            raise FsarenaError(f"`{' '.join(argv)}` timed out after {timeout_s:.0f} s") from None
+        out.seek(0)
+        err.seek(0)
         # errors="replace": a helper's output is only read for messages; bytes that are not
         # UTF-8 (a binary on stdout) must not turn into a crash.
-        return subprocess.run(
-            list(argv),
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            errors="replace",
-            check=False,
-            timeout=timeout_s,
+        return subprocess.CompletedProcess(
+            proc.args,
+            proc.returncode,
+            out.read().decode(errors="replace"),
+            err.read().decode(errors="replace"),
         )
-    except FileNotFoundError as exc:
-        raise FsarenaError(f"command not found: {argv[0]}; run `fsarena check`") from exc
-    except subprocess.TimeoutExpired:
-        raise FsarenaError(f"`{' '.join(argv)}` timed out after {timeout_s:.0f} s") from None
 
 
 @dataclass
@@ -137,6 +161,8 @@ class RealExecutor:
         return measure_commands(commands, device, timeout_s)
 
     def generate_dataset(self, spec: DatasetSpec, dest: str, cache_dir: str) -> Manifest:
+        from fsarena.datasets import generate
+
         try:
             return generate(spec, Path(dest), Path(cache_dir))
         except OSError as exc:
@@ -166,6 +192,8 @@ class RealExecutor:
             return f.seek(0, os.SEEK_END)
 
     def verify(self, manifest: Manifest, root: str) -> VerifyResult:
+        from fsarena.datasets import verify
+
         return verify(manifest, Path(root))
 
     def make_dir(self, path: str) -> None:
@@ -224,8 +252,9 @@ class RealExecutor:
     def output(self, argv: Sequence[str]) -> str:
         result = _run(argv, self.call_timeout_s)
         if result.returncode != 0:
-            detail = (result.stderr or result.stdout).strip().splitlines()
-            tail = detail[-1] if detail else f"exit code {result.returncode}"
+            detail = [x.strip() for x in (result.stderr or result.stdout).splitlines() if x.strip()]
+            # The last lines: mount(8) puts its reason first and a hint about dmesg last.
+            tail = " ".join(detail[-3:]) if detail else f"exit code {result.returncode}"
             raise FsarenaError(f"`{' '.join(argv)}` failed: {tail}")
         return result.stdout
 
@@ -237,6 +266,8 @@ class RealExecutor:
         Path(path).write_bytes(data)
 
     def resolve_dataset(self, spec: DatasetSpec, cache_dir: str) -> tuple[DatasetSpec, str]:
+        from fsarena import kernel
+
         if isinstance(spec, kernel.KernelSourceSpec):
             return kernel.resolve(spec, Path(cache_dir))
         return spec, "generated"
@@ -244,6 +275,8 @@ class RealExecutor:
     def make_tarball(
         self, spec: kernel.TarballSpec, tree_parent: str, tree: Manifest, dest: str, cache_dir: str
     ) -> Manifest:
+        from fsarena import kernel
+
         return kernel.make_tarball(spec, Path(tree_parent), tree, Path(dest), Path(cache_dir))
 
     def create_memory_cgroup(self, limit_bytes: int) -> str:
@@ -258,3 +291,8 @@ class RealExecutor:
         if result.returncode != 0:
             return False
         return bool(json.loads(result.stdout).get("filesystems"))
+
+    def start_guest(self, spec: GuestSpec) -> Guest:
+        from fsarena.guest.host import boot
+
+        return boot(spec, self)

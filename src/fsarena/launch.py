@@ -19,8 +19,8 @@ from pathlib import Path
 from statistics import fmean
 from types import FrameType
 
+from fsarena.drivers import choose
 from fsarena.errors import FsarenaError
-from fsarena.filesystems import probe
 from fsarena.plan import Plan
 from fsarena.results import Session, load
 from fsarena.runner import shuffled_orders, source_bytes
@@ -47,7 +47,9 @@ class Launch:
 
 def unavailable_filesystems(plan: Plan) -> dict[str, str]:
     """Filesystems of the plan this host cannot run; they are recorded as skipped, with why."""
-    found = {p.name: s.reason for p in plan.profiles() if not (s := probe(p)).available}
+    # choose(): the driver the plan names, with every driver's reason when none can run it.
+    table = plan.table()
+    found = {n: s.reason for n in plan.filesystems if not (s := choose(n, table)).available}
     if len(found) == len(plan.filesystems):
         reasons = "; ".join(f"{k}: {v}" for k, v in found.items())
         raise FsarenaError(

@@ -22,6 +22,7 @@ import os
 import resource
 import signal
 import subprocess
+import tempfile
 import threading
 import time
 from collections.abc import Sequence
@@ -250,6 +251,9 @@ class _Outcome:
 def _run_one(cmd: Command, deadline: float) -> _Outcome:
     """Run one command to completion; kill its process group at the deadline."""
     stdout = open(cmd.stdout_path, "wb") if cmd.stdout_path else subprocess.DEVNULL  # noqa: SIM115
+    # stderr goes to a file, not a pipe: a command that leaves a daemon behind
+    # (a FUSE mount) would hold a pipe open until it exits.
+    errors = tempfile.TemporaryFile()  # noqa: SIM115
     # A Ctrl-C (or SIGTERM) that lands inside Popen, after the fork, would leave the child
     # running in its own session with nobody to stop it (a cp still reading the source,
     # which then cannot be unmounted): hold both signals until `proc` exists. The child
@@ -260,12 +264,13 @@ def _run_one(cmd: Command, deadline: float) -> _Outcome:
             cmd.argv,
             stdin=subprocess.DEVNULL,
             stdout=stdout,
-            stderr=subprocess.PIPE,
+            stderr=errors,
             cwd=cmd.cwd,
             start_new_session=True,  # a Ctrl-C reaches fsarena, which then stops the group
         )
     except BaseException as exc:
         signal.pthread_sigmask(signal.SIG_SETMASK, held)
+        errors.close()
         if isinstance(exc, FileNotFoundError):
             raise FsarenaError(f"command not found: {cmd.argv[0]}; run `fsarena check`") from exc
         raise
@@ -287,14 +292,14 @@ def _run_one(cmd: Command, deadline: float) -> _Outcome:
     except BaseException:
         _kill_group(proc)
         proc.wait()
+        errors.close()
         raise
     finally:
         if timer is not None:
             timer.cancel()
-    stderr = b""
-    if proc.stderr:
-        stderr = proc.stderr.read()
-        proc.stderr.close()
+    with errors:
+        errors.seek(0)
+        stderr = errors.read()
     code = os.waitstatus_to_exitcode(status)
     return _Outcome(code, ru, timed_out.is_set(), stderr.decode(errors="replace")[-2000:].strip())
 

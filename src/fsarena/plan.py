@@ -26,7 +26,14 @@ from pydantic import (
 from fsarena import catalog
 from fsarena.datasets import DatasetSpec
 from fsarena.errors import FsarenaError
-from fsarena.filesystems import PROFILES, FilesystemProfile, derive, resolve
+from fsarena.filesystems import (
+    PROFILES,
+    FilesystemProfile,
+    derive,
+    profile_for,
+    resolve,
+    split_name,
+)
 from fsarena.tasks import TASKS
 
 DEFAULT_WORKDIR = "/var/tmp/fsarena"
@@ -54,6 +61,11 @@ def profile_table(variants: dict[str, Variant]) -> dict[str, FilesystemProfile]:
     table = dict(PROFILES)
     for name, v in variants.items():
         where = f"filesystems.{name}"
+        if "@" in name:  # NAME@DRIVER: a built-in filesystem through one driver
+            if v != Variant():
+                raise FsarenaError(f"{where}: '@' picks a driver; give a variant a plain name")
+            split_name(name)  # a known filesystem and one of its drivers, or FsarenaError
+            continue
         if v.base is None:
             if name not in PROFILES:
                 raise FsarenaError(
@@ -242,12 +254,17 @@ class Plan(BaseModel):
     variants: dict[str, Variant] = Field(default_factory=dict)
     datasets: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
+    def table(self) -> dict[str, FilesystemProfile]:
+        """The profiles its names may refer to: the built-in ones and the suite's variants."""
+        return profile_table(self.variants)
+
     def profile(self, name: str) -> FilesystemProfile:
-        return profile_table(self.variants)[name]
+        """A filesystem of the plan, through the driver its name says ("jfs@uml")."""
+        return profile_for(name, self.table())
 
     def profiles(self) -> list[FilesystemProfile]:
-        table = profile_table(self.variants)
-        return [table[name] for name in self.filesystems]
+        table = self.table()
+        return [profile_for(name, table) for name in self.filesystems]
 
     def dataset_specs(self) -> dict[str, DatasetSpec]:
         """The datasets the tasks need, with the suite's overrides, scaled."""

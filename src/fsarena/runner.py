@@ -55,7 +55,13 @@ from fsarena.measure import Command, Measurement, metric_value
 from fsarena.plan import Plan
 from fsarena.realistic import histogram
 from fsarena.results import CheckRecord, Run, RunStatus, Session, save
-from fsarena.targets import Source, ceiling_target, make_target
+from fsarena.targets import (
+    GuestSourceDisk,
+    Source,
+    ceiling_target,
+    make_target,
+    sequence_executor,
+)
 from fsarena.targets.source import source_size_bytes
 from fsarena.tasks import FsState, SourceDataset, Task, TaskContext, get_task
 from fsarena.tasks.lifecycle import Mkfs, Mount, Umount
@@ -98,6 +104,7 @@ class Runner:
     on_event: Callable[[Event], None] = lambda event: None
     clock: Callable[[], float] = time.monotonic
     unavailable: Mapping[str, str] = field(default_factory=dict)  # filesystem -> why not here
+    _guest_source: GuestSourceDisk | None = None
 
     def run(self) -> Session:
         done = finished_sequences(self.session, self.plan.tasks)
@@ -239,6 +246,7 @@ class Runner:
         )
         source.setup(self.executor)
         self.session.source = source.describe()
+        self._guest_source = self._prepare_guest_source(stack, source)
         found: dict[str, SourceDataset] = {}
         # Trees first: tarballs archive them.
         for name, spec in sorted(specs.items(), key=lambda kv: isinstance(kv[1], TarballSpec)):
@@ -260,6 +268,9 @@ class Runner:
                 "size_histogram": histogram([f.size_bytes for f in manifest.files]),
             }
         self._save()
+        if self._guest_source is not None:
+            self.on_event(Event("setup", "datasets disk for guests"))
+            self._guest_source.setup(self.executor)
         return found
 
     def _materialize(
@@ -274,6 +285,16 @@ class Runner:
         if not spec.on_source:
             return spec.expected_manifest()
         return self.executor.generate_dataset(spec, dest, self._workdir("cache"))
+
+    def _prepare_guest_source(self, stack: ExitStack, source: Source) -> GuestSourceDisk | None:
+        """Guests read the datasets from a disk image of their own; none if no guest runs."""
+        if not any(p.guest for p in self.plan.profiles()):
+            return None
+        disk = GuestSourceDisk(
+            self._workdir("guest-source.img"), source.mountpoint, source.size_bytes
+        )
+        stack.callback(disk.teardown, self.executor)
+        return disk
 
     def _run_sequence(
         self, profile: FilesystemProfile, repetition: int, datasets: dict[str, SourceDataset]
@@ -290,7 +311,7 @@ class Runner:
                 "skipped",
             )
             return
-        target = make_target(self.plan, profile, repetition)
+        target = make_target(self.plan, profile, repetition, self._guest_source)
         mountpoint = self._workdir("mnt", profile.name)
         with ExitStack() as stack:
             stack.callback(self.undo, "release the target", lambda: target.teardown(self.executor))
@@ -299,16 +320,18 @@ class Runner:
             except FsarenaError as exc:
                 self._record_all(profile, repetition, f"target setup failed: {exc}", "failed")
                 return
+            # A guest driver's sequence runs inside the guest, through its executor.
+            executor = sequence_executor(target, self.executor)
             ctx = TaskContext(
                 profile=profile,
                 device=device,
                 mountpoint=mountpoint,
                 scratch=self._workdir("scratch"),
                 datasets=datasets,
-                executor=self.executor,
+                executor=executor,
                 artifacts_dir=str(self.session_path.with_suffix("")) + "-files",
             )
-            self.executor.make_dir(ctx.scratch)
+            executor.make_dir(ctx.scratch)
             sequence = _Sequence(self, ctx, repetition)
             self.executor.track("mount", mountpoint)
             stack.callback(self.undo, f"unmount {mountpoint}", sequence.unmount)
@@ -404,7 +427,7 @@ class _Sequence:
         try:
             self._reach(task.requires)
             task.prepare(self.ctx)
-            self.runner.executor.drop_caches()
+            self.ctx.executor.drop_caches()
             outcome = self._measure(task)
         except FsarenaError as exc:
             outcome = _Outcome(error=str(exc))
@@ -428,10 +451,11 @@ class _Sequence:
             return _Outcome(values=task.probe(self.ctx), details=task.details())
         commands = task.commands(self.ctx)
         if task.writes:
-            # syncfs(2) of the test filesystem, inside the timed region.
-            commands.append(Command(("sync", "-f", self.ctx.mountpoint)))
+            # syncfs(2) of the test filesystem, inside the timed region (or sync(2)
+            # where the driver ignores syncfs: the profile says which).
+            commands.append(Command(self.ctx.profile.sync_argv(self.ctx.mountpoint)))
         timeout = self.runner.plan.task_timeout_s
-        timed = self.runner.executor.measure(commands, self.ctx.device, timeout)
+        timed = self.ctx.executor.measure(commands, self.ctx.device, timeout)
         m = timed.measurement
         if m.timed_out:
             return _Outcome(error=f"timed out after {timeout:.0f} s", measurement=m)
@@ -454,6 +478,8 @@ class _Sequence:
 
     def _above_ceiling(self, task: Task, m: Measurement) -> str:
         """Why the task's throughput cannot be real, or "" when it can."""
+        if not self.ctx.profile.on_device:
+            return ""  # tmpfs: memory, not the device, sets its pace
         ceiling = self.runner.session.ceiling(task.payload) if task.payload else None
         rate = metric_value(m, "throughput_bytes_per_s")
         if ceiling is None or rate is None or rate <= ceiling * TOLERANCE:
@@ -477,7 +503,7 @@ class _Sequence:
             step = steps[self.state]
             step.prepare(self.ctx)
             for cmd in step.commands(self.ctx):
-                self.runner.executor.call(cmd.argv)
+                self.ctx.executor.call(cmd.argv)
             assert step.leaves is not None
             self.state = step.leaves
         if self.state not in wanted:
@@ -485,8 +511,8 @@ class _Sequence:
 
     def unmount(self) -> None:
         """Teardown: unmount whatever this sequence left mounted."""
-        if self.state is FsState.MOUNTED or self.runner.executor.is_mounted(self.ctx.mountpoint):
-            self.runner.executor.call(("umount", self.ctx.mountpoint))
+        if self.state is FsState.MOUNTED or self.ctx.executor.is_mounted(self.ctx.mountpoint):
+            self.ctx.executor.call(("umount", self.ctx.mountpoint))
             self.state = FsState.UNMOUNTED
         self.runner.executor.untrack("mount", self.ctx.mountpoint)
 

@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from fsarena.filesystems import FilesystemProfile, probe
+from fsarena.filesystems import FilesystemProfile
 
 # Tools whose versions go into every session: the real-world tasks' tools and mkfs.
 BASE_TOOLS = ("cp", "rm", "ls", "find", "sync", "mount", "umount", "losetup")
@@ -120,6 +120,7 @@ class CheckResult:
     ok: bool
     detail: str
     fix: str = ""
+    info: bool = False  # nothing to fix: shown for information (e.g. a filesystem never merged)
 
 
 def _check_root() -> CheckResult:
@@ -202,16 +203,38 @@ def preflight(
     """Every requirement, each with what fixes it."""
     results = [check() for check in CHECKS]
     results.append(_check_workdir(workdir, need_bytes))
-    for profile in profiles:
-        support = probe(profile)
-        results.append(
-            CheckResult(
-                f"filesystem {profile.name}",
-                support.available,
-                f"{profile.driver} driver, {profile.mkfs_tool}"
-                if support.available
-                else support.reason,
-                "" if support.available else support.reason.split(": ", 1)[-1],
-            )
-        )
+    results.extend(_check_guest(name) for name in _guest_names())
+    results.extend(_check_filesystem(profile) for profile in profiles)
     return results
+
+
+def _guest_names() -> list[str]:
+    from fsarena.guest.kernels import GUESTS
+
+    return list(GUESTS)
+
+
+def _check_guest(name: str) -> CheckResult:
+    """A guest kernel is optional: when it cannot boot, say why and how, without failing."""
+    from fsarena.guest.kernels import GUESTS
+
+    why = GUESTS[name].missing()
+    if not why:
+        return CheckResult(f"guest kernel {name}", True, "ready")
+    return CheckResult(f"guest kernel {name}", True, f"not available: {why}", info=True)
+
+
+def _check_filesystem(profile: FilesystemProfile) -> CheckResult:
+    """Whether a filesystem is reachable, and through which driver (the best, or the one named)."""
+    from fsarena.drivers import choose
+
+    name = f"filesystem {profile.name}"
+    if profile.never:
+        return CheckResult(name, True, f"listed only, not runnable: {profile.never}", info=True)
+    found = choose(profile.name)
+    if not found.available:
+        return CheckResult(name, False, found.reason, found.reason.rsplit(": ", 1)[-1].rstrip(")"))
+    chosen = found.profile
+    return CheckResult(
+        name, True, f"through {chosen.name} ({chosen.driver_label}), {chosen.mkfs_tool}"
+    )

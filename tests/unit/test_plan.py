@@ -89,7 +89,8 @@ def test_resolve_keeps_order_and_drops_duplicates() -> None:
 
 def test_no_module_outside_the_profile_table_branches_on_a_filesystem_name() -> None:
     src = Path(__file__).resolve().parents[2] / "src" / "fsarena"
-    names = ("ext2", "ext3", "ext4", "xfs", "btrfs")
+    names = ("ext2", "ext3", "ext4", "xfs", "btrfs", "jfs", "reiserfs", "vfat", "exfat")
+    names += ("ntfs", "ntfs3", "f2fs", "nilfs2", "reiser4")
     allowed = {"filesystems.py"}
     for path in src.rglob("*.py"):
         if path.name in allowed:

@@ -17,10 +17,13 @@ import jinja2
 from fsarena.measure import METRICS
 from fsarena.phrases import describe, metric_word
 from fsarena.report import articles, charts, prose
+from fsarena.report.groups import explanations, unranked_sections
+from fsarena.report.scope import verdict_scope
 from fsarena.report.table import (
     Comparison,
     Row,
     TaskTable,
+    build,
     comparison_line,
     fmt,
     header_lines,
@@ -47,6 +50,8 @@ def render(comparison: Comparison) -> str:
 
 def bundle(comparison: Comparison, asset_dir: str | None) -> tuple[str, list[charts.Chart]]:
     """The report and its charts; with asset_dir, PNGs are drawn too and the page links them."""
+    # Charts and task tables rank one driver group (scope.py); the others get their own section.
+    full, comparison = comparison, _ranked(comparison)
     drawn = charts.build(comparison, png=asset_dir is not None)
     by_name = {c.name: c for c in drawn}
     context = {
@@ -57,6 +62,8 @@ def bundle(comparison: Comparison, asset_dir: str | None) -> tuple[str, list[cha
         "recommendation": prose.recommendation(comparison),
         "heatmap": by_name.get("heatmap"),
         "tasks": [task_context(comparison, t, by_name) for t in comparison.tables],
+        "driver_notes": explanations(full.session),
+        "driver_groups": unranked_sections(full),
         "overview": [c for c in drawn if c.name.split("-")[0] in ("cpu", "device", "space")],
         "ceiling_headers": prose.CEILING_HEADERS,
         "ceilings": prose.ceiling_rows(comparison),
@@ -78,6 +85,12 @@ def bundle(comparison: Comparison, asset_dir: str | None) -> tuple[str, list[cha
         ],
     }
     return template("report.html.j2").render(context), drawn
+
+
+def _ranked(comparison: Comparison) -> Comparison:
+    """The comparison of the ranked driver group only (itself when there is one group)."""
+    scoped = verdict_scope(comparison.session)
+    return comparison if scoped is comparison.session else build(scoped)
 
 
 def template(name: str) -> jinja2.Template:

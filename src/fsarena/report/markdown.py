@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from fsarena.report import articles, prose
+from fsarena.report.groups import explanations, split
 from fsarena.report.powerloss import sections
-from fsarena.report.table import Comparison, comparison_line, grid, header_lines
+from fsarena.report.table import Comparison, comparison_line, header_lines
 
 
 def _escape(cell: str) -> str:
@@ -44,7 +45,8 @@ def _verdicts(comparison: Comparison) -> list[str]:
 
 def render(comparison: Comparison) -> str:
     lines = (f"- {line}" for line in header_lines(comparison.session))
-    head = ["# fsarena results", "", *lines, "", *_verdicts(comparison)]
+    groups = [line for words in explanations(comparison.session) for line in (words, "")]
+    head = ["# fsarena results", "", *lines, "", *groups, *_verdicts(comparison)]
     against = articles.markdown_lines(comparison.session)
     return "\n".join([*head, *body(comparison), "", *against]).rstrip() + "\n"
 
@@ -57,8 +59,10 @@ def body(comparison: Comparison, level: str = "##") -> list[str]:
         out.append("")
         if table.description:
             out.extend([table.description, ""])
-        out.extend(_table(*grid(table)))
-        out.append("")
+        for part in split(comparison.session, table):  # by driver group (one if all kernel)
+            if part.title:
+                out.extend([f"**{part.title}.** {part.explanation}".rstrip(), ""])
+            out.extend([*_table(part.headers, part.cells), ""])
         if line := comparison_line(comparison, table):
             out.extend([f"Verdict: {line}", ""])
     if ceilings := prose.ceiling_rows(comparison):

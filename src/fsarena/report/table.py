@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from fsarena.measure import METRICS, Metric
 from fsarena.phrases import describe, metric_word
+from fsarena.report.scope import verdict_scope
 from fsarena.results import Run, Session
 from fsarena.stats import (
     OUTLIER_SIGMAS,
@@ -239,7 +240,8 @@ def build(session: Session) -> Comparison:
         for r in session.runs
         if r.status != "ok"
     )
-    verdicts = analyse(session, {t.task: t.columns for t in tables})
+    # Verdicts rank one driver group only (see scope.py): never guests against the host.
+    verdicts = analyse(verdict_scope(session), {t.task: t.columns for t in tables})
     return Comparison(
         session=session,
         tables=tuple(tables),

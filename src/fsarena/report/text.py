@@ -5,8 +5,9 @@ from __future__ import annotations
 import textwrap
 
 from fsarena.report import articles, prose
+from fsarena.report.groups import explanations, split
 from fsarena.report.powerloss import sections
-from fsarena.report.table import Comparison, comparison_line, grid, header_lines
+from fsarena.report.table import Comparison, comparison_line, header_lines
 
 WIDTH = 100
 
@@ -52,7 +53,11 @@ def _verdicts(comparison: Comparison) -> list[str]:
 
 
 def render(comparison: Comparison) -> str:
-    head = ["fsarena results", *header_lines(comparison.session), "", *_verdicts(comparison)]
+    groups = [
+        line for words in explanations(comparison.session) for line in (*_wrap(words, ""), "")
+    ]
+    head = ["fsarena results", *header_lines(comparison.session), "", *groups]
+    head += _verdicts(comparison)
     against = articles.text_lines(comparison.session)
     return "\n".join([*head, *body(comparison), "", *against]).rstrip() + "\n"
 
@@ -65,8 +70,11 @@ def body(comparison: Comparison) -> list[str]:
         out.append(title)
         if table.description:
             out.append(f"  {table.description}")
-        headers, rows = grid(table)
-        out.extend(_layout(headers, rows))
+        for part in split(comparison.session, table):  # by driver group (one if all kernel)
+            if part.title:
+                out.append(f"  [{part.title}]")
+                out.extend(_wrap(part.explanation, "  ", ""))
+            out.extend(_layout(part.headers, part.cells))
         if line := comparison_line(comparison, table):
             out.extend(_wrap(f"verdict: {line}", "  "))
         out.append("")

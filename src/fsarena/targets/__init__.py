@@ -13,6 +13,7 @@ from fsarena.executor import Executor
 from fsarena.filesystems import FilesystemProfile
 from fsarena.plan import Plan
 from fsarena.targets.device import DeviceTarget
+from fsarena.targets.guest import GuestSourceDisk, GuestTarget
 from fsarena.targets.loop import LoopTarget
 from fsarena.targets.source import Source, choose_source
 
@@ -27,12 +28,29 @@ class Target(Protocol):
     def describe(self) -> dict[str, object]: ...
 
 
-def make_target(plan: Plan, profile: FilesystemProfile, repetition: int) -> Target:
-    """The target of one repetition of one filesystem: the plan's device, else a fresh image."""
+def make_target(
+    plan: Plan,
+    profile: FilesystemProfile,
+    repetition: int,
+    guest_source: GuestSourceDisk | None = None,
+) -> Target:
+    """The target of one repetition of one filesystem: the plan's device, else a fresh image;
+    for a guest driver, an image that a guest kernel boots with (see guest.py)."""
+    image = str(Path(plan.workdir, "images", f"{profile.name}-r{repetition}.img"))
+    if profile.guest:
+        return GuestTarget(
+            profile, image, plan.image_size_for(profile), plan.workdir, guest_source, plan.device
+        )
     if plan.device is not None:
         return DeviceTarget(plan.device, (plan.workdir,))
-    image = str(Path(plan.workdir, "images", f"{profile.name}-r{repetition}.img"))
     return LoopTarget(image, plan.image_size_for(profile))
+
+
+def sequence_executor(target: Target, host: Executor) -> Executor:
+    """What a sequence's tasks run through: the guest's executor for a guest target."""
+    if isinstance(target, GuestTarget) and target.guest is not None:
+        return target.guest
+    return host
 
 
 def ceiling_target(plan: Plan, repetition: int, size_bytes: int) -> Target:
@@ -45,10 +63,13 @@ def ceiling_target(plan: Plan, repetition: int, size_bytes: int) -> Target:
 
 __all__ = [
     "DeviceTarget",
+    "GuestSourceDisk",
+    "GuestTarget",
     "LoopTarget",
     "Source",
     "Target",
     "ceiling_target",
     "choose_source",
     "make_target",
+    "sequence_executor",
 ]

@@ -89,7 +89,8 @@ class KernelTarExtract(Task):
 
     def commands(self, ctx: TaskContext) -> list[Command]:
         archive = _archive(ctx, "kernel_tar", TAR_DIR)
-        return [Command(("tar", "-xf", archive, "-C", ctx.path(TREE_DIR)))]
+        flags = ctx.profile.tar_extract_flags()  # no chown/chmod where there are no owners
+        return [Command(("tar", "-xf", archive, *flags, "-C", ctx.path(TREE_DIR)))]
 
     def verify(self, ctx: TaskContext) -> list[Check]:
         root = ctx.path(TREE_DIR, ctx.dataset("kernel").manifest.name)
@@ -178,7 +179,8 @@ class KernelBz2Extract(Task):
 
     def commands(self, ctx: TaskContext) -> list[Command]:
         archive = _archive(ctx, "kernel_tbz", TBZ_DIR)
-        return [Command(("tar", "-xjf", archive, "-C", ctx.path(TBZ_TREE_DIR)))]
+        flags = ctx.profile.tar_extract_flags()  # no chown/chmod where there are no owners
+        return [Command(("tar", "-xjf", archive, *flags, "-C", ctx.path(TBZ_TREE_DIR)))]
 
     def verify(self, ctx: TaskContext) -> list[Check]:
         root = ctx.path(TBZ_TREE_DIR, ctx.dataset("kernel").manifest.name)

@@ -110,7 +110,8 @@ class BlockDecompress(_BlockTask):
 
     def commands(self, ctx: TaskContext) -> list[Command]:
         archive = ctx.path(self.block.archive)
-        return [Command(("tar", "-xzf", archive, "-C", ctx.path(self.block.unpacked)))]
+        flags = ctx.profile.tar_extract_flags()  # no chown/chmod where there are no owners
+        return [Command(("tar", "-xzf", archive, *flags, "-C", ctx.path(self.block.unpacked)))]
 
     def verify(self, ctx: TaskContext) -> list[Check]:
         root = ctx.path(self.block.unpacked, self.block.root(ctx))

@@ -1,0 +1,8 @@
+"""Guest kernels: run a sequence's tasks inside a kernel that has the filesystem the host lacks.
+
+The host boots a guest (kernels.py) with the target image as its first disk and
+the datasets on a read-only second disk; an agent inside (agent.py, standard
+library and fsarena.measure only) executes what the runner asks, and the host
+side (host.py) is an Executor that forwards every call as a JSON line. The
+runner's loop and the tasks do not know they run in a guest.
+"""

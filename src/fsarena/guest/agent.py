@@ -1,0 +1,224 @@
+"""The agent inside a guest kernel: sets the guest up, then executes the host's requests.
+
+It runs as the guest's init (through a tiny shell script that mounts /proc,
+/sys, /tmp and /run), reads one JSON request per line from its serial line and
+answers one JSON line each. It uses the standard library and fsarena's
+stdlib-only modules (measure, executor), so the same measurement code runs
+inside the guest as on the host; fsarena.datasets (numpy) is imported only when
+a copy is verified.
+
+Set-up, from the JSON config file the host wrote: load the filesystem's
+modules (finit_module(2) through ctypes: the host has no kmod), mount a tmpfs
+over the work directory (the host's, seen read-only through hostfs) so the
+same paths exist and are writable, and mount the datasets' disk read-only
+where the host has them.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import shutil
+import subprocess
+import sys
+import traceback
+import tty
+from collections.abc import Callable
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from fsarena.errors import FsarenaError
+from fsarena.executor import RealExecutor
+from fsarena.measure import Command
+
+HOST_WORKDIR = "/run/fsarena-host-workdir"  # the host's work directory, seen from the guest
+SYS_FINIT_MODULE = 313  # x86_64; the guest kernel runs the host's x86_64 binaries
+EEXIST = 17
+
+
+def _load_module(path: Path) -> None:
+    libc = ctypes.CDLL(None, use_errno=True)
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        if libc.syscall(SYS_FINIT_MODULE, fd, b"", 0) != 0:
+            errno = ctypes.get_errno()
+            if errno != EEXIST:
+                raise FsarenaError(f"cannot load {path.name}: {os.strerror(errno)}")
+    finally:
+        os.close(fd)
+
+
+def load_modules(modules_dir: str, names: list[str]) -> None:
+    """Load modules and their dependencies (from modules.dep); built-in ones are skipped."""
+    root = Path(modules_dir)
+
+    def canon(path: str) -> str:
+        return Path(path).name.removesuffix(".ko").replace("-", "_")
+
+    builtin = {canon(x) for x in (root / "modules.builtin").read_text().split()}
+    deps: dict[str, tuple[str, list[str]]] = {}
+    for line in (root / "modules.dep").read_text().splitlines():
+        path, _, rest = line.partition(":")
+        deps[canon(path)] = (path, rest.split())
+    loaded: set[str] = set()
+
+    def load(name: str) -> None:
+        if name in loaded or name in builtin:
+            return
+        if name not in deps:
+            raise FsarenaError(f"the guest kernel has no module {name}")
+        path, needs = deps[name]
+        for dep in reversed(needs):  # modules.dep lists the deepest dependency last
+            load(canon(dep))
+        _load_module(root / path)
+        loaded.add(name)
+
+    for name in names:
+        load(canon(name))
+
+
+def _run(argv: list[str]) -> None:
+    result = subprocess.run(argv, capture_output=True, text=True, check=False)
+    if result.returncode != 0:
+        raise FsarenaError(f"guest set-up: `{' '.join(argv)}` failed: {result.stderr.strip()}")
+
+
+def set_up(config: dict[str, Any]) -> None:
+    if config.get("modules"):
+        load_modules(config["modules_dir"], config["modules"])
+    # The host's work directory stays reachable (read-only) under HOST_WORKDIR: files
+    # the host stages there for the guest (host.write_file) would be hidden by the tmpfs.
+    os.makedirs(HOST_WORKDIR, exist_ok=True)
+    _run(["mount", "--bind", config["workdir"], HOST_WORKDIR])
+    _run(["mount", "-t", "tmpfs", "-o", "mode=0755", "fsarena-guest", config["workdir"]])
+    # Memory cgroups (bonnie++ runs in one); the guest kernels have cgroup v2.
+    _run(["mount", "-t", "cgroup2", "cgroup2", "/sys/fs/cgroup"])
+    source = config.get("source")
+    if source:
+        os.makedirs(source["mountpoint"], exist_ok=True)
+        argv = ["mount", "-t", source["fstype"], "-o", "ro", source["device"]]
+        _run([*argv, source["mountpoint"]])
+
+
+def _verify(ex: RealExecutor, manifest: dict[str, Any], root: str) -> dict[str, Any]:
+    from fsarena.datasets import Manifest
+
+    return asdict(ex.verify(Manifest.from_dict(manifest), root))
+
+
+def _measure(ex: RealExecutor, commands: list[dict[str, Any]], **kw: Any) -> dict[str, Any]:
+    timed = ex.measure(
+        [Command(tuple(c["argv"]), c.get("stdout_path"), c.get("cwd")) for c in commands], **kw
+    )
+    return {"measurement": timed.measurement.to_dict(), "stderr": timed.stderr}
+
+
+def _copy_file(staged: str, dest: str) -> None:
+    """Copy a file the host staged in its work directory (staged: relative to it) into place."""
+    Path(dest).parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(Path(HOST_WORKDIR, staged), dest)
+
+
+def _filesystems() -> list[str]:
+    return [line.split()[-1] for line in Path("/proc/filesystems").read_text().splitlines()]
+
+
+def _power_off() -> None:
+    os.sync()
+    Path("/proc/sysrq-trigger").write_text("o")
+
+
+def operations(ex: RealExecutor) -> dict[str, Callable[..., Any]]:
+    """What the host may ask for: the Executor's methods, with JSON-friendly results."""
+    return {
+        "call": ex.call,
+        "measure": lambda **kw: _measure(ex, **kw),
+        "drop_caches": ex.drop_caches,
+        "space": lambda **kw: asdict(ex.space(**kw)),
+        "device_size": ex.device_size,
+        "verify": lambda **kw: _verify(ex, **kw),
+        "make_dir": ex.make_dir,
+        "remove_path": ex.remove_path,
+        "is_mounted": ex.is_mounted,
+        "exists": ex.exists,
+        "count_lines": ex.count_lines,
+        "read_text": ex.read_text,
+        "output": ex.output,
+        "copy_file": _copy_file,
+        "create_memory_cgroup": ex.create_memory_cgroup,
+        "remove_cgroup": ex.remove_cgroup,
+        "filesystems": _filesystems,
+        "load_modules": load_modules,
+    }
+
+
+def answer(ops: dict[str, Callable[..., Any]], request: dict[str, Any]) -> dict[str, Any]:
+    """One request -> one reply; a user-fixable problem is an error, anything else a bug."""
+    reply: dict[str, Any] = {"id": request.get("id")}
+    try:
+        reply["result"] = ops[request["op"]](**request.get("args", {}))
+    except FsarenaError as exc:
+        reply["error"] = str(exc)
+    except Exception as exc:
+        reply["error"] = f"guest agent bug: {exc!r}"
+        reply["traceback"] = traceback.format_exc()
+    return reply
+
+
+def serve(
+    read_fd: int,
+    write_fd: int,
+    ops: dict[str, Callable[..., Any]],
+    hello: dict[str, Any],
+    on_shutdown: Callable[[], None],
+) -> None:
+    """Answer requests, one JSON line each, until end of file or a shutdown request."""
+
+    def send(obj: dict[str, Any]) -> None:
+        data = json.dumps(obj).encode() + b"\n"
+        while data:
+            data = data[os.write(write_fd, data) :]
+
+    send(hello)
+    buf = pending = b""
+    while True:
+        chunk = os.read(read_fd, 1 << 16)
+        if not chunk:
+            return
+        buf += chunk
+        while b"\n" in buf:
+            line, buf = buf.split(b"\n", 1)
+            if line.startswith(b"+"):  # a piece of a long request (see host.PIECE_BYTES)
+                pending += line[1:]
+                send({"ack": len(pending)})
+                continue
+            line, pending = pending + line, b""
+            if not line.strip().startswith(b"{"):
+                continue
+            request = json.loads(line)
+            if request.get("op") == "shutdown":
+                send({"id": request.get("id"), "result": None})
+                on_shutdown()
+                return
+            send(answer(ops, request))
+
+
+def main(config_path: str) -> None:
+    config = json.loads(Path(config_path).read_text())
+    hello: dict[str, Any] = {"ready": True}
+    try:
+        set_up(config)
+        hello["uptime_s"] = float(Path("/proc/uptime").read_text().split()[0])
+        hello["kernel"] = os.uname().release
+    except Exception as exc:
+        hello = {"ready": False, "error": f"guest set-up failed: {exc}"}
+    fd = os.open(config["tty"], os.O_RDWR | os.O_NOCTTY)
+    tty.setraw(fd)  # no echo, no line editing, no newline translation
+    serve(fd, fd, operations(RealExecutor()), hello, _power_off)
+    _power_off()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])

@@ -1,0 +1,82 @@
+"""Reports group filesystems by driver and show guest results only as ratios to the reference."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+from fsarena.plan import make_plan
+from fsarena.report import build, render
+from fsarena.report.groups import split
+from fsarena.results import Session, load
+from fsarena.runner import Runner, new_session
+from tests.fakes import FakeExecutor
+
+# Wall time of every timed run, per filesystem and repetition.
+WALL_S = {
+    ("ext4", 1): 1.0, ("ext4", 2): 1.0,
+    ("ext4@uml", 1): 8.0, ("ext4@uml", 2): 10.0,
+    ("jfs@uml", 1): 4.0, ("jfs@uml", 2): 15.0,
+    ("ntfs@fuse", 1): 3.0, ("ntfs@fuse", 2): 3.0,
+}  # fmt: skip
+
+
+def _session(tmp_path: Path) -> Session:
+    fs = ["ext4", "jfs@uml", "ext4@uml", "ntfs@fuse"]
+    plan = make_plan("article-a-2006", fs, 2, 0.001, 7, str(tmp_path / "work"))
+    session = new_session(plan, {}, {})
+    Runner(plan, FakeExecutor(), session, tmp_path / "s.json", "tmpfs").run()
+    session = load(tmp_path / "s.json")
+    for run in session.runs:
+        if run.measurement is not None:
+            wall = WALL_S[(run.filesystem, run.repetition)]
+            run.measurement = dataclasses.replace(run.measurement, wall_s=wall)
+    return session
+
+
+def test_groups_in_order_with_the_reference_first(tmp_path: Path) -> None:
+    session = _session(tmp_path)
+    table = next(t for t in build(session).tables if t.task == "iso_copy_in")
+    parts = split(session, table)
+    assert [p.key for p in parts] == ["kernel", "fuse", "guest:uml"]
+    assert [row[0] for row in parts[2].cells] == ["ext4@uml", "jfs@uml"]
+    assert [row[0] for row in parts[0].cells] == ["ext4"]
+
+
+def test_guest_times_are_per_repetition_ratios_to_the_reference(tmp_path: Path) -> None:
+    session = _session(tmp_path)
+    table = next(t for t in build(session).tables if t.task == "iso_copy_in")
+    guest = split(session, table)[2]
+    assert guest.headers[2] == "time × ext4@uml (mean ± sd)"
+    jfs = dict(zip(guest.headers, guest.cells[1], strict=True))
+    # 4/8 and 15/10: mean 1, range 0.5–1.5.
+    assert jfs["time × ext4@uml (mean ± sd)"].startswith("1 ± ")
+    assert jfs["min–max"] == "0.5–1.5"
+    # The emulator's cost, measured in this very run: ext4@uml 9 s vs ext4 1 s.
+    assert "ext4@uml in the guest took 9× the time of ext4 on the host" in guest.explanation
+
+
+def test_the_report_says_what_each_group_means(tmp_path: Path) -> None:
+    text = render(_session(tmp_path), "text")
+    assert "never ranked against the host's absolute numbers" in " ".join(text.split())
+    assert "ntfs-3g" in text and "[FUSE drivers (user space, on this host)]" in text
+    assert "[Guest kernel uml: ratios to ext4@uml in the same guest]" in text
+    # Probes (capacity) are shown as measured, with no ratio.
+    assert "[Guest kernel uml]" in text
+    md = render(_session(tmp_path), "markdown")
+    assert "**Guest kernel uml: ratios to ext4@uml in the same guest.**" in md
+
+
+def test_verdicts_rank_only_the_host_kernel_group(tmp_path: Path) -> None:
+    fs = ["ext2", "ext4", "jfs@uml", "ext4@uml"]
+    plan = make_plan("article-a-2006", fs, 2, 0.001, 7, str(tmp_path / "work"))
+    session = new_session(plan, {}, {})
+    Runner(plan, FakeExecutor(), session, tmp_path / "s.json", "tmpfs").run()
+    verdicts = build(load(tmp_path / "s.json")).verdicts
+    assert verdicts is not None and verdicts.tasks
+    for result in verdicts.tasks.values():
+        assert set(result.ranking.order) <= {"ext2", "ext4"}
+    for kind in verdicts.kinds:
+        assert set(kind.ranking.order) <= {"ext2", "ext4"}
+    text = render(load(tmp_path / "s.json"), "text")
+    assert "The verdicts do not include them." in " ".join(text.split())
