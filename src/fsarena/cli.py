@@ -77,6 +77,8 @@ def check(
     for r in results:
         mark = ("--  " if r.info else "ok  ") if r.ok else "FAIL"
         click.echo(f"[{mark}] {r.name}: {r.detail}")
+        for line in r.more:
+            click.echo(f"         {line}")
         if not r.ok and r.fix:
             click.echo(f"       fix: {r.fix}")
     failed = [r for r in results if not r.ok]

@@ -8,9 +8,9 @@ Default order, and why:
 1. kernel: the host's own driver at native speed, the code users run; absolute
    numbers, ranked with every other native filesystem.
 2. a guest kernel, lightest first: kvm (hardware virtualisation, near native,
-   where /dev/kvm can run a stock kernel), uml (User-Mode Linux, boots in ~2 s),
-   qemu (CPU emulation, ~10 s): the same in-kernel code, so only the ratio to the
-   reference filesystem in the same guest means anything.
+   where /dev/kvm can run a stock kernel), uml (User-Mode Linux, boots in ~3 s),
+   qemu (CPU emulation, ~17 s; bench/guest_overhead.py): the same in-kernel code,
+   so only the ratio to the reference filesystem in the same guest means anything.
 3. fuse: native speed, but another implementation (user space, its own caching
    and sync behaviour), so results describe that program.
 A profile puts fuse before the guests where its FUSE driver is what users

@@ -21,6 +21,7 @@ from types import FrameType
 
 from fsarena.drivers import choose
 from fsarena.errors import FsarenaError
+from fsarena.guest.kernels import GUESTS
 from fsarena.plan import Plan
 from fsarena.results import Session, load
 from fsarena.runner import shuffled_orders, source_bytes
@@ -50,6 +51,12 @@ def unavailable_filesystems(plan: Plan) -> dict[str, str]:
     # choose(): the driver the plan names, with every driver's reason when none can run it.
     table = plan.table()
     found = {n: s.reason for n in plan.filesystems if not (s := choose(n, table)).available}
+    if plan.device is not None:  # a guest boots with an image file as its disk, never a device
+        found |= {
+            p.name: f"runs in a {p.guest} guest kernel, on an image file: not with --device"
+            for p in plan.profiles()
+            if p.guest and p.name not in found
+        }
     if len(found) == len(plan.filesystems):
         reasons = "; ".join(f"{k}: {v}" for k, v in found.items())
         raise FsarenaError(
@@ -207,6 +214,9 @@ def describe(launch: Launch, results_dir: Path) -> list[str]:
             lines.append(f"  {profile.name}: skipped: {launch.unavailable[profile.name]}")
             continue
         size = "" if plan.device else f" on a {plan.image_size_for(profile) // MIB} MiB image"
+        if profile.guest:  # the image is the guest's first disk; every command runs inside it
+            device = GUESTS[profile.guest].device(0)
+            size += f", the {profile.guest} guest's disk (commands run in the guest)"
         lines.append(f"  {profile.name}{size}: {' '.join(profile.mkfs_argv(device))}")
         mount = profile.mount_argv(device, f"{plan.workdir}/mnt/{profile.name}")
         lines.append(f"    then {' '.join(mount)}")

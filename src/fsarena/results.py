@@ -36,6 +36,11 @@ from fsarena.measure import Measurement, metric_value
 #   Run.fault (short code of a failed run's cause: enospc, timeout, mount, ...;
 #   faults.py), Session.target (the block device used instead of loop images:
 #   path, size, model, serial, signatures destroyed).
+#   Filesystem names may carry a driver (NAME@DRIVER: "jfs@uml", "ntfs@fuse");
+#   profiles_as_run[name] gains driver ("kernel" | "fuse" | "guest"), guest, base,
+#   group ("kernel", "fuse", "guest:KERNEL": what it may be ranked against) and
+#   reference (the filesystem its guest times are reported against); absent
+#   keys mean the host kernel's driver.
 SCHEMA_VERSION = 1
 
 # ok: a valid sample. failed: the task did not do its job (the sequence stops).

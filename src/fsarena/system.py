@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from fsarena.filesystems import FilesystemProfile
+from fsarena.filesystems import FilesystemProfile, Support, split_name
 
 # Tools whose versions go into every session: the real-world tasks' tools and mkfs.
 BASE_TOOLS = ("cp", "rm", "ls", "find", "sync", "mount", "umount", "losetup")
@@ -121,6 +121,7 @@ class CheckResult:
     detail: str
     fix: str = ""
     info: bool = False  # nothing to fix: shown for information (e.g. a filesystem never merged)
+    more: tuple[str, ...] = ()  # further lines of detail (a filesystem's other drivers)
 
 
 def _check_root() -> CheckResult:
@@ -225,16 +226,27 @@ def _check_guest(name: str) -> CheckResult:
 
 
 def _check_filesystem(profile: FilesystemProfile) -> CheckResult:
-    """Whether a filesystem is reachable, and through which driver (the best, or the one named)."""
-    from fsarena.drivers import choose
+    """Whether a filesystem is reachable, through which driver, and why its others are not."""
+    from fsarena.drivers import choose, drivers_of
 
     name = f"filesystem {profile.name}"
     if profile.never:
         return CheckResult(name, True, f"listed only, not runnable: {profile.never}", info=True)
     found = choose(profile.name)
-    if not found.available:
-        return CheckResult(name, False, found.reason, found.reason.rsplit(": ", 1)[-1].rstrip(")"))
+    if not found.available:  # its reason names every driver tried
+        fix = found.reason.rsplit(": ", 1)[-1].rstrip(")")
+        return CheckResult(name, False, found.reason, fix)
     chosen = found.profile
-    return CheckResult(
-        name, True, f"through {chosen.name} ({chosen.driver_label}), {chosen.mkfs_tool}"
+    base, named = split_name(profile.name)
+    others = () if named else _other_drivers(drivers_of(base), chosen.name)
+    detail = f"through {chosen.name} ({chosen.driver_label}), {chosen.mkfs_tool}"
+    return CheckResult(name, True, detail, more=others)
+
+
+def _other_drivers(tried: list[Support], chosen: str) -> tuple[str, ...]:
+    """One line per driver not chosen: available too, or why not."""
+    return tuple(
+        f"{s.profile.name}: " + ("also available" if s.available else f"unavailable: {s.reason}")
+        for s in tried
+        if s.profile.name != chosen
     )

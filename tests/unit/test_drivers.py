@@ -136,3 +136,38 @@ def test_a_suite_cannot_give_options_to_a_driver_name(tmp_path: Path) -> None:
     suite.write_text('name = "bad"\ntasks = ["mkfs"]\nfilesystems = ["jfs@vm"]\n')
     with pytest.raises(FsarenaError, match="unknown driver 'vm'"):
         load_suite(str(suite))
+
+
+def test_check_names_the_chosen_driver_and_why_the_others_are_not(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from fsarena.system import _check_filesystem
+
+    _pretend(monkeypatch, {"jfs@uml", "jfs@qemu"})
+    found = _check_filesystem(PROFILES["jfs"])
+    assert found.ok and found.detail.startswith("through jfs@uml (uml guest kernel)")
+    assert found.more == (
+        "jfs: unavailable: jfs missing here",
+        "jfs@kvm: unavailable: jfs@kvm missing here",
+        "jfs@qemu: also available",
+    )
+    # A driver named explicitly is checked alone.
+    assert _check_filesystem(profile_for("jfs@qemu")).more == ()
+    _pretend(monkeypatch, set())
+    missing = _check_filesystem(PROFILES["jfs"])
+    assert not missing.ok and "jfs@uml: jfs@uml missing here" in missing.detail
+
+
+def test_guests_are_skipped_with_a_reason_on_a_real_device(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from fsarena.launch import unavailable_filesystems
+    from fsarena.plan import make_plan
+
+    _pretend(monkeypatch, {"ext4", "jfs@uml", "ext4@uml"})
+    fs = drivers.plan_names(["ext4", "jfs"])
+    plan = make_plan("article-a-2006", fs, 1, 0.01, 1, str(tmp_path), device="/dev/sdz9")
+    assert unavailable_filesystems(plan) == {
+        "jfs@uml": "runs in a uml guest kernel, on an image file: not with --device",
+        "ext4@uml": "runs in a uml guest kernel, on an image file: not with --device",
+    }

@@ -80,3 +80,8 @@ def test_verdicts_rank_only_the_host_kernel_group(tmp_path: Path) -> None:
         assert set(kind.ranking.order) <= {"ext2", "ext4"}
     text = render(load(tmp_path / "s.json"), "text")
     assert "The verdicts do not include them." in " ".join(text.split())
+
+
+def test_each_verdict_line_says_which_group_it_ranks(tmp_path: Path) -> None:
+    text = " ".join(render(_session(tmp_path), "text").split())
+    assert "verdict: among host kernel drivers: only ext4 measured" in text

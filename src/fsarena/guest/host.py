@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from fsarena.errors import FsarenaError
 from fsarena.executor import SpaceInfo
-from fsarena.guest.kernels import GUESTS, GuestDisk
+from fsarena.guest.kernels import GUESTS, MEMORY_DIR, GuestDisk
 from fsarena.measure import Command, Measurement, Timed
 
 if TYPE_CHECKING:
@@ -338,7 +338,7 @@ def boot(spec: GuestSpec, host: Executor) -> GuestExecutor:
         disks.append(GuestDisk(spec.source_image, read_only=True))
     launch = kernel.launch(tuple(disks), str(init), run_dir)
     # The guest's memory is a host file in TMPDIR: keep it in RAM, not on the disk under test.
-    env = {**os.environ, "TMPDIR": "/dev/shm"}
+    env = {**os.environ, "TMPDIR": MEMORY_DIR}
     with open(run_dir / "kernel.log", "wb") as log:
         proc = subprocess.Popen(
             launch.argv,

@@ -1,12 +1,12 @@
 """The guest kernels fsarena can boot, as data: how to find, probe and launch each.
 
 - uml: User-Mode Linux (Debian's `user-mode-linux`), the lightest: a Linux
-  kernel that runs as a host process, boots in about two seconds and sees the
+  kernel that runs as a host process, boots in about three seconds and sees the
   host's root read-only through hostfs. It emulates every system call.
 - kvm / qemu: Debian's own kernel (6.1) under qemu, with the host's root over
   9p; it has what UML lacks (exfat). `kvm` uses hardware virtualisation, where
   /dev/kvm can run a stock kernel; `qemu` emulates the CPU (TCG), boots in about
-  ten seconds and is the slowest. Both need scripts/setup-qemu-guest.sh.
+  17 seconds here and is the slowest. Both need scripts/setup-qemu-guest.sh.
 
 Times inside a guest are only comparable with times inside the same guest.
 """
@@ -26,6 +26,17 @@ from fsarena.guest import initramfs
 UML_MODULES = Path("/usr/lib/uml/modules")
 QEMU_GUEST_DIR = Path(os.environ.get("FSARENA_QEMU_GUEST_DIR", "/var/cache/fsarena/qemu-guest"))
 SETUP_QEMU = "scripts/setup-qemu-guest.sh (qemu-system-x86, busybox-static, Debian's kernel)"
+# Where a guest's memory file lives (TMPDIR of the guest's process): memory, not the host
+# disk that holds the target images, whose page cache and writeback it would disturb.
+MEMORY_DIR = "/dev/shm"
+
+
+def _free_mib(path: str) -> int:
+    try:
+        st = os.statvfs(path)
+    except OSError:
+        return 0
+    return st.f_bavail * st.f_frsize >> 20
 
 
 def module_name(path_or_name: str) -> str:
@@ -87,6 +98,12 @@ class UmlKernel(_ModuleTree):
             return f"{self.binary} not found: apt-get install {self.package}"
         if self.modules_dir() is None:
             return f"no module tree under {self.modules_root}: reinstall {self.package}"
+        if (free := _free_mib(MEMORY_DIR)) < self.mem_mib:
+            # A smaller tmpfs (a container's 64 MiB) would kill the guest with SIGBUS mid-run.
+            return (
+                f"{MEMORY_DIR} has {free} MiB free, less than the guest's {self.mem_mib} MiB "
+                f"of memory: enlarge it (mount -o remount,size=2G {MEMORY_DIR})"
+            )
         return ""
 
     def modules_dir(self) -> Path | None:

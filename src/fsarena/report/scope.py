@@ -33,3 +33,11 @@ def verdict_scope(session: Session) -> Session:
     plan = {**session.plan, "filesystems": keep}
     runs = [r for r in session.runs if r.filesystem in keep]
     return session.model_copy(update={"plan": plan, "runs": runs})
+
+
+def scope_words(session: Session) -> str:
+    """The ranked group in words when others are left out of the verdicts ("" when none are)."""
+    if verdict_scope(session) is session:
+        return ""
+    group = ranked_group(session)
+    return {KERNEL: "host kernel drivers", "fuse": "FUSE drivers"}.get(group, group)

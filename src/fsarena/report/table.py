@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from fsarena.measure import METRICS, Metric
 from fsarena.phrases import describe, metric_word
-from fsarena.report.scope import verdict_scope
+from fsarena.report.scope import scope_words, verdict_scope
 from fsarena.results import Run, Session
 from fsarena.stats import (
     OUTLIER_SIGMAS,
@@ -342,7 +342,8 @@ def comparison_line(comparison: Comparison, table: TaskTable) -> str:
     text = describe(result.ranking, metric_word(METRICS[result.metric]))
     if result.invalid:
         text += f" (invalid runs of {', '.join(result.invalid)} left out: faster than the device)"
-    return text
+    scope = scope_words(comparison.session)  # other driver groups are never ranked with these
+    return f"among {scope}: {text}" if scope else text
 
 
 def _target(session: Session) -> str:
