@@ -15,7 +15,6 @@ from typing import Any
 from pydantic import ValidationError
 
 from fsarena.errors import FsarenaError
-from fsarena.filesystems import PROFILES
 from fsarena.plan import Plan
 from fsarena.results import Session, load
 from fsarena.tasks import TASKS
@@ -30,6 +29,15 @@ def resumable(path: Path) -> Session:
     return session
 
 
+def _known(name: str, plan: Plan) -> bool:
+    """Whether a name is a profile here: built in, a variant of the plan, either NAME@DRIVER."""
+    try:
+        plan.profile(name)
+    except FsarenaError:
+        return False
+    return True
+
+
 def plan_of(session: Session, path: Path) -> Plan:
     """The plan a session was run with, checked against this fsarena's tasks and filesystems."""
     raw = {k: v for k, v in session.plan.items() if k in Plan.model_fields}
@@ -40,7 +48,7 @@ def plan_of(session: Session, path: Path) -> Plan:
             f"{path}: its plan cannot be read by this fsarena: {exc.errors()[0]['msg']}"
         ) from None
     unknown = [t for t in plan.tasks if t not in TASKS]
-    unknown += [f for f in plan.filesystems if f not in PROFILES]
+    unknown += [f for f in plan.filesystems if not _known(f, plan)]
     if unknown:
         raise FsarenaError(
             f"{path} names {', '.join(unknown)}, unknown to this fsarena; "

@@ -255,3 +255,13 @@ def test_csv_and_json_carry_the_values() -> None:
     session = session_with([result("xfs", [outcome("a")])])
     assert "crash_mounted_pct" in render(session, "csv")
     assert '"crash_fsck_clean_pct"' in render(session, "json")
+
+
+def test_guest_and_fuse_drivers_are_not_crash_tested() -> None:
+    from fsarena.crashtest.engine import testable
+    from fsarena.filesystems import profile_for
+
+    assert testable(profile_for("ext4@uml")) == (
+        "the crash test runs host kernel drivers only, not the uml guest kernel"
+    )
+    assert "not the FUSE" in testable(profile_for("ntfs@fuse"))

@@ -85,3 +85,18 @@ def test_verdicts_rank_only_the_host_kernel_group(tmp_path: Path) -> None:
 def test_each_verdict_line_says_which_group_it_ranks(tmp_path: Path) -> None:
     text = " ".join(render(_session(tmp_path), "text").split())
     assert "verdict: among host kernel drivers: only ext4 measured" in text
+
+
+def test_against_the_articles_only_host_times_but_every_drivers_space(tmp_path: Path) -> None:
+    from fsarena.report import articles
+
+    rows = {r.task: r for r in articles.comparisons(_session(tmp_path))}
+    today = {
+        task: {fs for fs, _, now in row.cells if now is not None} for task, row in rows.items()
+    }
+    # Times: the host kernel's ext4 only; neither the guest's emulated times nor ntfs-3g's.
+    assert today["iso_copy_in"] == {"ext4"}
+    # Space depends on the format alone: jfs@uml's capacity stands beside the article's jfs.
+    assert today["capacity_initial"] == {"ext4", "jfs", "ntfs"}
+    text = " ".join(render(_session(tmp_path), "text").split())
+    assert "times of host kernel drivers only: guest and FUSE times are not comparable" in text

@@ -194,3 +194,20 @@ def test_resume_measures_no_ceiling_for_rounds_already_done(tmp_path: Path) -> N
     assert sum(c.repetition == 1 for c in after.ceilings) == sum(
         c.repetition == 1 for c in before.ceilings
     )
+
+
+def test_resume_knows_driver_names_and_suite_variants(tmp_path: Path) -> None:
+    suite = tmp_path / "v.toml"
+    suite.write_text(
+        'name = "v"\ntasks = ["mkfs", "mount", "umount"]\n'
+        '[filesystems.btrfs-zstd]\nbase = "btrfs"\nmount_options = ["compress=zstd"]\n'
+    )
+    plan = make_plan(str(suite), None, 1, 0.001, 7, str(tmp_path / "work"))
+    plan = plan.model_copy(update={"filesystems": ["btrfs-zstd@uml", "jfs@uml", "ext4@uml"]})
+    save(new_session(plan, {"kernel": "k1"}, {}), tmp_path / "s.json")
+    assert resumable(tmp_path / "s.json").plan["filesystems"] == plan.filesystems
+    session = load(tmp_path / "s.json")
+    session.plan["filesystems"] = ["jfs@vm"]
+    save(session, tmp_path / "bad.json")
+    with pytest.raises(FsarenaError, match="names jfs@vm, unknown to this fsarena"):
+        resumable(tmp_path / "bad.json")

@@ -56,6 +56,8 @@ class Options:
 
 def testable(profile: FilesystemProfile) -> str:
     """Empty when the crash test can run this filesystem here, else why not."""
+    if profile.driver != "kernel":  # it records and replays writes under the host's kernel
+        return f"the crash test runs host kernel drivers only, not the {profile.driver_label}"
     support = probe(profile)
     if not support.available:
         return support.reason

@@ -22,6 +22,7 @@ from typing import Any
 from scipy import stats as scipy_stats
 
 from fsarena.measure import METRICS
+from fsarena.report.scope import group_of, ranked_group, scope_words
 from fsarena.report.table import fmt, run_value
 from fsarena.results import Session
 from fsarena.stats import summarize
@@ -74,7 +75,7 @@ def _today(session: Session, task: str, metric: str) -> dict[str, float]:
     """Mean of the metric's raw values per filesystem, in the metric's display unit."""
     m = METRICS[metric]
     out = {}
-    for fs in session.filesystems():
+    for fs, name in _comparable(session, task).items():
         values = [
             v
             for r in session.runs
@@ -82,8 +83,37 @@ def _today(session: Session, task: str, metric: str) -> dict[str, float]:
             if (v := run_value(r, metric)) is not None
         ]
         if values:
-            out[fs] = summarize(values, m.mean).mean * m.scale
+            out[name] = summarize(values, m.mean).mean * m.scale
     return out
+
+
+def _comparable(session: Session, task: str) -> dict[str, str]:
+    """The filesystems whose figures may stand beside the articles', and under which name.
+
+    Times through a guest kernel include its emulator, and FUSE times are another
+    program's: only the ranked driver group's stand here (scope.py). What a probe
+    (space) measures depends on the on-disk format alone, so there every driver
+    counts, under the filesystem's own name (NAME for NAME@uml) unless taken.
+    """
+    ranked = ranked_group(session)
+    names = {fs: fs for fs in session.filesystems() if group_of(session, fs) == ranked}
+    if any(r.measurement is not None for r in session.runs if r.task == task):
+        return names
+    for fs in session.filesystems():
+        base = str(session.profiles_as_run.get(fs, {}).get("base") or fs)
+        if fs not in names and base not in names.values():
+            names[fs] = base
+    return names
+
+
+def left_out(session: Session) -> str:
+    """What the comparison leaves out, in words ("" when every filesystem is in it)."""
+    if not (scope := scope_words(session)):
+        return ""
+    return (
+        f"times of {scope} only: guest and FUSE times are not comparable with published ones; "
+        "space figures of every driver, under the filesystem's name"
+    )
 
 
 def _gap(session: Session) -> dict[str, float]:
@@ -159,6 +189,8 @@ def text_lines(session: Session) -> list[str]:
     if not rows:
         return []
     out = [f"AGAINST THE ARTICLES ({CAVEAT})", ""]
+    if note := left_out(session):
+        out[-1:] = [f"  {note}", ""]
     for row in rows:
         out.append(f"{row.task}: {row.label}  [{row.article}]")
         width = max(len(fs) for fs, _, _ in row.cells)
@@ -174,6 +206,8 @@ def markdown_lines(session: Session) -> list[str]:
     if not rows:
         return []
     out = ["## Against the articles", "", f"_{CAVEAT[0].upper() + CAVEAT[1:]}._", ""]
+    if note := left_out(session):
+        out.extend([f"_{note[0].upper() + note[1:]}._", ""])
     for row in rows:
         out.extend([f"### {row.task}: {row.label}", "", f"{row.article}; {agreement(row)}.", ""])
         out.extend(["| filesystem | article | today |", "|---|---:|---:|"])

@@ -74,14 +74,16 @@ def bundle(comparison: Comparison, asset_dir: str | None) -> tuple[str, list[cha
             for f in comparison.failures
         ],
         "asset_dir": asset_dir,
-        "articles_caveat": articles.CAVEAT,
+        "articles_caveat": "; ".join(
+            filter(None, (articles.CAVEAT, articles.left_out(full.session)))
+        ),
         "articles": [
             {
                 "title": f"{r.task}: {r.label}",
                 "note": f"{r.article}; {articles.agreement(r)}",
                 "rows": [[fs, articles.cell(a), articles.cell(b)] for fs, a, b in r.cells],
             }
-            for r in articles.comparisons(comparison.session)
+            for r in articles.comparisons(full.session)  # it picks what compares (articles.py)
         ],
     }
     return template("report.html.j2").render(context), drawn
