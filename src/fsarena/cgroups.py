@@ -118,3 +118,51 @@ def remove_cgroup(path: str, wait_s: float = 5.0) -> None:
             if time.monotonic() > deadline:
                 raise FsarenaError(f"cannot remove cgroup {cg}: {exc}") from exc
             time.sleep(0.05)
+
+
+# ---------------------------------------------------------------- for machine profiles
+# (machines/): several controllers, cgroup v1 hierarchies or the v2 unified one.
+
+# A file each v1 hierarchy has when it carries the controller fsarena needs.
+V1_MARKERS = {
+    "memory": "memory.limit_in_bytes",
+    "cpu": "cpu.cfs_quota_us",
+    "blkio": "blkio.throttle.read_bps_device",
+}
+
+
+def v1_hierarchy(controller: str, base: Path = CGROUP_ROOT) -> Path | None:
+    """The v1 hierarchy carrying a controller (mounted alone or co-mounted, e.g. cpu,cpuacct)."""
+    marker = V1_MARKERS[controller]
+    candidates = [base / controller]
+    with contextlib.suppress(OSError):
+        candidates += sorted(d for d in base.iterdir() if controller in d.name.split(","))
+    for root in candidates:
+        if (root / marker).exists():
+            return root
+    return None
+
+
+def v2_root(base: Path = CGROUP_ROOT) -> tuple[Path, frozenset[str]] | None:
+    """The unified (v2) hierarchy and the controllers its root offers; None without one."""
+    for root in (base, base / "unified"):
+        with contextlib.suppress(OSError):
+            return root, frozenset((root / "cgroup.controllers").read_text().split())
+    return None
+
+
+def child_path(root: Path) -> Path:
+    """A fresh name for a cgroup fsarena makes under root (fsarena-PID-N; not created)."""
+    return root / f"{PREFIX}-{os.getpid()}-{next(_counter)}"
+
+
+def enter_all_argv(paths: tuple[str, ...], argv: tuple[str, ...]) -> tuple[str, ...]:
+    """argv run inside several cgroups (one per v1 hierarchy): a shell joins each, then execs.
+
+    The shell becomes argv (exec: same process), so rusage and timing are argv's own.
+    """
+    script = (
+        'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1/cgroup.procs" || exit 125; '
+        'shift; n=$((n - 1)); done; exec "$@"'
+    )
+    return ("sh", "-c", script, "fsarena-enter", str(len(paths)), *paths, *argv)

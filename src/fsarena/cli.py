@@ -92,15 +92,20 @@ def check(
 
 @main.command("list")
 @click.argument(
-    "what", type=click.Choice(["filesystems", "tasks", "suites"]), default="filesystems"
+    "what", type=click.Choice(["filesystems", "tasks", "suites", "machines"]), default="filesystems"
 )
 def list_(what: str) -> None:
-    """List known filesystems (and whether they run here), tasks or suites."""
+    """List known filesystems (and whether they run here), tasks, suites or machines."""
     if what == "filesystems":
         _list_filesystems()
     elif what == "tasks":
         for name, task in TASKS.items():
             click.echo(f"{name:20} [{task.kind}] {task.describe()}")
+    elif what == "machines":
+        from fsarena.machines.profiles import builtin_machines
+
+        for name, machine in builtin_machines().items():
+            click.echo(f"{name:16} {machine.summary()}  [{machine.article}]")
     else:
         for name, suite in builtin_suites().items():
             click.echo(f"{name:16} {suite.article}: {suite.description}")
@@ -130,7 +135,7 @@ def _list_filesystems() -> None:
 PLAN_OPTIONS = (
     "suite", "fs_list", "repetitions", "scale", "seed", "workdir", "source",
     "task_timeout", "image_size", "device", "output", "target_ci", "max_repetitions",
-    "time_budget",
+    "time_budget", "machine",
 )  # fmt: skip
 
 
@@ -174,6 +179,7 @@ def _new_or_resumed(ctx: click.Context, opts: dict[str, Any]) -> tuple[Plan, Pat
             target_ci_pct=opts["target_ci"],
             max_repetitions=opts["max_repetitions"],
             time_budget_s=opts["time_budget"],
+            machine=opts["machine"],
         )
     )
     stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
@@ -236,6 +242,12 @@ def _with_drivers(plan: Plan) -> Plan:
     help="Adaptive: no new repetition once this many seconds would be exceeded.",
 )
 @click.option("--quiet", "-q", is_flag=True, help="No progress output, only the tables.")
+@click.option(
+    "--machine",
+    default=None,
+    help="Emulate a machine's memory, CPU and disk limits: a built-in "
+    "(`fsarena list machines`), a [machines.NAME] of the suite, or a .toml file.",
+)
 @click.option(
     "--image-size",
     default=None,
@@ -317,8 +329,8 @@ def _session_for(launch: Any, path: Path, recorded: Any) -> Any:
 
 def _execute(launch: Any, session: Any, path: Path, quiet: bool) -> None:
     """The run itself, under the work directory's lock, stopped cleanly by a signal."""
-    from fsarena.executor import RealExecutor
     from fsarena.ledger import Ledger, leftovers
+    from fsarena.machines.run import executor_for
     from fsarena.progress import RunProgress
     from fsarena.runner import Runner
 
@@ -335,15 +347,20 @@ def _execute(launch: Any, session: Any, path: Path, quiet: bool) -> None:
             )
         ledger.mark_children()
         os.environ["LC_MESSAGES"] = "C"  # tools' errors in English, as faults.py reads them
-        executor = RealExecutor(ledger, call_timeout_s=plan.task_timeout_s)
         progress = RunProgress(plan, sys.stderr, "quiet" if quiet else "auto")
-        runner = Runner(
-            plan, executor, session, path, launch.source_kind, progress,
-            unavailable=launch.unavailable,
-        )  # fmt: skip
+
+        def say(line: str) -> None:
+            if not quiet:
+                click.echo(f"fsarena: {line}", err=True)
+
         try:
-            with progress:
-                runner.run()
+            with executor_for(plan, ledger, session, say) as executor:
+                runner = Runner(
+                    plan, executor, session, path, launch.source_kind, progress,
+                    unavailable=launch.unavailable,
+                )  # fmt: skip
+                with progress:
+                    runner.run()
         except KeyboardInterrupt:
             _fail(_interrupted(session, path, stop.name, ledger), stop.exit_code)
         finally:
@@ -354,6 +371,8 @@ def _interrupted(session: Any, path: Path, name: str, ledger: Any) -> str:
     kept = sum(r.status == "ok" for r in session.runs)
     left = ", ".join(str(e) for e in ledger.entries())
     state = f"left behind: {left}" if left else "nothing left mounted or attached"
+    if not path.exists():  # stopped before the first save (e.g. while probing a machine)
+        return f"interrupted by {name} before anything was measured; {state}; start it again"
     return (
         f"interrupted by {name}; {kept} measurements kept in {path}; {state}; "
         f"continue with `fsarena run --resume {path}`"

@@ -96,6 +96,16 @@ def prepare(plan: Plan, kept_paths: Sequence[str], confirmation: str | None) -> 
                 f"{plan.device} ({facts.node.size_bytes // MIB} MiB) is smaller than the "
                 f"{biggest // MIB} MiB this plan would give an image: tasks may fail with ENOSPC"
             )
+    if plan.machine is not None:
+        from fsarena.machines.run import planned
+
+        planned(plan.machine)  # this host can enforce it, or one clear message now
+        guests = [p.name for p in plan.profiles() if p.guest]
+        if guests:
+            notes.append(
+                f"{', '.join(guests)} run in a guest kernel, which the machine "
+                f"{plan.machine.name}'s limits do not reach: compare them only with each other"
+            )
     return Launch(plan, source_kind, unavailable, need, facts, notes)
 
 
@@ -234,6 +244,10 @@ def describe(launch: Launch, results_dir: Path) -> list[str]:
         f"space: up to {launch.need_bytes / GB:.2f} GB in {plan.workdir} "
         f"({free / GB:.1f} GB free there{short})"
     )
+    if plan.machine is not None:
+        from fsarena.machines.run import plan_lines
+
+        lines += plan_lines(plan.machine)
     lines.append(f"time: {estimate(plan, results_dir)}")
     lines += [f"note: {n}" for n in launch.notes]
     if Path(plan.workdir).is_dir() and not (left := check_leftovers(plan.workdir)).ok:

@@ -1,9 +1,11 @@
 """The resource ledger: everything fsarena creates on the machine, in a state file, until undone.
 
-Every mount point, loop device, image, tmpfs or cgroup a run creates is
-written to WORKDIR/state.json *before* it is created (an intent), and removed
-from it once undone. A run killed with SIGKILL, or a power cut, leaves the file
-behind; `fsarena cleanup` reads it and undoes each entry, newest first.
+Every mount point, loop device, image, tmpfs or cgroup a run creates, and
+every shared kernel setting it changes (settings.py: a throttle rule on the
+root blkio cgroup, vm.dirty_bytes), is written to WORKDIR/state.json *before*
+it is created (an intent), and removed from it once undone. A run killed
+with SIGKILL, or a power cut, leaves the file behind; `fsarena cleanup` reads
+it and undoes each entry, newest first.
 
 Undo actions are data, not closures, so that a fresh process can perform them:
 each kind of resource has one idempotent undo function in UNDO that checks the
@@ -35,6 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from fsarena import settings
 from fsarena.errors import FsarenaError
 
 STATE_FILE = "state.json"
@@ -158,6 +161,7 @@ UNDO: dict[str, Callable[[str], str]] = {
     "loop": _undo_loop,  # the backing image of a loop device
     "image": _undo_file,  # an image file
     "cgroup": _undo_cgroup,  # a cgroup directory
+    "setting": settings.undo,  # a value in a shared file, restored to what it was before
 }
 
 

@@ -34,6 +34,7 @@ from fsarena.filesystems import (
     resolve,
     split_name,
 )
+from fsarena.machines.profiles import MachineProfile, resolve_machine
 from fsarena.tasks import TASKS
 
 DEFAULT_WORKDIR = "/var/tmp/fsarena"
@@ -96,6 +97,12 @@ class Suite(BaseModel):
     datasets: dict[str, dict[str, Any]] = Field(default_factory=dict)
     repetitions: int = Field(default=3, ge=1, le=1000)
     scale: float = Field(default=1.0, gt=0, le=100)
+    machines: dict[str, MachineProfile] = Field(default_factory=dict)  # for --machine NAME
+
+    @field_validator("machines")
+    @classmethod
+    def _named_machines(cls, value: dict[str, MachineProfile]) -> dict[str, MachineProfile]:
+        return {name: m.model_copy(update={"name": name}) for name, m in value.items()}
 
     @property
     def filesystem_names(self) -> list[str]:
@@ -140,10 +147,14 @@ def _validation_message(source: str, exc: ValidationError) -> str:
     where = ".".join(str(p) for p in first["loc"])
     msg = str(first["msg"]).removeprefix("Value error, ")
     if first["type"] == "extra_forbidden":
-        # A key inside [filesystems.NAME] is a Variant's; any other, the suite's own.
+        # A key inside [filesystems.NAME] is a Variant's, inside [machines.NAME] a
+        # machine profile's; any other, the suite's own.
         in_variant = first["loc"][0] == "filesystems" and len(first["loc"]) == 3
-        fields = list((Variant if in_variant else Suite).model_fields)
-        msg = "unknown key (misspelled?)" + _did_you_mean(str(first["loc"][-1]), fields)
+        in_machine = first["loc"][0] == "machines" and len(first["loc"]) == 3
+        model = Variant if in_variant else MachineProfile if in_machine else Suite
+        msg = "unknown key (misspelled?)" + _did_you_mean(
+            str(first["loc"][-1]), list(model.model_fields)
+        )
     return f"{source}: {where}: {msg}" if where else f"{source}: {msg}"
 
 
@@ -226,6 +237,16 @@ class Plan(BaseModel):
     target_ci_pct: float | None = Field(default=None, gt=0, le=100)
     max_repetitions: int | None = Field(default=None, ge=1, le=1000)
     time_budget_s: float | None = Field(default=None, gt=0)
+    machine: MachineProfile | None = None  # an emulated machine's limits (machines/)
+
+    @model_validator(mode="after")
+    def _machine_on_loops(self) -> Plan:
+        if self.machine is not None and self.machine.limits_disk and self.device is not None:
+            raise ValueError(
+                f"machine {self.machine.name} limits disk bandwidth, which fsarena applies only "
+                "to its own loop devices: drop --device, or use a machine without disk limits"
+            )
+        return self
 
     @model_validator(mode="after")
     def _adaptive_limits(self) -> Plan:
@@ -305,6 +326,8 @@ def make_plan(
     suite = load_suite(suite_name)
     table = profile_table(suite.variants)
     chosen = resolve(filesystems if filesystems is not None else suite.filesystem_names, table)
+    if isinstance(extra.get("machine"), str):
+        extra["machine"] = resolve_machine(extra["machine"], suite.machines)
     try:
         return Plan(
             suite=suite.name,

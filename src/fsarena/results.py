@@ -41,6 +41,10 @@ from fsarena.measure import Measurement, metric_value
 #   group ("kernel", "fuse", "guest:KERNEL": what it may be ranked against) and
 #   reference (the filesystem its guest times are reported against); absent
 #   keys mean the host kernel's driver.
+#   Session.machine (optional, default {}): the machine profile the run was
+#   emulating (--machine): the profile as given, the backend, the limits applied
+#   on this host, and each probe that proved them (disk fio samples, CPU share,
+#   memory peak, misses); plan.machine holds the profile too.
 SCHEMA_VERSION = 1
 
 # ok: a valid sample. failed: the task did not do its job (the sequence stops).
@@ -123,6 +127,7 @@ class Session(BaseModel):
     datasets: dict[str, dict[str, Any]] = Field(default_factory=dict)
     source: dict[str, Any] = Field(default_factory=dict)
     target: dict[str, Any] = Field(default_factory=dict)  # a block device; empty: loop images
+    machine: dict[str, Any] = Field(default_factory=dict)  # emulated machine; empty: none
     order: list[list[str]] = Field(default_factory=list)  # filesystems, per repetition
     runs: list[Run] = Field(default_factory=list)
     warnings: list[WarningRecord] = Field(default_factory=list)

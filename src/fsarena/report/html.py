@@ -18,6 +18,7 @@ from fsarena.measure import METRICS
 from fsarena.phrases import describe, metric_word
 from fsarena.report import articles, charts, prose
 from fsarena.report.groups import explanations, unranked_sections
+from fsarena.report.machine import machine_rows
 from fsarena.report.scope import verdict_scope
 from fsarena.report.table import (
     Comparison,
@@ -236,6 +237,11 @@ def _provenance(comparison: Comparison) -> list[dict[str, Any]]:
     return [
         {"title": "Session", "headers": [], "rows": list(session.items())},
         {"title": "Host", "headers": [], "rows": _flat(s.host)},
+        *(
+            [{"title": "Emulated machine", "headers": [], "rows": machine_rows(s)}]
+            if s.machine
+            else []
+        ),
         {"title": "Plan", "headers": [], "rows": _flat(plan)},
         {"title": "Dataset source", "headers": [], "rows": _flat(s.source)},
         {"title": "Tool versions", "headers": [], "rows": sorted(s.tool_versions.items())},

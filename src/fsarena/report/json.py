@@ -65,6 +65,7 @@ def render(comparison: Comparison) -> str:
         "host": session.host,
         "plan": session.plan,
         "source": session.source,
+        **({"machine": session.machine} if session.machine else {}),
         "tasks": [
             {
                 "task": t.task,

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from fsarena.measure import METRICS, Metric
 from fsarena.phrases import describe, metric_word
+from fsarena.report.machine import machine_lines
 from fsarena.report.scope import scope_words, verdict_scope
 from fsarena.results import Run, Session
 from fsarena.stats import (
@@ -383,6 +384,7 @@ def header_lines(session: Session) -> list[str]:
         f"suite {plan.get('suite', '?')}, {_repetitions(session)}, "
         f"scale {plan.get('scale', '?')}, seed {plan.get('seed', '?')}, status {session.status}",
         machine,
+        *machine_lines(session),
         f"target: {_target(session)}; datasets on {session.source.get('kind', '?')}",
         *_ceiling_lines(session),
         f"caches dropped before every task; writes timed through syncfs; "

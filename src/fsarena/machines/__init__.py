@@ -1,0 +1,17 @@
+"""Machine profiles: run a comparison under an old machine's memory, CPU and disk limits.
+
+The articles ran on a Celeron 533 with 512 MB RAM, a Pentium III with 256 MB,
+disks of 12.5-75 MB/s. A host with 24 GiB of RAM and a disk writing GB/s
+holds whole datasets in its page cache, and a 700 MB copy takes a fraction of
+a second, with noise that swamps the differences. A machine profile gives the
+run the old machine's limits and records them, and their proof, with the
+results.
+
+- profiles.py: the profiles as data (builtin.toml, users' TOML), resolved to kernel units;
+- backends.py: cgroup v1 and v2, the two ways the kernel is told;
+- enforce.py: a profile in force for one run (always undone) and the executor using it;
+- probe.py: proof that it is in force, measured before the run;
+- run.py: the executor a run gets, with its machine applied, probed and recorded.
+
+This package imports nothing at import time: plan.py imports profiles.py.
+"""
