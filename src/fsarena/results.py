@@ -22,7 +22,8 @@ from fsarena.measure import Measurement, metric_value
 # History of the stored format (keep one fixture per version in tests/fixtures):
 # 1 (fsarena 0.1.0): first version: host, tool versions, plan, profiles as run,
 #   datasets with manifest digests, source, per-repetition order, raw runs, warnings.
-# 2 (in progress): `ceilings` (fio's raw sequential write/read throughput of the
+# 2 (fsarena 0.1.0, November 2026; every addition is optional, so version-1 files
+#   load unchanged): `ceilings` (fio's raw sequential write/read throughput of the
 #   target, per round); run status "invalid" (measured, but faster than the device's
 #   ceiling: excluded from statistics); Measurement.extra["payload_bytes"]; plan
 #   target_ci_pct / max_repetitions / time_budget_s (adaptive repetitions);
@@ -45,7 +46,7 @@ from fsarena.measure import Measurement, metric_value
 #   emulating (--machine): the profile as given, the backend, the limits applied
 #   on this host, and each probe that proved them (disk fio samples, CPU share,
 #   memory peak, misses); plan.machine holds the profile too.
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 # ok: a valid sample. failed: the task did not do its job (the sequence stops).
 # skipped: not run because an earlier task failed. invalid: it ran and did its job,

@@ -55,7 +55,10 @@ def test_every_stored_version_loads() -> None:
     versions = sorted(FIXTURES.glob("session-v*.json"))
     assert len(versions) == SCHEMA_VERSION, "keep one fixture per schema version"
     for path in versions:
-        assert load(path).runs
+        session = load(path)
+        assert session.runs
+        for name in EXPORTERS:  # every version still renders in every format
+            assert render(session, name)
 
 
 def test_table_has_a_row_per_filesystem_and_task(session: Session) -> None:
