@@ -100,10 +100,12 @@ def prepare(plan: Plan, kept_paths: Sequence[str], confirmation: str | None) -> 
         from fsarena.machines.run import planned
 
         planned(plan.machine)  # this host can enforce it, or one clear message now
-        guests = [p.name for p in plan.profiles() if p.guest]
-        if guests:
+        # Guests and FUSE daemons are out of reach of the limits (host loop devices and
+        # host processes); their groups are never ranked against the host kernel's anyway.
+        beyond = [p.name for p in plan.profiles() if p.driver != "kernel"]
+        if beyond:
             notes.append(
-                f"{', '.join(guests)} run in a guest kernel, which the machine "
+                f"{', '.join(beyond)} run through a guest kernel or FUSE, which the machine "
                 f"{plan.machine.name}'s limits do not reach: compare them only with each other"
             )
     return Launch(plan, source_kind, unavailable, need, facts, notes)
