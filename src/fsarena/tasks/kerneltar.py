@@ -66,7 +66,41 @@ class KernelTarCopy(Task):
         return ctx.dataset("kernel_tar").manifest.total_bytes
 
 
-class KernelTarExtract(Task):
+class _Extract(Task):
+    """Extract a kernel tarball on the test filesystem, verified file by file against the tree.
+
+    The tarball is put there untimed if no copy task ran. Subclasses name the
+    archive's dataset, its directory, the tree's directory and tar's mode.
+    """
+
+    writes = True
+    payload = "write"
+    archive_dataset: str
+    archive_dir: str
+    tree_dir: str
+    tar_mode: str  # "-xf", "-xjf"
+
+    def prepare(self, ctx: TaskContext) -> None:
+        ctx.executor.make_dir(ctx.path(self.tree_dir))
+        if not ctx.executor.exists(_archive(ctx, self.archive_dataset, self.archive_dir)):
+            ctx.executor.make_dir(ctx.path(self.archive_dir))
+            for cmd in _copy(ctx, self.archive_dataset, self.archive_dir):
+                ctx.executor.call(cmd.argv)
+
+    def commands(self, ctx: TaskContext) -> list[Command]:
+        archive = _archive(ctx, self.archive_dataset, self.archive_dir)
+        flags = ctx.profile.tar_extract_flags()  # no chown/chmod where there are no owners
+        return [Command(("tar", self.tar_mode, archive, *flags, "-C", ctx.path(self.tree_dir)))]
+
+    def verify(self, ctx: TaskContext) -> list[Check]:
+        root = ctx.path(self.tree_dir, ctx.dataset("kernel").manifest.name)
+        return [verify_tree(ctx, "kernel", root, "extraction")]
+
+    def payload_bytes(self, ctx: TaskContext) -> int:
+        return ctx.dataset("kernel").manifest.total_bytes
+
+
+class KernelTarExtract(_Extract):
     """Extract the .tar on the test filesystem (`tar xf`, then syncfs).
 
     Reads one large file while creating a large tree of small ones; the tree
@@ -75,29 +109,9 @@ class KernelTarExtract(Task):
 
     name = "kernel_tar_extract"
     kind = "file_trees"
-    writes = True
     datasets = ("kernel", "kernel_tar")
     columns = REAL_USER_SYS
-    payload = "write"
-
-    def prepare(self, ctx: TaskContext) -> None:
-        ctx.executor.make_dir(ctx.path(TREE_DIR))
-        if not ctx.executor.exists(_archive(ctx, "kernel_tar", TAR_DIR)):
-            ctx.executor.make_dir(ctx.path(TAR_DIR))
-            for cmd in _copy(ctx, "kernel_tar", TAR_DIR):
-                ctx.executor.call(cmd.argv)
-
-    def commands(self, ctx: TaskContext) -> list[Command]:
-        archive = _archive(ctx, "kernel_tar", TAR_DIR)
-        flags = ctx.profile.tar_extract_flags()  # no chown/chmod where there are no owners
-        return [Command(("tar", "-xf", archive, *flags, "-C", ctx.path(TREE_DIR)))]
-
-    def verify(self, ctx: TaskContext) -> list[Check]:
-        root = ctx.path(TREE_DIR, ctx.dataset("kernel").manifest.name)
-        return [verify_tree(ctx, "kernel", root, "extraction")]
-
-    def payload_bytes(self, ctx: TaskContext) -> int:
-        return ctx.dataset("kernel").manifest.total_bytes
+    archive_dataset, archive_dir, tree_dir, tar_mode = "kernel_tar", TAR_DIR, TREE_DIR, "-xf"
 
 
 class KernelTarDelete(Task):
@@ -155,7 +169,7 @@ class KernelBz2Copy(Task):
         return ctx.dataset("kernel_tbz").manifest.total_bytes
 
 
-class KernelBz2Extract(Task):
+class KernelBz2Extract(_Extract):
     """Decompress the .tar.bz2 there (`tar xjf`, then syncfs), in MB/s of the tree (article C).
 
     bzip2 decompression is single-threaded and CPU-bound, so this mostly
@@ -165,29 +179,9 @@ class KernelBz2Extract(Task):
 
     name = "kernel_bz2_extract"
     kind = "archives"
-    writes = True
     datasets = ("kernel", "kernel_tbz")
     columns = RATE_FIRST
-    payload = "write"
-
-    def prepare(self, ctx: TaskContext) -> None:
-        ctx.executor.make_dir(ctx.path(TBZ_TREE_DIR))
-        if not ctx.executor.exists(_archive(ctx, "kernel_tbz", TBZ_DIR)):
-            ctx.executor.make_dir(ctx.path(TBZ_DIR))
-            for cmd in _copy(ctx, "kernel_tbz", TBZ_DIR):
-                ctx.executor.call(cmd.argv)
-
-    def commands(self, ctx: TaskContext) -> list[Command]:
-        archive = _archive(ctx, "kernel_tbz", TBZ_DIR)
-        flags = ctx.profile.tar_extract_flags()  # no chown/chmod where there are no owners
-        return [Command(("tar", "-xjf", archive, *flags, "-C", ctx.path(TBZ_TREE_DIR)))]
-
-    def verify(self, ctx: TaskContext) -> list[Check]:
-        root = ctx.path(TBZ_TREE_DIR, ctx.dataset("kernel").manifest.name)
-        return [verify_tree(ctx, "kernel", root, "extraction")]
-
-    def payload_bytes(self, ctx: TaskContext) -> int:
-        return ctx.dataset("kernel").manifest.total_bytes
+    archive_dataset, archive_dir, tree_dir, tar_mode = "kernel_tbz", TBZ_DIR, TBZ_TREE_DIR, "-xjf"
 
     def cleanup(self, ctx: TaskContext) -> None:
         # Article C's closing `rm -fr $DIR/*`: what later tasks do not need goes.
