@@ -11,8 +11,10 @@
  *
  * When the command has finished, one JSON line is written to REPORT_FD (which
  * the command never sees: it is close-on-exec):
- *   {"exit_code":N,"signal":S,"user_s":U,"sys_s":S,"minor_faults":F,
+ *   {"exit_code":N,"signal":S,"wall_s":W,"user_s":U,"sys_s":S,"minor_faults":F,
  *    "major_faults":F,"max_rss_kib":K,"exec_errno":E}
+ * wall_s is CLOCK_MONOTONIC from just before fork to just after wait4, as GNU
+ * time measures it: fsarena's own start-up of the launcher is not in it.
  * exit_code is the command's exit status, or -S if a signal S ended it;
  * exec_errno is 0, or why the command could not be executed (then nothing ran).
  * The launcher exits with the command's status (128+S after a signal).
@@ -25,9 +27,16 @@
 #include <sys/resource.h>
 #include <sys/time.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 static double seconds(struct timeval tv) { return tv.tv_sec + tv.tv_usec / 1e6; }
+
+static double now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec / 1e9;
+}
 
 /* The child: execute the command, or tell the parent why not through the pipe. */
 static void child(int errpipe, char **argv) {
@@ -64,6 +73,7 @@ int main(int argc, char **argv) {
         perror("fsarena-timeit: pipe2");
         return 125;
     }
+    double start = now();
     pid_t pid = fork();
     if (pid < 0) {
         perror("fsarena-timeit: fork");
@@ -81,12 +91,13 @@ int main(int argc, char **argv) {
             return 125;
         }
     }
+    double wall = now() - start;
     int sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
     int code = sig ? -sig : WEXITSTATUS(status);
     dprintf((int)report,
-            "{\"exit_code\":%d,\"signal\":%d,\"user_s\":%.6f,\"sys_s\":%.6f,"
+            "{\"exit_code\":%d,\"signal\":%d,\"wall_s\":%.6f,\"user_s\":%.6f,\"sys_s\":%.6f,"
             "\"minor_faults\":%ld,\"major_faults\":%ld,\"max_rss_kib\":%ld,\"exec_errno\":%d}\n",
-            code, sig, seconds(ru.ru_utime), seconds(ru.ru_stime), ru.ru_minflt, ru.ru_majflt,
+            code, sig, wall, seconds(ru.ru_utime), seconds(ru.ru_stime), ru.ru_minflt, ru.ru_majflt,
             ru.ru_maxrss, err);
     return sig ? 128 + sig : code;
 }
