@@ -4,10 +4,15 @@ This module imports only the standard library (and fsarena.errors) so that a
 remote or guest agent can measure with nothing but python3.
 
 Methodology:
-- Each command of a task runs as a child in its own session; ``os.wait4`` gives
-  its rusage, which includes every descendant it waited for (as GNU time does).
+- Each command of a task runs in its own session, started the way GNU time starts
+  it: fsarena runs the native launcher fsarena-timeit (native/timeit.c), which
+  forks and execs the command and reports its ``wait4`` rusage (which includes
+  every descendant it waited for) as one JSON line on a close-on-exec file.
+  A child forked straight from this Python process would inherit its memory
+  high-water mark, and its ru_maxrss would be fsarena's, not the command's.
   user/sys times and page faults are summed over the task's commands; max RSS is
-  the largest of them.
+  the largest of them. Without the launcher (not built) max RSS is None:
+  unavailable, never fsarena's own.
 - rusage misses work done on the task's behalf by kernel threads (loop workers,
   filesystem writeback, journal threads), which differs per filesystem, so the
   system-wide busy and iowait CPU time from /proc/stat is recorded beside it.
@@ -19,7 +24,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import resource
 import signal
 import subprocess
 import tempfile
@@ -31,6 +35,7 @@ from pathlib import Path
 from typing import Literal
 
 from fsarena.errors import FsarenaError
+from fsarena.launcher import Rusage, launch, outcome
 
 SECTOR_BYTES = 512  # /sys/block/*/stat counts 512-byte sectors (Documentation/block/stat.rst)
 
@@ -53,7 +58,7 @@ class Measurement:
     sys_s: float
     minor_faults: int
     major_faults: int
-    max_rss_kib: int
+    max_rss_kib: int | None  # None: not measured (no launcher; old sessions, see results.py)
     device_read_bytes: int
     device_write_bytes: int
     system_busy_s: float  # all CPUs, from /proc/stat: includes kernel threads rusage misses
@@ -186,26 +191,6 @@ def metric_value(measurement: Measurement, name: str) -> float | None:
     return float(value) if isinstance(value, int | float) else None
 
 
-@dataclass(frozen=True)
-class _Rusage:
-    user_s: float = 0.0
-    sys_s: float = 0.0
-    minor_faults: int = 0
-    major_faults: int = 0
-    max_rss_kib: int = 0
-
-    def add(self, ru: resource.struct_rusage | None) -> _Rusage:
-        if ru is None:
-            return self
-        return _Rusage(
-            self.user_s + ru.ru_utime,
-            self.sys_s + ru.ru_stime,
-            self.minor_faults + ru.ru_minflt,
-            self.major_faults + ru.ru_majflt,
-            max(self.max_rss_kib, ru.ru_maxrss),  # Linux: KiB
-        )
-
-
 def read_device_stat(device: str | None) -> tuple[int, int]:
     """(read_bytes, write_bytes) so far on a block device such as /dev/loop3."""
     if device is None:
@@ -243,7 +228,7 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
 @dataclass(frozen=True)
 class _Outcome:
     exit_code: int
-    rusage: resource.struct_rusage | None
+    rusage: Rusage | None
     timed_out: bool
     stderr: str
 
@@ -251,26 +236,31 @@ class _Outcome:
 def _run_one(cmd: Command, deadline: float) -> _Outcome:
     """Run one command to completion; kill its process group at the deadline."""
     stdout = open(cmd.stdout_path, "wb") if cmd.stdout_path else subprocess.DEVNULL  # noqa: SIM115
-    # stderr goes to a file, not a pipe: a command that leaves a daemon behind
-    # (a FUSE mount) would hold a pipe open until it exits.
+    # stderr and the launcher's report go to files, not pipes: a command that leaves a
+    # daemon behind (a FUSE mount) would hold a pipe open until it exits.
     errors = tempfile.TemporaryFile()  # noqa: SIM115
+    argv, report = launch(cmd.argv)
     # A Ctrl-C (or SIGTERM) that lands inside Popen, after the fork, would leave the child
     # running in its own session with nobody to stop it (a cp still reading the source,
     # which then cannot be unmounted): hold both signals until `proc` exists. The child
     # inherits the mask; fsarena stops children with SIGKILL, which no mask holds.
+    # The launcher and the command share the child's process group: killpg stops both.
     held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
     try:
         proc = subprocess.Popen(
-            cmd.argv,
+            argv,
             stdin=subprocess.DEVNULL,
             stdout=stdout,
             stderr=errors,
             cwd=cmd.cwd,
+            pass_fds=() if report is None else (report.fileno(),),
             start_new_session=True,  # a Ctrl-C reaches fsarena, which then stops the group
         )
     except BaseException as exc:
         signal.pthread_sigmask(signal.SIG_SETMASK, held)
         errors.close()
+        if report is not None:
+            report.close()
         if isinstance(exc, FileNotFoundError):
             raise FsarenaError(f"command not found: {cmd.argv[0]}; run `fsarena check`") from exc
         raise
@@ -293,15 +283,21 @@ def _run_one(cmd: Command, deadline: float) -> _Outcome:
         _kill_group(proc)
         proc.wait()
         errors.close()
+        if report is not None:
+            report.close()
         raise
     finally:
         if timer is not None:
             timer.cancel()
+    try:
+        code, usage = outcome(cmd.argv[0], report, status, ru)
+    finally:
+        if report is not None:
+            report.close()
     with errors:
         errors.seek(0)
-        stderr = errors.read()
-    code = os.waitstatus_to_exitcode(status)
-    return _Outcome(code, ru, timed_out.is_set(), stderr.decode(errors="replace")[-2000:].strip())
+        stderr = errors.read().decode(errors="replace")[-2000:].strip()
+    return _Outcome(code, usage, timed_out.is_set(), stderr)
 
 
 @dataclass(frozen=True)
@@ -317,8 +313,11 @@ def measure_commands(commands: Sequence[Command], device: str | None, timeout_s:
 
     The region stops at the first command that fails. Device counters and
     /proc/stat are read just outside the region, so their cost is not timed.
+    Wall time is the sum of the launcher's per-command times (fork to wait4, as
+    GNU time measures), so fsarena's own start-up of each command is not in it;
+    without the launcher it is the whole region's, measured here.
     """
-    usage = _Rusage()
+    usage = Rusage()
     outcome = _Outcome(0, None, False, "")
     read0, write0 = read_device_stat(device)
     busy0, iowait0 = read_cpu_times()
@@ -333,7 +332,7 @@ def measure_commands(commands: Sequence[Command], device: str | None, timeout_s:
     busy1, iowait1 = read_cpu_times()
     read1, write1 = read_device_stat(device)
     measurement = Measurement(
-        wall_s=wall,
+        wall_s=wall if usage.wall_s is None else usage.wall_s,
         user_s=usage.user_s,
         sys_s=usage.sys_s,
         minor_faults=usage.minor_faults,

@@ -14,6 +14,16 @@ from pathlib import Path
 from fsarena.errors import FsarenaError
 
 
+def find_native_tool(name: str) -> str | None:
+    """The path of the native helper `fsarena-NAME`, or None if it was not built.
+
+    Inside a guest kernel the agent runs the host's interpreter (through hostfs or
+    9p), so it finds the host's helpers at the same path.
+    """
+    path = Path(sys.executable).parent / f"fsarena-{name}"
+    return str(path) if os.access(path, os.X_OK) else None
+
+
 def native_tool(name: str) -> str:
     """The path of the native helper `fsarena-NAME`; FsarenaError if it was not built."""
     path = Path(sys.executable).parent / f"fsarena-{name}"

@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
 from fsarena.errors import FsarenaError
 from fsarena.measure import Measurement, metric_value
@@ -46,7 +46,24 @@ from fsarena.measure import Measurement, metric_value
 #   emulating (--machine): the profile as given, the backend, the limits applied
 #   on this host, and each probe that proved them (disk fio samples, CPU share,
 #   memory peak, misses); plan.machine holds the profile too.
-SCHEMA_VERSION = 2
+# 3 (fsarena 0.1.0, November 2026; nothing removed, version-2 files load unchanged):
+#   Measurement.max_rss_kib is the command's own, from the native launcher
+#   fsarena-timeit (as GNU time measures it), and may be null (not measured: no
+#   launcher). Earlier versions stored the max RSS of a child forked straight from
+#   fsarena, which carried fsarena's own high-water mark: their values are kept in
+#   the file but read as unavailable (Run.value gives None, see UNAVAILABLE_BEFORE).
+SCHEMA_VERSION = 3
+
+# Metrics whose stored values are wrong in sessions older than a version: kept in the
+# file, read as unavailable, with the reason as a warning of the session.
+UNAVAILABLE_BEFORE: dict[str, tuple[int, str]] = {
+    "max_rss_kib": (
+        3,
+        "max RSS is unavailable in sessions of schema version 1 and 2: fsarena forked "
+        "commands straight from its own Python process, so the figure recorded was "
+        "fsarena's memory, not the command's; run again to measure it",
+    ),
+}
 
 # ok: a valid sample. failed: the task did not do its job (the sequence stops).
 # skipped: not run because an earlier task failed. invalid: it ran and did its job,
@@ -78,6 +95,12 @@ class Run(BaseModel):
     values: dict[str, float] = Field(default_factory=dict)  # untimed probes (capacity)
     details: dict[str, Any] = Field(default_factory=dict)  # raw detail data of an untimed task
     checks: list[CheckRecord] = Field(default_factory=list)
+    _unavailable: frozenset[str] = PrivateAttr(default=frozenset())  # see UNAVAILABLE_BEFORE
+
+    @property
+    def unavailable(self) -> frozenset[str]:
+        """Metrics stored in this run whose values must not be read (UNAVAILABLE_BEFORE)."""
+        return self._unavailable
 
     @property
     def key(self) -> tuple[str, str, int]:
@@ -87,7 +110,7 @@ class Run(BaseModel):
         """A metric's raw value in this run: a probed value, or from the measurement."""
         if metric in self.values:
             return float(self.values[metric])
-        if self.measurement is None:
+        if self.measurement is None or metric in self._unavailable:
             return None
         return metric_value(self.measurement, metric)
 
@@ -133,6 +156,16 @@ class Session(BaseModel):
     runs: list[Run] = Field(default_factory=list)
     warnings: list[WarningRecord] = Field(default_factory=list)
     ceilings: list[CeilingSample] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _mark_unavailable(self) -> Session:
+        """Metrics an older version stored wrongly read as unavailable, with a warning why."""
+        stale = {m for m, (v, _) in UNAVAILABLE_BEFORE.items() if self.schema_version < v}
+        for run in self.runs:
+            run._unavailable = frozenset(stale)
+        for metric in sorted(stale):
+            self.warn(f"{metric}_unavailable", UNAVAILABLE_BEFORE[metric][1])
+        return self
 
     def ceiling(self, direction: str) -> float | None:
         """The best raw throughput measured for a direction, bytes/s (None: not measured)."""

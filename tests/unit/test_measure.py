@@ -5,12 +5,16 @@ from __future__ import annotations
 import base64
 import os
 import re
+import resource
 import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
 
+from fsarena import launcher
 from fsarena.measure import METRICS, Command, Measurement, measure_commands, metric_value
+from fsarena.native import find_native_tool
 
 GNU_TIME = "/usr/bin/time"
 
@@ -92,9 +96,45 @@ def test_measurement_round_trip_and_metrics() -> None:
         assert metric.better in ("lower", "higher")
 
 
-def test_device_counters_are_read_for_a_block_device() -> None:
-    dev = next((p for p in ("/dev/vda", "/dev/sda", "/dev/nvme0n1") if Path(p).exists()), None)
-    if dev is None or shutil.which("dd") is None:
-        pytest.skip("no known block device to read counters from")
-    m = measure_commands([Command(("true",))], dev, 10).measurement
-    assert m.device_read_bytes >= 0 and m.device_write_bytes >= 0
+def test_device_counters_count_what_a_command_reads() -> None:
+    # A file on /var/tmp, read with direct I/O: its 4 MiB must reach the disk under it.
+    with tempfile.NamedTemporaryFile(dir="/var/tmp") as f:
+        f.write(os.urandom(4 << 20))
+        f.flush()
+        os.fsync(f.fileno())
+        st = os.stat(f.name)
+        sysfs = Path(f"/sys/dev/block/{os.major(st.st_dev)}:{os.minor(st.st_dev)}")
+        if not sysfs.exists() or shutil.which("dd") is None:
+            pytest.skip("/var/tmp is not on a block device")
+        dev = f"/dev/{sysfs.resolve().name}"
+        dd = ("dd", f"if={f.name}", "of=/dev/null", "bs=1M", "iflag=direct")
+        m = measure_commands([Command(dd)], dev, 60).measurement
+    if m.exit_code != 0:
+        pytest.skip("direct I/O is not supported on /var/tmp")
+    assert m.device_read_bytes >= 4 << 20
+
+
+def test_max_rss_is_the_commands_not_fsarenas() -> None:
+    if find_native_tool("timeit") is None:
+        pytest.skip("fsarena-timeit is not built (scripts/setup.sh)")
+    ballast = bytearray(64 << 20)  # this process's high-water mark: 64 MiB and more
+    ballast[::4096] = b"x" * len(ballast[::4096])
+    m = measure_commands([Command(("true",))], None, 10).measurement
+    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    assert m.max_rss_kib is not None
+    assert 0 < m.max_rss_kib < 8 << 10 < own
+    del ballast
+
+
+def test_without_the_launcher_max_rss_is_unavailable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(launcher, "find_native_tool", lambda name: None)
+    m = measure_commands([Command(("true",)), Command(("true",))], None, 10).measurement
+    assert m.exit_code == 0 and m.max_rss_kib is None and m.wall_s > 0
+
+
+def test_the_launcher_reports_exit_code_and_signal() -> None:
+    if find_native_tool("timeit") is None:
+        pytest.skip("fsarena-timeit is not built (scripts/setup.sh)")
+    assert measure_commands([Command(("sh", "-c", "exit 3"))], None, 10).measurement.exit_code == 3
+    killed = measure_commands([Command(("sh", "-c", "kill -9 $$"))], None, 10).measurement
+    assert killed.exit_code == -9

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from fsarena.errors import FsarenaError
+from fsarena.measure import Measurement
 from fsarena.report import EXPORTERS, build, render
 from fsarena.report.table import fmt
 from fsarena.results import SCHEMA_VERSION, Session, load, save
@@ -139,3 +140,41 @@ def test_the_runners_unstable_warning_is_not_repeated_beside_the_flags() -> None
     codes = [item.title for item in prose.warnings(build(session))]
     assert "teardown" in codes
     assert "unstable" not in codes and any(c.startswith("unstable (") for c in codes)
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_max_rss_of_an_older_session_is_unavailable_in_every_format(version: int) -> None:
+    """Before schema 3 the stored max RSS was fsarena's own: kept, but never shown."""
+    old = load(FIXTURES / f"session-v{version}.json")
+    timed = [r for r in old.runs if r.measurement is not None]
+    assert timed[0].measurement is not None and timed[0].measurement.max_rss_kib  # kept
+    assert all(r.value("max_rss_kib") is None for r in timed)
+    assert any(w.code == "max_rss_kib_unavailable" for w in old.warnings)
+    for name in EXPORTERS:
+        assert "max RSS is unavailable in sessions of schema version 1 and 2" in render(
+            old, name
+        ) or (name == "csv" and "unavailable: recorded before schema 3" in render(old, name))
+    text = render(old, "text")
+    assert "max RSS MiB" in text and "–" in text.split("max RSS MiB")[1].splitlines()[2]
+
+
+def test_max_rss_of_a_current_session_is_shown_per_task() -> None:
+    current = load(FIXTURES / f"session-v{SCHEMA_VERSION}.json")
+    assert not any(w.code == "max_rss_kib_unavailable" for w in current.warnings)
+    rss = {r.task: r.value("max_rss_kib") for r in current.runs if r.measurement is not None}
+    assert all(v is not None and v < 16 << 10 for v in rss.values())  # commands, not fsarena
+    assert len(set(rss.values())) > 1
+    rows = [r for r in csv.DictReader(io.StringIO(render(current, "csv")))]
+    assert all(r["value"] for r in rows if r["metric"] == "max_rss_kib")
+
+
+def test_a_measurement_without_max_rss_renders_as_not_measured() -> None:
+    current = load(FIXTURES / f"session-v{SCHEMA_VERSION}.json")
+    for run in current.runs:
+        if run.measurement is not None:
+            run.measurement = Measurement.from_dict(
+                {**run.measurement.to_dict(), "max_rss_kib": None}
+            )
+    for name in EXPORTERS:
+        assert render(current, name)
+    assert all(r.value("max_rss_kib") is None for r in current.runs)

@@ -5,7 +5,10 @@ It runs as the guest's init (through a tiny shell script that mounts /proc,
 answers one JSON line each. It uses the standard library and fsarena's
 stdlib-only modules (measure, executor), so the same measurement code runs
 inside the guest as on the host; fsarena.datasets (numpy) is imported only when
-a copy is verified.
+a copy is verified. Timed commands start through the same native launcher
+(fsarena-timeit, beside the host's interpreter, which the guest sees through
+hostfs or 9p), so their max RSS is theirs, not this agent's; a guest that cannot
+run it reports max RSS as unavailable (None), never the agent's.
 
 Set-up, from the JSON config file the host wrote: load the filesystem's
 modules (finit_module(2) through ctypes: the host has no kmod), mount a tmpfs

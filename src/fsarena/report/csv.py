@@ -1,4 +1,8 @@
-"""CSV in long format: one row per run and metric, raw values, for your own statistics."""
+"""CSV in long format: one row per run and metric, raw values, for your own statistics.
+
+A metric the session stores but that cannot be trusted (results.UNAVAILABLE_BEFORE:
+max RSS before schema 3) has a row with an empty value and a note saying why.
+"""
 
 from __future__ import annotations
 
@@ -22,7 +26,8 @@ RAW_METRICS = (
     "system_iowait_s",
     *PROBE_COLUMNS,
 )
-FIELDS = ("filesystem", "task", "repetition", "status", "metric", "value", "unit", "error")
+FIELDS = ("filesystem", "task", "repetition", "status", "metric", "value", "unit", "error", "note")
+UNAVAILABLE_NOTE = "unavailable: recorded before schema 3, it was fsarena's own memory"
 
 
 def render(comparison: Comparison) -> str:
@@ -32,13 +37,18 @@ def render(comparison: Comparison) -> str:
     for run in comparison.session.runs:
         extra = set(run.values) | set(run.measurement.extra if run.measurement else {})
         names = [*RAW_METRICS, *sorted(extra - set(RAW_METRICS))]
-        values = [(n, v) for n in names if (v := run_value(run, n)) is not None]
+        values = [
+            (n, v)
+            for n in names
+            if (v := run_value(run, n)) is not None or (run.measurement and n in run.unavailable)
+        ]
         if not values:
             writer.writerow(
-                [run.filesystem, run.task, run.repetition, run.status, "", "", "", run.error]
+                [run.filesystem, run.task, run.repetition, run.status, "", "", "", run.error, ""]
             )
         for name, value in values:
             unit = _raw_unit(name)
+            shown, note = ("", UNAVAILABLE_NOTE) if value is None else (repr(value), "")
             writer.writerow(
                 [
                     run.filesystem,
@@ -46,9 +56,10 @@ def render(comparison: Comparison) -> str:
                     run.repetition,
                     run.status,
                     name,
-                    repr(value),
+                    shown,
                     unit,
                     run.error,
+                    note,
                 ]
             )
     return buf.getvalue()

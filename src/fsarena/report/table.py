@@ -32,6 +32,7 @@ TIMED_COLUMNS = (
     "cpu_pct",
     "minor_faults",
     "major_faults",
+    "max_rss_kib",  # the command's own (fsarena-timeit), as GNU time reports it
     "device_read_bytes",
     "device_write_bytes",
 )
@@ -59,6 +60,7 @@ class Row:
     n_invalid: int = 0
     outliers: tuple[int, ...] = ()  # repetitions whose headline value is an outlier (MAD)
     unstable: bool = False  # the headline's CI is wider than the target
+    unavailable: frozenset[str] = frozenset()  # stored but untrustworthy (results.py): "–"
 
 
 @dataclass(frozen=True)
@@ -132,6 +134,7 @@ def _row(
         n_invalid=sum(r.status == "invalid" for r in runs),
         outliers=tuple(head[i][0] for i in outliers([v for _, v in head])),
         unstable=first is not None and first.n >= 2 and first.ci_half_width_rel > target_rel,
+        unavailable=frozenset(m for r in ok for m in r.unavailable),
     )
 
 
@@ -277,7 +280,9 @@ def _cell_texts(row: Row, table: TaskTable) -> list[str]:
         metric = METRICS[name]
         s = row.stats.get(name)
         if s is None:
-            cells.extend(["-", "-"] if i == 0 and table.timed else ["-"])
+            # "–": measured, but unavailable (a warning says why); "-": not measured.
+            none = "–" if name in row.unavailable else "-"
+            cells.extend([none, none] if i == 0 and table.timed else [none])
             continue
         if i == 0 and table.timed:
             # The headline metric carries its spread: mean ± stdev, and min–max.
