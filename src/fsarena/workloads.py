@@ -9,9 +9,10 @@ a database larger than shared_buffers at the suite's scale, seconds not
 milliseconds of run time). Concurrency (clients, threads, copies) and block
 sizes never scale: they define the workload, not its size.
 
-`total_bytes` is each workload's working set: the bytes it reads or writes
-over and over, which the report compares with the memory its page cache may
-use (`memory_bytes`, the memory cgroup the workload runs in) to say when a
+`total_bytes` is the room each workload needs on the test filesystem (the
+image is sized from it). Where the page cache matters (pgbench, fio), the
+working set is compared with the memory the workload may use
+(`memory_bytes`, the memory cgroup it runs in), and the report says when a
 scale has turned a disk benchmark into a memory benchmark.
 """
 
@@ -83,6 +84,7 @@ class PgbenchSpec(WorkloadSpec):
         "duration_s": 5,
         "shared_buffers_bytes": 16 * MIB,
         "memory_bytes": 128 * MIB,
+        "max_wal_bytes": 64 * MIB,
     }
     scale_factor: int = 100  # about 1.6 GB: 12x shared_buffers, 3x the server's memory
     clients: int = 8
@@ -90,6 +92,7 @@ class PgbenchSpec(WorkloadSpec):
     duration_s: int = 60
     shared_buffers_bytes: int = 128 * MIB  # PostgreSQL's default
     memory_bytes: int = 512 * MIB  # the server's memory cgroup: shared_buffers + page cache
+    max_wal_bytes: int = 1024 * MIB  # PostgreSQL's default max_wal_size
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -100,12 +103,17 @@ class PgbenchSpec(WorkloadSpec):
         )
 
     @property
-    def total_bytes(self) -> int:
+    def database_bytes(self) -> int:
         return self.scale_factor * PGBENCH_BYTES_PER_SF
+
+    @property
+    def total_bytes(self) -> int:
+        """Room it needs on the filesystem: the database, its growth, and the WAL."""
+        return 2 * self.database_bytes + self.max_wal_bytes
 
     def description(self) -> str:
         return (
-            f"pgbench scale factor {self.scale_factor} (~{self.total_bytes / MIB:,.0f} MiB), "
+            f"pgbench scale factor {self.scale_factor} (~{self.database_bytes / MIB:,.0f} MiB), "
             f"{self.clients} clients, {self.jobs} threads, {self.duration_s} s; shared_buffers "
             f"{self.shared_buffers_bytes // MIB} MiB, server memory {self.memory_bytes // MIB} MiB"
         )

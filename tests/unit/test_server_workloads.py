@@ -51,7 +51,7 @@ def test_a_tiny_scale_stops_at_each_floor() -> None:
 def test_a_database_at_scale_one_is_larger_than_the_servers_memory() -> None:
     pg = DATASETS["pgbench"]
     assert isinstance(pg, PgbenchSpec)
-    assert pg.total_bytes > pg.memory_bytes > pg.shared_buffers_bytes
+    assert pg.database_bytes > pg.memory_bytes > pg.shared_buffers_bytes
 
 
 def test_a_suite_changes_parameters_and_typos_are_named() -> None:

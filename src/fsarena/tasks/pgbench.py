@@ -43,6 +43,7 @@ DIR = "pg"
 PORT = 5432  # names the socket file in the private directory only (no TCP listener)
 USER = "postgres"
 LEDGER_KIND = "postgres"
+MIB = 1 << 20
 
 
 def _spec(ctx: TaskContext) -> PgbenchSpec:
@@ -118,6 +119,7 @@ class _Pgbench(Task):
             "full_page_writes": "on",
             "max_connections": str(max(100, s.clients + 10)),
             "huge_pages": "off",
+            "max_wal_size": f"{s.max_wal_bytes // MIB}MB",
         }
         conf = self._data(ctx) + "/postgresql.conf"
         text = ctx.executor.read_text(conf) + "\n# fsarena\n"
