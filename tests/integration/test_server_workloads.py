@@ -108,7 +108,7 @@ def test_every_server_task_runs_verified_and_a_tiny_scale_is_flagged(workdir: Pa
     # At scale 0.01 the database (scale factor 1) fits in the server's memory: said so.
     report = fsarena("report", str(out)).stdout
     assert "fits_page_cache: pgbench_oltp" in report
-    assert "databases" in report and "random I/O" in report
+    assert "[databases]" in report and "[random_io]" in report
     assert not _postgres_under(workdir)
 
 
