@@ -168,7 +168,7 @@ METRICS: dict[str, Metric] = {
         Metric("crash_clean_mount_ms", "clean mount", "ms", "lower"),
         Metric("crash_fsck_ms", "fsck", "ms", "lower"),
         # Today's server workloads (tasks/sqlite.py, pgbench.py, fsmark.py, dbench.py, fio.py)
-        Metric("transactions_per_s", "transactions", "/s", "higher", "harmonic"),
+        Metric("transactions_per_s", "transaction rate", "/s", "higher", "harmonic"),
         Metric("sqlite_databases", "databases", "", "higher"),
         Metric("pgbench_tps", "TPS", "/s", "higher", "harmonic"),
         Metric("pgbench_latency_avg_ms", "latency avg", "ms", "lower"),
@@ -177,7 +177,7 @@ METRICS: dict[str, Metric] = {
         Metric("pgbench_scale_factor", "scale factor", "", "higher"),
         Metric("pg_database_bytes", "database", "MB", "higher", scale=1e-6),
         Metric("pg_shared_buffers_bytes", "shared_buffers", "MB", "lower", scale=1e-6),
-        Metric("fsmark_files_per_s", "files", "/s", "higher", "harmonic"),
+        Metric("fsmark_files_per_s", "synced-file rate", "/s", "higher", "harmonic"),
         Metric("dbench_mb_s", "throughput", "MB/s", "higher", "harmonic"),
         Metric("dbench_max_latency_ms", "max latency", "ms", "lower"),
         Metric("dbench_clients", "clients", "", "higher"),
