@@ -136,6 +136,10 @@ def parse_fio(text: str, direction: str) -> dict[str, float]:
 
 def parse_pgbench(text: str) -> dict[str, float]:
     """TPS, average latency, transactions and failures from pgbench 15's summary."""
+    done = _number(r"^number of transactions actually processed: (\d+)", text, "transactions")
+    if done == 0:
+        # pgbench prints no tps or latency then (seen in a User-Mode Linux guest).
+        raise FsarenaError("pgbench completed no transaction in its run: see the server's log")
     return {
         "pgbench_tps": _number(r"^tps = ([\d.]+)", text, "pgbench's tps"),
         "pgbench_latency_avg_ms": _number(r"^latency average = ([\d.]+) ms", text, "latency"),

@@ -104,3 +104,10 @@ def test_postgresql_is_skipped_with_its_reason_where_files_have_no_unix_owner(
         assert runs[task].status == "skipped"
         assert "no Unix owners" in runs[task].error
     assert runs["umount"].status == "ok"  # a skip does not end the sequence
+
+
+def test_a_pgbench_run_without_any_transaction_is_an_error_that_says_so() -> None:
+    # pgbench's real output in a User-Mode Linux guest: no tps and no latency lines.
+    text = (TOOLS / "pgbench-15-uml-no-transaction.txt").read_text()
+    with pytest.raises(FsarenaError, match="completed no transaction"):
+        parse_pgbench(text)
