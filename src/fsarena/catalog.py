@@ -23,6 +23,7 @@ from fsarena.datasets import (
 from fsarena.errors import FsarenaError
 from fsarena.kernel import KERNEL_LIKE, KernelSourceSpec, TarballSpec
 from fsarena.realistic import SizeSpec, SmallFilesSpec, TextTreeSpec
+from fsarena.workloads import DbenchSpec, FioSpec, FsmarkSpec, PgbenchSpec, SqliteSpec
 
 # Article D's Portage tree: 354 MiB apparent (667 MiB by du on 4 KiB blocks), many
 # small ebuilds, Manifests and metadata.xml files in category/package[/files]
@@ -83,6 +84,12 @@ DATASETS: dict[str, DatasetSpec] = {
         SMALL_FILES,
         LargeFileSpec(name="film1", size_bytes=815 * MIB, filename="elephants-dream.avi", seed=1),
         LargeFileSpec(name="film2", size_bytes=692 * MIB, filename="big-buck-bunny.avi", seed=2),
+        # Today's server workloads (issue 15): parameters only, see workloads.py.
+        SqliteSpec(name="sqlite"),
+        PgbenchSpec(name="pgbench"),
+        FsmarkSpec(name="fsmark"),
+        DbenchSpec(name="dbench"),
+        FioSpec(name="fio"),
     )
 }
 
@@ -96,6 +103,11 @@ KINDS: dict[str, type[DatasetSpec]] = {
         SizeSpec,
         KernelSourceSpec,
         TarballSpec,
+        SqliteSpec,
+        PgbenchSpec,
+        FsmarkSpec,
+        DbenchSpec,
+        FioSpec,
     )
 }
 

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from fsarena import settings
+from fsarena import servers, settings
 from fsarena.errors import FsarenaError
 
 STATE_FILE = "state.json"
@@ -162,6 +162,7 @@ UNDO: dict[str, Callable[[str], str]] = {
     "image": _undo_file,  # an image file
     "cgroup": _undo_cgroup,  # a cgroup directory
     "setting": settings.undo,  # a value in a shared file, restored to what it was before
+    "postgres": servers.stop_postgres,  # a PostgreSQL server, by its data directory
 }
 
 

@@ -172,6 +172,28 @@ METRICS: dict[str, Metric] = {
         Metric("crash_recovery_mount_ms", "recovery mount", "ms", "lower"),
         Metric("crash_clean_mount_ms", "clean mount", "ms", "lower"),
         Metric("crash_fsck_ms", "fsck", "ms", "lower"),
+        # Today's server workloads (tasks/sqlite.py, pgbench.py, fsmark.py, dbench.py, fio.py)
+        Metric("transactions_per_s", "transaction rate", "/s", "higher", "harmonic"),
+        Metric("sqlite_databases", "databases", "", "higher"),
+        Metric("pgbench_tps", "TPS", "/s", "higher", "harmonic"),
+        Metric("pgbench_latency_avg_ms", "latency avg", "ms", "lower"),
+        Metric("pgbench_latency_p99_ms", "latency p99", "ms", "lower"),
+        Metric("pgbench_transactions", "transactions", "", "higher"),
+        Metric("pgbench_scale_factor", "scale factor", "", "higher"),
+        Metric("pg_database_bytes", "database", "MB", "higher", scale=1e-6),
+        Metric("pg_shared_buffers_bytes", "shared_buffers", "MB", "lower", scale=1e-6),
+        Metric("fsmark_files_per_s", "synced-file rate", "/s", "higher", "harmonic"),
+        Metric("dbench_mb_s", "throughput", "MB/s", "higher", "harmonic"),
+        Metric("dbench_max_latency_ms", "max latency", "ms", "lower"),
+        Metric("dbench_clients", "clients", "", "higher"),
+        Metric("fio_iops", "IOPS", "/s", "higher", "harmonic"),
+        Metric("fio_lat_p99_ms", "latency p99", "ms", "lower"),
+        Metric("fio_lat_mean_ms", "latency mean", "ms", "lower"),
+        Metric("fio_sync_p99_ms", "fsync p99", "ms", "lower"),
+        Metric("fio_direct", "O_DIRECT (1) or buffered (0)", "", "higher"),
+        Metric("working_set_bytes", "working set", "MB", "higher", scale=1e-6),
+        Metric("page_cache_limit_bytes", "page cache allowed", "MB", "lower", scale=1e-6),
+        Metric("fits_page_cache", "fits in page cache (1: yes)", "", "lower"),
     )
 }
 

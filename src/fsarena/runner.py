@@ -64,6 +64,7 @@ from fsarena.targets import (
 )
 from fsarena.targets.source import source_size_bytes
 from fsarena.tasks import FsState, SourceDataset, Task, TaskContext, get_task
+from fsarena.tasks.base import Unsupported
 from fsarena.tasks.lifecycle import Mkfs, Mount, Umount
 
 
@@ -372,6 +373,7 @@ class _Outcome:
     checks: list[CheckRecord] = field(default_factory=list)
     invalid: str = ""  # why the figure cannot be right, though the task did its job
     details: dict[str, Any] = field(default_factory=dict)
+    skipped: str = ""  # why this filesystem or machine cannot run the task (Unsupported)
 
     @property
     def ok(self) -> bool:
@@ -379,6 +381,8 @@ class _Outcome:
 
     @property
     def status(self) -> RunStatus:
+        if self.skipped:
+            return "skipped"
         if self.error:
             return "failed"
         return "invalid" if self.invalid else "ok"
@@ -413,7 +417,7 @@ class _Sequence:
                 repetition=self.repetition,
                 started_at=started,
                 status=status,
-                error=error or outcome.invalid,
+                error=error or outcome.invalid or outcome.skipped,
                 fault=code,
                 measurement=outcome.measurement,
                 values=outcome.values,
@@ -429,6 +433,8 @@ class _Sequence:
             task.prepare(self.ctx)
             self.ctx.executor.drop_caches()
             outcome = self._measure(task)
+        except Unsupported as exc:
+            outcome = _Outcome(skipped=f"not supported here: {exc}")
         except FsarenaError as exc:
             outcome = _Outcome(error=str(exc))
         except OSError as exc:
@@ -443,8 +449,22 @@ class _Sequence:
         ok = outcome.ok
         if ok and task.leaves is not None:
             self.state = task.leaves
+        self._warn_page_cache(task, outcome)  # saved with the run, below
         self._record(task, outcome.status, outcome, started)
         return ok
+
+    def _warn_page_cache(self, task: Task, outcome: _Outcome) -> None:
+        """Say when a task's working set fits in the page cache it may use (see cache_values)."""
+        extra = outcome.measurement.extra if outcome.measurement else {}
+        if extra.get("fits_page_cache") != 1.0:
+            return
+        self.runner.session.warn(
+            "fits_page_cache",
+            f"{task.name}: its working set ({extra['working_set_bytes'] / 1e6:,.0f} MB) fits in "
+            f"the {extra['page_cache_limit_bytes'] / 1e6:,.0f} MB of page cache it may use at "
+            f"scale {self.runner.plan.scale:g}, so it measures memory more than the "
+            "filesystem: use a larger --scale for a disk-bound figure",
+        )
 
     def _measure(self, task: Task) -> _Outcome:
         if not task.timed:

@@ -16,6 +16,9 @@ from fsarena.filesystems import FilesystemProfile, Support, split_name
 BASE_TOOLS = ("cp", "rm", "ls", "find", "sync", "mount", "umount", "losetup")
 # The article suites' tools (archives, dd, du, bonnie++).
 TASK_TOOLS = ("tar", "gzip", "bzip2", "dd", "du", "mv", "bonnie++")
+# Today's server workloads' tools (server-2026); fs_mark prints no version
+# before it runs: Debian's fsmark 3.3 is what setup installs.
+SERVER_TOOLS = ("sqlite3", "pgbench", "dbench", "fio")
 
 
 def _first_line(argv: list[str]) -> str:
@@ -37,6 +40,8 @@ def tool_version(tool: str) -> str:
         return _first_line([tool, "-V"])
     if tool == "bonnie++":  # no --version: its usage text ends with "Version: 2.00a"
         return _version_line([tool, "-h"])
+    if tool == "dbench":  # no --version: its usage text starts with "dbench version 4.00"
+        return _first_line([tool, "--help"])
     return _first_line([tool, "--version"])
 
 
@@ -54,7 +59,7 @@ def _version_line(argv: list[str]) -> str:
 
 
 def tool_versions(profiles: Iterable[FilesystemProfile]) -> dict[str, str]:
-    tools = [*BASE_TOOLS, *TASK_TOOLS, *sorted({p.mkfs_tool for p in profiles})]
+    tools = [*BASE_TOOLS, *TASK_TOOLS, *SERVER_TOOLS, *sorted({p.mkfs_tool for p in profiles})]
     return {tool: tool_version(tool) for tool in tools}
 
 

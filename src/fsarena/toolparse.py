@@ -1,10 +1,14 @@
-"""Parsers of real tools' output: bonnie++'s CSV line and du's totals.
+"""Parsers of real tools' output: bonnie++'s CSV, du, fs_mark, dbench, fio JSON, pgbench.
 
 Each parser is tested against output captured on a real machine
 (tests/fixtures/tools/), never against text written by hand.
 """
 
 from __future__ import annotations
+
+import json
+import math
+import re
 
 from fsarena.errors import FsarenaError
 
@@ -81,3 +85,82 @@ def parse_du_total(text: str) -> int:
         return int(first.split("\t", 1)[0])
     except (IndexError, ValueError):
         raise FsarenaError(f"unexpected du output: {text[:200]!r}") from None
+
+
+# ---------------------------------------------------------------- today's server tools
+
+
+def _number(pattern: str, text: str, what: str) -> float:
+    match = re.search(pattern, text, re.MULTILINE)
+    if not match:
+        raise FsarenaError(f"{what} not found in the tool's output: {text[-300:]!r}")
+    return float(match[1])
+
+
+def parse_fsmark(text: str) -> float:
+    """Files/s from fs_mark 3.3's table (the last row's fourth column)."""
+    rows = [
+        line.split()
+        for line in text.splitlines()
+        if re.fullmatch(r"\s*\d+\s+\d+\s+\d+\s+[\d.]+\s+\d+\s*", line)
+    ]
+    if not rows:
+        raise FsarenaError(f"fs_mark printed no result row: {text[-300:]!r}")
+    return float(rows[-1][3])
+
+
+def parse_dbench(text: str) -> tuple[float, float]:
+    """(MB/s, max latency ms) from dbench 4.0's "Throughput X MB/sec ... max_latency=Y ms"."""
+    mb_s = _number(r"^Throughput ([\d.]+) MB/sec", text, "dbench's Throughput line")
+    latency = _number(r"max_latency=([\d.]+) ms", text, "dbench's max_latency")
+    return mb_s, latency
+
+
+def parse_fio(text: str, direction: str) -> dict[str, float]:
+    """IOPS, mean and p99 completion latency (ms), and fsync p99, from fio's JSON output."""
+    try:
+        job = json.loads(text[text.index("{") :])["jobs"][0]
+        side = job[direction]
+        values = {
+            "fio_iops": float(side["iops"]),
+            "fio_lat_mean_ms": float(side["clat_ns"]["mean"]) / 1e6,
+            "fio_lat_p99_ms": float(side["clat_ns"]["percentile"]["99.000000"]) / 1e6,
+        }
+    except (ValueError, KeyError, IndexError, TypeError) as exc:
+        raise FsarenaError(f"fio's JSON output lacks {exc}: is fio >= 3.0 installed?") from None
+    sync = job.get("sync", {}).get("lat_ns", {}).get("percentile", {})
+    if "99.000000" in sync and job["sync"].get("total_ios"):
+        values["fio_sync_p99_ms"] = float(sync["99.000000"]) / 1e6
+    return values
+
+
+def parse_pgbench(text: str) -> dict[str, float]:
+    """TPS, average latency, transactions and failures from pgbench 15's summary."""
+    done = _number(r"^number of transactions actually processed: (\d+)", text, "transactions")
+    if done == 0:
+        # pgbench prints no tps or latency then (seen in a User-Mode Linux guest).
+        raise FsarenaError("pgbench completed no transaction in its run: see the server's log")
+    return {
+        "pgbench_tps": _number(r"^tps = ([\d.]+)", text, "pgbench's tps"),
+        "pgbench_latency_avg_ms": _number(r"^latency average = ([\d.]+) ms", text, "latency"),
+        "pgbench_transactions": _number(
+            r"^number of transactions actually processed: (\d+)", text, "transactions"
+        ),
+        "pgbench_failed": _number(r"^number of failed transactions: (\d+)", text, "failures"),
+    }
+
+
+def percentile_from_pgbench_log(lines: list[str], pct: float) -> float:
+    """The pct-th percentile (nearest rank) of the latencies, in ms, of pgbench --log lines.
+
+    Each line is "client_id transaction_no time_us script_no epoch epoch_us"
+    (pgbench 15 documentation, "Per-Transaction Logging"); failed or skipped
+    transactions print a word instead of time_us and are left out.
+    """
+    latencies = sorted(
+        int(fields[2]) for line in lines if len(fields := line.split()) >= 3 and fields[2].isdigit()
+    )
+    if not latencies:
+        raise FsarenaError("pgbench's transaction log holds no completed transaction")
+    rank = max(1, math.ceil(pct / 100 * len(latencies)))
+    return latencies[rank - 1] / 1000.0

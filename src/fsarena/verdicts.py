@@ -46,6 +46,10 @@ KINDS: dict[str, str] = {
     "cpu": "CPU cost",
     "synthetic": "synthetic benchmarks",
     "safety": "safety (power loss)",
+    "databases": "databases",
+    "small_synced_files": "small synced files",
+    "file_serving": "file serving",
+    "random_io": "random I/O",
 }
 CPU_KIND = "cpu"  # a verdict over all timed tasks, not a task kind
 CPU_METRIC = "cpu_s"

@@ -5,8 +5,11 @@ from __future__ import annotations
 from fsarena.errors import FsarenaError
 from fsarena.tasks.base import Check, FsState, SourceDataset, Task, TaskContext
 from fsarena.tasks.bigiso import BigisoCopyBack, BigisoCopyThere
+from fsarena.tasks.dbench import Dbench1, DbenchN
 from fsarena.tasks.ddfile import DdDelete, DdRead, DdWriteSynced, DdWriteUnsynced
 from fsarena.tasks.films import Film1Copy, Film1Delete, Film2Copy, Film2Delete
+from fsarena.tasks.fio import FioRandRead, FioRandWrite
+from fsarena.tasks.fsmark import FsmarkSynced
 from fsarena.tasks.kerneltar import (
     KernelBz2Copy,
     KernelBz2Extract,
@@ -17,6 +20,7 @@ from fsarena.tasks.kerneltar import (
 )
 from fsarena.tasks.largefile import IsoCopyIn, IsoCopyWithin, IsoDelete
 from fsarena.tasks.lifecycle import CapacityInitial, CapacityResidual, Mkfs, Mount, Umount
+from fsarena.tasks.pgbench import PgbenchInit, PgbenchOltp
 from fsarena.tasks.portage import (
     PortageCompress,
     PortageCopy,
@@ -32,6 +36,12 @@ from fsarena.tasks.smallfiles import (
     SmallfilesDecompress,
     SmallfilesDelete,
     SmallfilesMove,
+)
+from fsarena.tasks.sqlite import (
+    SqliteCommitDelete1,
+    SqliteCommitDeleteN,
+    SqliteCommitWal1,
+    SqliteCommitWalN,
 )
 from fsarena.tasks.synthetic import Bonnie
 from fsarena.tasks.tree import (
@@ -90,6 +100,18 @@ TASKS: dict[str, type[Task]] = {
         Film1Delete,
         Film2Delete,
         Powerloss,
+        # Today's server workloads (issue 15, suite server-2026)
+        SqliteCommitDelete1,
+        SqliteCommitDeleteN,
+        SqliteCommitWal1,
+        SqliteCommitWalN,
+        PgbenchInit,
+        PgbenchOltp,
+        FsmarkSynced,
+        Dbench1,
+        DbenchN,
+        FioRandWrite,
+        FioRandRead,
     )
 }
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
 from fsarena.datasets import DatasetSpec, Manifest
+from fsarena.errors import FsarenaError
 from fsarena.executor import Executor
 from fsarena.filesystems import FilesystemProfile
 from fsarena.measure import Command, Measurement
@@ -68,6 +69,39 @@ class TaskContext:
 
     def dataset(self, name: str) -> SourceDataset:
         return self.datasets[name]
+
+
+class Unsupported(Exception):
+    """Raised by a task's prepare when this filesystem or machine cannot run it: a skip.
+
+    The reason is recorded on the run (status "skipped"), the sequence goes on,
+    and reports show the reason; it is never a failure nor a silent omission.
+    """
+
+
+def require_tools(ctx: TaskContext, *tools: str) -> None:
+    """Unsupported unless every tool is on PATH where the task runs (the host or a guest)."""
+    script = " && ".join(f"command -v {t} >/dev/null" for t in tools)
+    try:
+        ctx.executor.call(("sh", "-c", script))
+    except FsarenaError:
+        where = "in the guest" if ctx.profile.driver == "guest" else "on this machine"
+        raise Unsupported(
+            f"needs {', '.join(tools)}, not all found {where}: run ./scripts/setup.sh"
+        ) from None
+
+
+def cache_values(working_set_bytes: int, memory_bytes: int) -> dict[str, float]:
+    """The working set beside the page cache the task may use; fits_page_cache 1 when it fits.
+
+    The runner turns fits_page_cache into a warning in the report: such a run
+    measures memory more than the filesystem (a too small --scale).
+    """
+    return {
+        "working_set_bytes": float(working_set_bytes),
+        "page_cache_limit_bytes": float(memory_bytes),
+        "fits_page_cache": 1.0 if working_set_bytes <= memory_bytes else 0.0,
+    }
 
 
 class Task:
@@ -174,4 +208,8 @@ TASK_KINDS: Mapping[str, str] = {
     "space": "space efficiency",
     "synthetic": "synthetic benchmarks (bonnie++)",
     "safety": "power-loss safety",
+    "databases": "databases (SQLite commits, PostgreSQL OLTP)",
+    "small_synced_files": "small synced files (mail spools, queues)",
+    "file_serving": "file serving (Samba-style, dbench)",
+    "random_io": "random I/O (VM and database images, fio)",
 }

@@ -1,0 +1,155 @@
+"""VM and database images: fio 4 KiB random writes (fsync every N) and random reads on a file.
+
+A VM's disk image or a database's data file is one large preallocated file
+rewritten and read in small random blocks. fio runs on such a file on the
+filesystem under test (not on the raw device), written once in full before
+the timed run (untimed), with `direct=1` where the filesystem accepts
+O_DIRECT (probed by trying it) and buffered I/O with `end_fsync=1` where it
+does not, which the run records (fio_direct). The job is bounded by
+`runtime`, its size is declared larger than the memory cgroup fio runs in
+(the page cache it may use), and IOPS and the completion-latency p99 come
+from fio's JSON. pts/fio's `size=1g direct=0` measures the page cache: this
+is its correction. Random offsets come from a fixed seed (`randseed`).
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from fsarena import cgroups
+from fsarena.errors import FsarenaError
+from fsarena.measure import Command, Measurement
+from fsarena.tasks.base import Check, Task, TaskContext, cache_values, require_tools
+from fsarena.toolparse import parse_fio
+from fsarena.workloads import FioSpec
+
+IMAGE = "vm-image.raw"
+MIB = 1 << 20
+
+
+def _spec(ctx: TaskContext) -> FioSpec:
+    spec = ctx.dataset("fio").spec
+    if not isinstance(spec, FioSpec):
+        raise FsarenaError('dataset "fio" must be of kind "fio"')
+    return spec
+
+
+def direct_io_works(ctx: TaskContext) -> bool:
+    """Whether the filesystem accepts O_DIRECT writes: tried with dd, as xfstests probes."""
+    probe = ctx.path(".fsarena-odirect-probe")
+    try:
+        ctx.executor.call(
+            ("dd", "if=/dev/zero", f"of={probe}", "bs=4096", "count=1", "oflag=direct")
+        )
+        return True
+    except FsarenaError:
+        return False
+    finally:
+        ctx.executor.remove_path(probe)
+
+
+class _Fio(Task):
+    kind = "random_io"
+    datasets = ("fio",)
+    columns: ClassVar[tuple[str, ...] | None] = (
+        "fio_iops",
+        "fio_lat_p99_ms",
+        "fio_lat_mean_ms",
+        "fio_sync_p99_ms",
+        "fio_direct",
+        "working_set_bytes",
+        "page_cache_limit_bytes",
+        "device_write_bytes",
+        "device_read_bytes",
+    )
+    rw: ClassVar[str]  # fio's rw=
+    direction: ClassVar[str]  # "write" or "read": the side of fio's JSON reported
+    direct: bool = True
+    cgroup: str = ""
+
+    def _output(self, ctx: TaskContext) -> str:
+        return f"{ctx.scratch}/{self.name}.json"
+
+    def prepare(self, ctx: TaskContext) -> None:
+        require_tools(ctx, "fio")
+        s = _spec(ctx)
+        self.direct = direct_io_works(ctx)
+        image = ctx.path(IMAGE)
+        if not ctx.executor.exists(image):  # the random-read task reuses the writer's image
+            ctx.executor.call(
+                ("fio", "--name=layout", f"--filename={image}", f"--size={s.size_bytes}",
+                 "--rw=write", "--bs=1M", "--end_fsync=1", "--output=/dev/null")
+            )  # fmt: skip
+        self.cgroup = ctx.executor.create_memory_cgroup(s.memory_bytes)
+
+    def commands(self, ctx: TaskContext) -> list[Command]:
+        s = _spec(ctx)
+        argv = (
+            "fio", f"--name={self.name}", f"--filename={ctx.path(IMAGE)}",
+            f"--size={s.size_bytes}", f"--rw={self.rw}", f"--bs={s.block_bytes}",
+            "--ioengine=psync", f"--direct={int(self.direct)}", f"--runtime={s.runtime_s}",
+            "--time_based", f"--randseed={s.seed + 1}", "--output-format=json",
+            f"--output={self._output(ctx)}", *self._options(s),
+        )  # fmt: skip
+        return [Command(cgroups.enter_argv(self.cgroup, argv))]
+
+    def _options(self, s: FioSpec) -> tuple[str, ...]:
+        return () if self.direct else ("--end_fsync=1",)
+
+    def verify(self, ctx: TaskContext) -> list[Check]:
+        try:
+            values = parse_fio(ctx.executor.read_text(self._output(ctx)), self.direction)
+        except (FsarenaError, OSError) as exc:
+            return [Check("fio JSON parsed", False, str(exc))]
+        ok = values["fio_iops"] > 0
+        how = "O_DIRECT" if self.direct else "buffered + end_fsync (no O_DIRECT here)"
+        return [Check("fio JSON parsed", ok, f"{values['fio_iops']:,.0f} IOPS, {how}")]
+
+    def extra(self, ctx: TaskContext, measurement: Measurement) -> dict[str, float]:
+        s = _spec(ctx)
+        values = parse_fio(ctx.executor.read_text(self._output(ctx)), self.direction)
+        values["fio_direct"] = float(self.direct)
+        # O_DIRECT bypasses the page cache whatever the size; buffered I/O does not.
+        cache = cache_values(s.size_bytes, s.memory_bytes)
+        if self.direct:
+            cache["fits_page_cache"] = 0.0
+        return {**values, **cache}
+
+    def cleanup(self, ctx: TaskContext) -> None:
+        if self.cgroup:
+            ctx.executor.remove_cgroup(self.cgroup)
+            self.cgroup = ""
+
+
+class FioRandWrite(_Fio):
+    """fio rw=randwrite bs=4k fsync=32 ioengine=psync direct=1 on a preallocated image file.
+
+    A guest's or a database's synchronous random writes: fsync every N
+    writes (fsync_every), so the filesystem's journal and block allocation
+    are in the path. IOPS of the writes and their completion-latency p99;
+    fsync latency p99 beside it.
+    """
+
+    name = "fio_randwrite"
+    rw = "randwrite"
+    direction = "write"
+    writes = True
+
+    def _options(self, s: FioSpec) -> tuple[str, ...]:
+        return (*super()._options(s), f"--fsync={s.fsync_every}")
+
+
+class FioRandRead(_Fio):
+    """fio rw=randread bs=4k ioengine=psync direct=1 on the same image file, caches dropped.
+
+    A guest's or a database's random reads of blocks not in memory: IOPS and
+    completion-latency p99. The image is removed afterwards.
+    """
+
+    name = "fio_randread"
+    rw = "randread"
+    direction = "read"
+
+    def cleanup(self, ctx: TaskContext) -> None:
+        super().cleanup(ctx)
+        ctx.executor.remove_path(ctx.path(IMAGE))

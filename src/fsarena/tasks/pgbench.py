@@ -1,0 +1,284 @@
+"""PostgreSQL OLTP: a real server on the test filesystem, pgbench's bulk load and TPC-B-like load.
+
+Follows pts/pgbench and the design note's `pgbench_oltp`. Untimed, fsarena
+runs Debian's PostgreSQL as the `postgres` user (it refuses to run as root)
+with its data directory on the filesystem under test: `initdb`, then
+`pg_ctl start -w` listening only on a Unix socket in a private directory
+(listen_addresses = '', so no TCP port is taken), inside a memory cgroup
+(the server's memory: shared_buffers plus the page cache it may use), with
+fsync = on and synchronous_commit = on. The server is a ledger resource: it
+is stopped after each task, on failure, timeout and Ctrl-C by the task's
+cleanup, and by `fsarena cleanup` after a kill -9 (servers.py).
+
+pgbench_init times `pgbench -i -s SF` (a bulk load: COPY, VACUUM, primary
+keys); pgbench_oltp restarts the server, caches dropped, and times
+`pgbench -c C -j J -T T -n`. TPS and average latency are pgbench's; the
+p99 comes from pgbench's per-transaction log (--log), never estimated. SF
+is chosen so that the database is larger than shared_buffers and the
+server's memory; the report states both sizes, and warns when a scale made
+the database fit in memory. Verified: pgbench exits 0 with no failed
+transaction, and sum(abalance) over pgbench_accounts equals sum(delta) over
+pgbench_history (every committed transaction moved its delta into both).
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from fsarena import cgroups
+from fsarena.errors import FsarenaError
+from fsarena.measure import Command, Measurement
+from fsarena.tasks.base import (
+    Check,
+    Task,
+    TaskContext,
+    Unsupported,
+    cache_values,
+    require_tools,
+)
+from fsarena.toolparse import parse_pgbench, percentile_from_pgbench_log
+from fsarena.workloads import PgbenchSpec
+
+DIR = "pg"
+PORT = 5432  # names the socket file in the private directory only (no TCP listener)
+USER = "postgres"
+LEDGER_KIND = "postgres"
+MIB = 1 << 20
+
+
+def _spec(ctx: TaskContext) -> PgbenchSpec:
+    spec = ctx.dataset("pgbench").spec
+    if not isinstance(spec, PgbenchSpec):
+        raise FsarenaError('dataset "pgbench" must be of kind "pgbench"')
+    return spec
+
+
+def as_postgres(*argv: str) -> tuple[str, ...]:
+    return ("runuser", "-u", USER, "--", *argv)
+
+
+class _Pgbench(Task):
+    kind = "databases"
+    datasets = ("pgbench",)
+    writes = True
+    bindir: str = ""
+    cgroup: str = ""
+    running: bool = False
+
+    def _data(self, ctx: TaskContext) -> str:
+        return ctx.path(DIR, "data")
+
+    def _socket(self, ctx: TaskContext) -> str:
+        return ctx.path(DIR, "socket")
+
+    def _client(self, ctx: TaskContext, tool: str, *args: str) -> tuple[str, ...]:
+        return (f"{self.bindir}/{tool}", "-h", self._socket(ctx), "-p", str(PORT), "-U", USER,
+                *args)  # fmt: skip
+
+    def _sql(self, ctx: TaskContext, query: str) -> str:
+        argv = self._client(ctx, "psql", "-X", "-At", "-d", "postgres", "-c", query)
+        return ctx.executor.output(argv).strip()
+
+    def _require(self, ctx: TaskContext) -> None:
+        """Unsupported where PostgreSQL cannot run: no Unix owners, no server, no user."""
+        if not ctx.profile.unix_ownership:
+            raise Unsupported(
+                "PostgreSQL needs a data directory owned by user postgres with mode 0700, "
+                "and this filesystem has no Unix owners or permissions"
+            )
+        require_tools(ctx, "runuser", "psql")
+        found = ctx.executor.output(("sh", "-c", "ls -d /usr/lib/postgresql/*/bin || true"))
+        if not found.split():
+            raise Unsupported("no PostgreSQL server in /usr/lib/postgresql: run ./scripts/setup.sh")
+        self.bindir = sorted(found.split(), key=lambda p: int(p.split("/")[-2]))[-1]
+        try:
+            ctx.executor.call(as_postgres("test", "-x", ctx.mountpoint))
+        except FsarenaError:
+            raise Unsupported(
+                f"user postgres cannot reach {ctx.mountpoint}: make the work directory and "
+                "its parents searchable by others (chmod o+x)"
+            ) from None
+
+    def _initdb(self, ctx: TaskContext) -> None:
+        ctx.executor.remove_path(ctx.path(DIR))
+        ctx.executor.make_dir(self._socket(ctx))
+        ctx.executor.call(("chown", "-R", f"{USER}:{USER}", ctx.path(DIR)))
+        ctx.executor.call(("chmod", "0700", self._socket(ctx)))
+        ctx.executor.call(
+            as_postgres(f"{self.bindir}/initdb", "-D", self._data(ctx), "--encoding=SQL_ASCII",
+                        "--locale=C", "--auth=trust", "--no-sync")
+        )  # fmt: skip
+        s = _spec(ctx)
+        settings = {
+            "listen_addresses": "''",
+            "unix_socket_directories": f"'{self._socket(ctx)}'",
+            "port": str(PORT),
+            "shared_buffers": f"{s.shared_buffers_bytes // 1024}kB",
+            "fsync": "on",
+            "synchronous_commit": "on",
+            "full_page_writes": "on",
+            "max_connections": str(max(100, s.clients + 10)),
+            "huge_pages": "off",
+            "max_wal_size": f"{s.max_wal_bytes // MIB}MB",
+        }
+        conf = self._data(ctx) + "/postgresql.conf"
+        text = ctx.executor.read_text(conf) + "\n# fsarena\n"
+        text += "".join(f"{k} = {v}\n" for k, v in settings.items())
+        ctx.executor.write_file(conf, text.encode())
+
+    def _start(self, ctx: TaskContext) -> None:
+        self.cgroup = ctx.executor.create_memory_cgroup(_spec(ctx).memory_bytes)
+        ctx.executor.track(LEDGER_KIND, self._data(ctx))  # the intent, before it exists
+        self.running = True
+        argv = as_postgres(f"{self.bindir}/pg_ctl", "-D", self._data(ctx), "-l",
+                           ctx.path(DIR, "server.log"), "-w", "-t", "120", "start")  # fmt: skip
+        ctx.executor.call(cgroups.enter_argv(self.cgroup, argv))
+
+    def _stop(self, ctx: TaskContext) -> None:
+        """Fast shutdown, then immediate if that fails; the ledger keeps it until it is gone."""
+        stop = as_postgres(f"{self.bindir}/pg_ctl", "-D", self._data(ctx), "-w", "-t", "60", "stop")
+        try:
+            ctx.executor.call((*stop, "-m", "fast"))
+        except FsarenaError:
+            status = ctx.executor.output(("sh", "-c", f"test -e '{self._data(ctx)}/postmaster.pid'"
+                                          " && echo running || echo stopped"))  # fmt: skip
+            if "running" in status:
+                ctx.executor.call((*stop, "-m", "immediate"))
+        self.running = False
+        ctx.executor.untrack(LEDGER_KIND, self._data(ctx))
+
+    def cleanup(self, ctx: TaskContext) -> None:
+        try:
+            if self.running:
+                self._stop(ctx)
+        finally:
+            if self.cgroup:
+                ctx.executor.remove_cgroup(self.cgroup)
+                self.cgroup = ""
+
+    def _sizes(self, ctx: TaskContext) -> dict[str, float]:
+        s = _spec(ctx)
+        db = int(self._sql(ctx, "SELECT pg_database_size('postgres')"))
+        return {
+            "pgbench_scale_factor": float(s.scale_factor),
+            "pg_database_bytes": float(db),
+            "pg_shared_buffers_bytes": float(s.shared_buffers_bytes),
+            **cache_values(db, s.memory_bytes),
+        }
+
+    def _init_argv(self, ctx: TaskContext) -> tuple[str, ...]:
+        return self._client(ctx, "pgbench", "-i", "-q", "-s", str(_spec(ctx).scale_factor),
+                            "postgres")  # fmt: skip
+
+
+class PgbenchInit(_Pgbench):
+    """pgbench -i -s SF: the bulk load (tables, COPY of SF x 100,000 rows, VACUUM, keys), timed.
+
+    On a fresh `initdb` and a freshly started server, caches dropped. Verified:
+    pgbench_accounts holds exactly SF x 100,000 rows.
+    """
+
+    name = "pgbench_init"
+    columns: ClassVar[tuple[str, ...] | None] = (
+        "wall_s",
+        "pg_database_bytes",
+        "pg_shared_buffers_bytes",
+        "pgbench_scale_factor",
+        "cpu_pct",
+        "device_write_bytes",
+    )
+
+    def prepare(self, ctx: TaskContext) -> None:
+        self._require(ctx)
+        self._initdb(ctx)
+        self._start(ctx)
+
+    def commands(self, ctx: TaskContext) -> list[Command]:
+        return [Command(self._init_argv(ctx))]
+
+    def verify(self, ctx: TaskContext) -> list[Check]:
+        expected = _spec(ctx).scale_factor * 100_000
+        rows = int(self._sql(ctx, "SELECT count(*) FROM pgbench_accounts"))
+        return [Check(f"{expected:,} accounts loaded", rows == expected, f"{rows:,} rows")]
+
+    def extra(self, ctx: TaskContext, measurement: Measurement) -> dict[str, float]:
+        return self._sizes(ctx)
+
+
+class PgbenchOltp(_Pgbench):
+    """pgbench -c C -j J -T T -n --log: the TPC-B-like read-write load, every commit synced.
+
+    C = 8 clients, J = 2 threads, T = 60 s at scale 1; -n: no vacuum before
+    the run (pgbench_init did it). The database is pgbench_init's, or loaded
+    untimed here when the suite has no pgbench_init.
+    """
+
+    name = "pgbench_oltp"
+    columns: ClassVar[tuple[str, ...] | None] = (
+        "pgbench_tps",
+        "pgbench_latency_avg_ms",
+        "pgbench_latency_p99_ms",
+        "pgbench_transactions",
+        "pg_database_bytes",
+        "pg_shared_buffers_bytes",
+        "pgbench_scale_factor",
+        "device_write_bytes",
+    )
+
+    def _output(self, ctx: TaskContext) -> str:
+        return f"{ctx.scratch}/pgbench.txt"
+
+    def _log_prefix(self, ctx: TaskContext) -> str:
+        return f"{ctx.scratch}/pgbench-log"
+
+    def prepare(self, ctx: TaskContext) -> None:
+        self._require(ctx)
+        ctx.executor.call(("sh", "-c", f"rm -f '{self._log_prefix(ctx)}'.*"))
+        loaded = ctx.executor.exists(self._data(ctx) + "/PG_VERSION")
+        if not loaded:
+            self._initdb(ctx)
+        self._start(ctx)
+        if not loaded:
+            ctx.executor.call(self._init_argv(ctx))
+
+    def commands(self, ctx: TaskContext) -> list[Command]:
+        s = _spec(ctx)
+        argv = self._client(ctx, "pgbench", "-c", str(s.clients), "-j", str(s.jobs),
+                            "-T", str(s.duration_s), "-n", "--log",
+                            f"--log-prefix={self._log_prefix(ctx)}", "postgres")  # fmt: skip
+        return [Command(argv, stdout_path=self._output(ctx))]
+
+    def verify(self, ctx: TaskContext) -> list[Check]:
+        try:
+            values = parse_pgbench(ctx.executor.read_text(self._output(ctx)))
+        except (FsarenaError, OSError) as exc:
+            return [Check("pgbench summary parsed", False, str(exc))]
+        failed = int(values["pgbench_failed"])
+        balance = self._sql(
+            ctx,
+            "SELECT (SELECT sum(abalance) FROM pgbench_accounts) || ' ' || "
+            "(SELECT coalesce(sum(delta), 0) FROM pgbench_history)",
+        ).split()
+        return [
+            Check("no failed transaction", failed == 0, f"{failed} failed"),
+            Check(
+                "sum(abalance) = sum(delta)",
+                len(balance) == 2 and balance[0] == balance[1],
+                " vs ".join(balance),
+            ),
+        ]
+
+    def extra(self, ctx: TaskContext, measurement: Measurement) -> dict[str, float]:
+        values = parse_pgbench(ctx.executor.read_text(self._output(ctx)))
+        values.pop("pgbench_failed")
+        log = ctx.executor.output(("sh", "-c", f"cat '{self._log_prefix(ctx)}'.*"))
+        values["pgbench_latency_p99_ms"] = percentile_from_pgbench_log(log.splitlines(), 99.0)
+        return {**values, **self._sizes(ctx)}
+
+    def cleanup(self, ctx: TaskContext) -> None:
+        try:
+            super().cleanup(ctx)
+        finally:
+            ctx.executor.call(("sh", "-c", f"rm -f '{self._log_prefix(ctx)}'.*"))
+            if not self.running:
+                ctx.executor.remove_path(ctx.path(DIR))
