@@ -20,6 +20,10 @@ from fsarena.results import latest, load
 from fsarena.tasks import TASKS
 
 DEFAULT_RESULTS = "results"
+# Exit codes of `fsarena run` (README, `fsarena run --help`): 0 every planned run was
+# measured; 1 partial (some failed or were skipped); 2 bad input, nothing run; 3 nothing
+# was measured; 128 + N stopped by signal N (the session is kept, resumable).
+EXIT_CODES = {"complete": 0, "partial": 1, "failed": 3}
 
 
 def _fail(message: str, code: int = 2) -> NoReturn:
@@ -279,7 +283,13 @@ def _with_drivers(plan: Plan) -> Plan:
 )
 @click.pass_context
 def run(ctx: click.Context, /, **opts: Any) -> None:
-    """Run a comparison: every task on every filesystem, repeated, saved after each measurement."""
+    """Run a comparison: every task on every filesystem, repeated, saved after each measurement.
+
+    \b
+    Exit codes: 0 every planned run measured; 1 only part measured (some runs
+    failed or were skipped); 2 bad input, nothing run; 3 nothing measured;
+    128+N stopped by signal N (the session is kept: --resume it).
+    """
     from fsarena.launch import describe, prepare, require_ready
 
     plan, path, recorded = _new_or_resumed(ctx, opts)
@@ -298,8 +308,7 @@ def run(ctx: click.Context, /, **opts: Any) -> None:
     html_path = path.with_suffix(".html")
     write(session, "html", html_path)
     click.echo(f"HTML report: {html_path}", err=True)
-    if any(r.status == "failed" for r in session.runs):
-        sys.exit(1)
+    sys.exit(EXIT_CODES.get(session.status, 0))
 
 
 def _session_for(launch: Any, path: Path, recorded: Any) -> Any:

@@ -46,12 +46,22 @@ from fsarena.measure import Measurement, metric_value
 #   emulating (--machine): the profile as given, the backend, the limits applied
 #   on this host, and each probe that proved them (disk fio samples, CPU share,
 #   memory peak, misses); plan.machine holds the profile too.
+#   Session.status "partial" (the run went through its plan, but some runs failed
+#   or were skipped); "failed" now also means it went through its plan and nothing
+#   was measured (before: "complete"), besides a run stopped by an error. Why a run
+#   stopped (error or signal) is a warning with code "stopped". Older files that say
+#   "complete" are read as they are; reports recount their runs (Session.settled).
 SCHEMA_VERSION = 2
 
 # ok: a valid sample. failed: the task did not do its job (the sequence stops).
 # skipped: not run because an earlier task failed. invalid: it ran and did its job,
 # but its figure cannot be right (e.g. faster than the device): kept, not used.
 RunStatus = Literal["ok", "failed", "skipped", "invalid"]
+# running: not finished (or killed -9). complete: every planned run measured.
+# partial: the plan was gone through, but some runs failed or were skipped.
+# failed: nothing was measured, or an error stopped the run (a "stopped" warning says
+# which). interrupted: stopped by a signal; resumable.
+SessionStatus = Literal["running", "complete", "partial", "interrupted", "failed"]
 
 
 class CheckRecord(BaseModel):
@@ -120,7 +130,7 @@ class Session(BaseModel):
     tool_version: str
     created_at: str
     finished_at: str | None = None
-    status: Literal["running", "complete", "interrupted", "failed"] = "running"
+    status: SessionStatus = "running"
     host: dict[str, Any] = Field(default_factory=dict)
     tool_versions: dict[str, str] = Field(default_factory=dict)
     plan: dict[str, Any] = Field(default_factory=dict)
@@ -141,6 +151,18 @@ class Session(BaseModel):
 
     def ok_runs(self) -> list[Run]:
         return [r for r in self.runs if r.status == "ok"]
+
+    def settled(self) -> SessionStatus:
+        """The status its runs earn once the plan is gone through: complete, partial or failed.
+
+        Invalid runs ran and did their job (their figure is flagged, not missing);
+        with no valid run at all, nothing was measured.
+        """
+        if not self.ok_runs():
+            return "failed"
+        if any(r.status in ("failed", "skipped") for r in self.runs):
+            return "partial"
+        return "complete"
 
     def filesystems(self) -> list[str]:
         """Filesystems in the plan's order."""
