@@ -16,7 +16,7 @@ from fsarena.filesystems import PROFILES
 from fsarena.launch import Stop, workdir_lock
 from fsarena.plan import DEFAULT_SUITE, DEFAULT_WORKDIR, Plan, builtin_suites, make_plan
 from fsarena.report import EXPORTERS, render, write
-from fsarena.results import latest, load
+from fsarena.results import load, newest
 from fsarena.tasks import TASKS
 
 DEFAULT_RESULTS = "results"
@@ -455,13 +455,37 @@ def cleanup(workdir: str) -> None:
 )
 def report(session_path: Path | None, fmt: str, output: Path | None, results_dir: str) -> None:
     """Render a saved session again, without running anything."""
-    path = session_path or latest(Path(results_dir))
+    path = session_path or _newest(Path(results_dir))
     session = load(path)
     if output is None or str(output) == "-":
         click.echo(render(session, fmt), nl=False)
         return
     for written in write(session, fmt, output):
         click.echo(f"written: {written}", err=True)
+
+
+def _newest(directory: Path) -> Path:
+    """The newest session worth reporting, said on stderr with what was passed over."""
+    path, passed = newest(directory)
+    over = [p for p, _ in passed if p != path]
+    if path in (p for p, _ in passed):  # no session there measured anything
+        why = dict(passed)[path]
+        click.echo(
+            f"fsarena: reporting {path}, the newest session in {directory}: it {why}; "
+            "no session there measured anything",
+            err=True,
+        )
+    elif over:
+        skipped = "; ".join(f"{p.name}: {why}" for p, why in passed[:3])
+        more = f" and {len(over) - 3} more" if len(over) > 3 else ""
+        click.echo(
+            f"fsarena: reporting {path}, the newest session in {directory} that measured "
+            f"something; passed over {len(over)} newer file(s): {skipped}{more}",
+            err=True,
+        )
+    else:
+        click.echo(f"fsarena: reporting {path}, the newest session in {directory}", err=True)
+    return path
 
 
 # ---------------------------------------------------------------- compare

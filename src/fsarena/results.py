@@ -226,9 +226,32 @@ def load(path: Path) -> Session:
 
 def latest(directory: Path) -> Path:
     """The newest session file in a directory."""
-    files = sorted(directory.glob("*.json"), key=lambda p: p.stat().st_mtime)
-    if not files:
+    return newest(directory)[0]
+
+
+def newest(directory: Path) -> tuple[Path, list[tuple[Path, str]]]:
+    """The newest session that measured something, and the newer files passed over, with why.
+
+    A session with no valid run (a failed or empty run) is passed over for an
+    older one that has some; if none has, the newest session is the answer.
+    Files that are not sessions (e.g. a JSON summary written there) are passed over.
+    """
+    files = sorted(directory.glob("*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
+    passed: list[tuple[Path, str]] = []
+    first_session: Path | None = None
+    for path in files:
+        try:
+            session = load(path)
+        except FsarenaError:
+            passed.append((path, "not a session file"))
+            continue
+        if session.ok_runs():
+            return path, passed
+        first_session = first_session or path
+        runs = f"none of its {len(session.runs)} runs valid" if session.runs else "no run"
+        passed.append((path, f"measured nothing ({runs})"))
+    if first_session is None:
         raise FsarenaError(
             f"no session files in {directory}; run `fsarena run` first or give a session path"
         )
-    return files[-1]
+    return first_session, passed
