@@ -49,6 +49,7 @@ def test_when_every_session_is_empty_it_says_so(tmp_path: Path) -> None:
     _empty(tmp_path / "old.json", 1000)
     _empty(tmp_path / "new.json", 2000)
     code, out, err = _report(tmp_path)
+    assert code == 0
     assert err == (
         f"fsarena: reporting {tmp_path / 'new.json'}, the newest session in {tmp_path}: "
         "it measured nothing (no run); no session there measured anything\n"

@@ -206,7 +206,7 @@ def _provenance(comparison: Comparison) -> list[dict[str, Any]]:
     session = {
         "fsarena": s.tool_version,
         "schema version": s.schema_version,
-        "status": s.status,
+        "status": outcome.status_of(s),
         "started": s.created_at,
         "finished": s.finished_at or "–",
         "filesystems": ", ".join(s.filesystems()),
