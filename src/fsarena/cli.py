@@ -29,7 +29,7 @@ from fsarena.tasks import TASKS
 
 DEFAULT_RESULTS = "results"
 # Exit codes of `fsarena run` (README, `fsarena run --help`): 0 every planned run was
-# measured; 1 partial (some failed or were skipped); 2 bad input, nothing run; 3 nothing
+# measured; 1 partial (some failed or were skipped); 2 bad input or an error; 3 nothing
 # was measured; 128 + N stopped by signal N (the session is kept, resumable).
 EXIT_CODES = {"complete": 0, "partial": 1, "failed": 3}
 
@@ -313,8 +313,9 @@ def run(ctx: click.Context, /, **opts: Any) -> None:
 
     \b
     Exit codes: 0 every planned run measured; 1 only part measured (some runs
-    failed or were skipped); 2 bad input, nothing run; 3 nothing measured;
-    128+N stopped by signal N (the session is kept: --resume it).
+    failed or were skipped); 2 bad input (nothing run) or an error that stopped
+    the run; 3 nothing measured; 128+N stopped by signal N (the session is
+    kept: --resume it).
     """
     from fsarena.launch import describe, prepare, require_ready
 

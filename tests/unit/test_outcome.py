@@ -136,3 +136,17 @@ def test_a_session_that_went_through_its_plan_is_not_resumable(
     save(nothing, path)
     with pytest.raises(FsarenaError, match=r"went through its whole plan .failed."):
         resumable(path)
+
+
+def test_an_interrupted_session_records_the_signal(tmp_path: Path) -> None:
+    class Stopped(FakeExecutor):
+        def generate_dataset(self, spec, dest, cache):  # type: ignore[no-untyped-def]
+            raise KeyboardInterrupt("SIGTERM")
+
+    path = tmp_path / "s.json"
+    with pytest.raises(KeyboardInterrupt):
+        _run(_plan(tmp_path, ["ext4"]), Stopped(), path)
+    saved = load(path)
+    assert saved.status == "interrupted" and saved.runs == []
+    assert saved.warnings[0].message == "interrupted by SIGTERM, after 0 of 13 runs"
+    assert render(saved, "text").splitlines()[1].startswith("NOTHING WAS MEASURED (0 of 13")
