@@ -78,9 +78,12 @@ def status_of(session: Session) -> str:
 def outcome(session: Session) -> Outcome:
     planned = _planned(session)
     causes = _causes(session)
-    stopped = tuple(w.message for w in session.warnings if w.code == "stopped")
+    status = status_of(session)
+    # Why it ended early, if it did: a resumed session that went on has its old stop behind it.
+    early = status in ("interrupted", "failed", "running")
+    stopped = tuple(w.message for w in session.warnings if w.code == "stopped" and early)
     return Outcome(
-        status_of(session),
+        status,
         len(session.ok_runs()),
         max(planned, len(session.runs)),
         causes,
@@ -176,7 +179,7 @@ def _fixes(session: Session, causes: tuple[Cause, ...]) -> list[str]:
     if check:
         names = ",".join(dict.fromkeys(check))
         fixes.append(f"`fsarena check --fs {names}` says what is missing and how to add it")
-    if session.status == "interrupted" or (session.runs and _stopped(session)):
+    if session.status == "interrupted" or (session.status == "failed" and _stopped(session)):
         fixes.append("continue with `fsarena run --resume SESSION.json` once the cause is fixed")
     return list(dict.fromkeys(fixes))
 
