@@ -54,6 +54,8 @@ class _Group(click.Group):
     ) -> click.Context:
         try:
             return super().make_context(info_name, args, parent, **extra)
+        except click.exceptions.NoArgsIsHelpError:
+            raise  # bare `fsarena`: click prints the help
         except click.UsageError as exc:  # the group's own options: `fsarena --bogus`
             _fail(usage_line(exc))
 

@@ -157,3 +157,8 @@ def test_the_smallest_scale_named_is_usable() -> None:
         require_proportional(make_plan(suite, ["ext4"], 1, smallest, 1, "/w"))
         with pytest.raises(Exception, match="too small"):
             require_proportional(make_plan(suite, ["ext4"], 1, smallest / 2, 1, "/w"))
+
+
+def test_bare_fsarena_still_prints_the_help() -> None:
+    result = _cli()
+    assert result.output.startswith("Usage: fsarena") and "Commands:" in result.output
