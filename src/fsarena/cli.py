@@ -14,6 +14,7 @@ from fsarena import __version__
 from fsarena.cliargs import NUMBER, fs_names, usage_line
 from fsarena.errors import FsarenaError
 from fsarena.filesystems import PROFILES
+from fsarena.floors import require_proportional
 from fsarena.launch import Stop, workdir_lock
 from fsarena.plan import (
     DEFAULT_SUITE,
@@ -21,7 +22,6 @@ from fsarena.plan import (
     Plan,
     builtin_suites,
     make_plan,
-    require_proportional,
 )
 from fsarena.report import EXPORTERS, render, write
 from fsarena.results import load, newest

@@ -8,7 +8,8 @@ import pytest
 from click.testing import CliRunner, Result
 
 from fsarena.cli import main
-from fsarena.plan import load_suite, make_plan, smallest_scale
+from fsarena.floors import require_proportional, smallest_scale
+from fsarena.plan import load_suite, make_plan
 
 
 def _cli(*args: str) -> Result:
@@ -152,8 +153,6 @@ def test_the_smallest_scale_named_is_usable() -> None:
         plan = make_plan(suite, ["ext4"], 1, 1e-6, 1, "/w")
         smallest = smallest_scale(plan)
         make_plan(suite, ["ext4"], 1, smallest, 1, "/w")  # accepted
-        from fsarena.plan import require_proportional
-
         require_proportional(make_plan(suite, ["ext4"], 1, smallest, 1, "/w"))
         with pytest.raises(Exception, match="too small"):
             require_proportional(make_plan(suite, ["ext4"], 1, smallest / 2, 1, "/w"))
