@@ -11,15 +11,27 @@ from typing import Any, NoReturn
 import click
 
 from fsarena import __version__
+from fsarena.cliargs import NUMBER, fs_names, usage_line
 from fsarena.errors import FsarenaError
 from fsarena.filesystems import PROFILES
+from fsarena.floors import require_proportional
 from fsarena.launch import Stop, workdir_lock
-from fsarena.plan import DEFAULT_SUITE, DEFAULT_WORKDIR, Plan, builtin_suites, make_plan
+from fsarena.plan import (
+    DEFAULT_SUITE,
+    DEFAULT_WORKDIR,
+    Plan,
+    builtin_suites,
+    make_plan,
+)
 from fsarena.report import EXPORTERS, render, write
-from fsarena.results import latest, load
+from fsarena.results import load, newest
 from fsarena.tasks import TASKS
 
 DEFAULT_RESULTS = "results"
+# Exit codes of `fsarena run` (README, `fsarena run --help`): 0 every planned run was
+# measured; 1 partial (some failed or were skipped); 2 bad input or an error; 3 nothing
+# was measured; 128 + N stopped by signal N (the session is kept, resumable).
+EXIT_CODES = {"complete": 0, "partial": 1, "failed": 3}
 
 
 def _fail(message: str, code: int = 2) -> NoReturn:
@@ -30,16 +42,33 @@ def _fail(message: str, code: int = 2) -> NoReturn:
 
 
 class _Group(click.Group):
-    """Turns FsarenaError into one line and exit code 2; anything else keeps its traceback."""
+    """Turns FsarenaError and click's usage errors into one line and exit code 2;
+    anything else keeps its traceback."""
+
+    def make_context(
+        self,
+        info_name: str | None,
+        args: list[str],
+        parent: click.Context | None = None,
+        **extra: Any,
+    ) -> click.Context:
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except click.exceptions.NoArgsIsHelpError:
+            raise  # bare `fsarena`: click prints the help
+        except click.UsageError as exc:  # the group's own options: `fsarena --bogus`
+            _fail(usage_line(exc))
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
+        except click.UsageError as exc:  # a command's options: `fsarena run --scale abc`
+            _fail(usage_line(exc))
         except FsarenaError as exc:
             _fail(str(exc))
 
 
-@click.group(cls=_Group)
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="fsarena")
 def main() -> None:
     """Compare Linux filesystems with real-world tasks, measured honestly."""
@@ -54,7 +83,7 @@ def main() -> None:
 @click.option(
     "--suite", default=DEFAULT_SUITE, show_default=True, help="Suite whose space to check."
 )
-@click.option("--scale", type=float, default=None, help="Dataset size factor of the run.")
+@click.option("--scale", type=NUMBER, default=None, help="Dataset size factor of the run.")
 @click.option("--device", default=None, help="A block device to check (nothing is written).")
 def check(
     workdir: str, fs_list: str | None, suite: str, scale: float | None, device: str | None
@@ -66,8 +95,10 @@ def check(
     from fsarena.targets.source import choose_source, mem_available_bytes
 
     workdir = os.path.abspath(workdir)
-    profiles = resolve(fs_list.split(",")) if fs_list else list(PROFILES.values())
+    names = fs_names(fs_list)
+    profiles = resolve(names) if names is not None else list(PROFILES.values())
     plan = make_plan(suite, [p.name for p in profiles], 1, scale, 0, workdir, device=device)
+    require_proportional(plan)
     data = sum(s.total_bytes for s in plan.dataset_specs().values())
     need = space_needed(plan, choose_source("auto", data, mem_available_bytes()))
     results = preflight(workdir, need, profiles)
@@ -167,7 +198,7 @@ def _new_or_resumed(ctx: click.Context, opts: dict[str, Any]) -> tuple[Plan, Pat
     plan = _with_drivers(
         make_plan(
             opts["suite"],
-            opts["fs_list"].split(",") if opts["fs_list"] else None,
+            fs_names(opts["fs_list"]),
             opts["repetitions"],
             opts["scale"],
             opts["seed"],
@@ -182,6 +213,7 @@ def _new_or_resumed(ctx: click.Context, opts: dict[str, Any]) -> tuple[Plan, Pat
             machine=opts["machine"],
         )
     )
+    require_proportional(plan)
     stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
     default = Path(opts["results_dir"], f"fsarena-{stamp}-{plan.suite}.json")
     return plan, Path(opts["output"]) if opts["output"] else default, None
@@ -203,7 +235,7 @@ def _with_drivers(plan: Plan) -> Plan:
     "--repetitions", "-n", type=int, default=None, help="Repetitions (default: the suite's)."
 )
 @click.option(
-    "--scale", type=float, default=None, help="Dataset size factor, e.g. 0.02 for a quick run."
+    "--scale", type=NUMBER, default=None, help="Dataset size factor, e.g. 0.02 for a quick run."
 )
 @click.option(
     "--seed", type=int, default=None, help="Seed of the filesystem order (default: random)."
@@ -221,11 +253,11 @@ def _with_drivers(plan: Plan) -> Plan:
     help="Where datasets live while copied in.",
 )
 @click.option(
-    "--task-timeout", type=float, default=3600.0, show_default=True, help="Seconds per task."
+    "--task-timeout", type=NUMBER, default=3600.0, show_default=True, help="Seconds per task."
 )
 @click.option(
     "--target-ci",
-    type=float,
+    type=NUMBER,
     default=None,
     help="Adaptive: add repetitions until every task's 95 % CI is within ±PCT % of its mean.",
 )
@@ -237,7 +269,7 @@ def _with_drivers(plan: Plan) -> Plan:
 )
 @click.option(
     "--time-budget",
-    type=float,
+    type=NUMBER,
     default=None,
     help="Adaptive: no new repetition once this many seconds would be exceeded.",
 )
@@ -279,7 +311,14 @@ def _with_drivers(plan: Plan) -> Plan:
 )
 @click.pass_context
 def run(ctx: click.Context, /, **opts: Any) -> None:
-    """Run a comparison: every task on every filesystem, repeated, saved after each measurement."""
+    """Run a comparison: every task on every filesystem, repeated, saved after each measurement.
+
+    \b
+    Exit codes: 0 every planned run measured; 1 only part measured (some runs
+    failed or were skipped); 2 bad input (nothing run) or an error that stopped
+    the run; 3 nothing measured; 128+N stopped by signal N (the session is
+    kept: --resume it).
+    """
     from fsarena.launch import describe, prepare, require_ready
 
     plan, path, recorded = _new_or_resumed(ctx, opts)
@@ -298,8 +337,7 @@ def run(ctx: click.Context, /, **opts: Any) -> None:
     html_path = path.with_suffix(".html")
     write(session, "html", html_path)
     click.echo(f"HTML report: {html_path}", err=True)
-    if any(r.status == "failed" for r in session.runs):
-        sys.exit(1)
+    sys.exit(EXIT_CODES.get(session.status, 0))
 
 
 def _session_for(launch: Any, path: Path, recorded: Any) -> Any:
@@ -446,13 +484,37 @@ def cleanup(workdir: str) -> None:
 )
 def report(session_path: Path | None, fmt: str, output: Path | None, results_dir: str) -> None:
     """Render a saved session again, without running anything."""
-    path = session_path or latest(Path(results_dir))
+    path = session_path or _newest(Path(results_dir))
     session = load(path)
     if output is None or str(output) == "-":
         click.echo(render(session, fmt), nl=False)
         return
     for written in write(session, fmt, output):
         click.echo(f"written: {written}", err=True)
+
+
+def _newest(directory: Path) -> Path:
+    """The newest session worth reporting, said on stderr with what was passed over."""
+    path, passed = newest(directory)
+    over = [p for p, _ in passed if p != path]
+    if path in (p for p, _ in passed):  # no session there measured anything
+        why = dict(passed)[path]
+        click.echo(
+            f"fsarena: reporting {path}, the newest session in {directory}: it {why}; "
+            "no session there measured anything",
+            err=True,
+        )
+    elif over:
+        skipped = "; ".join(f"{p.name}: {why}" for p, why in passed[:3])
+        more = f" and {len(over) - 3} more" if len(over) > 3 else ""
+        click.echo(
+            f"fsarena: reporting {path}, the newest session in {directory} that measured "
+            f"something; passed over {len(over)} newer file(s): {skipped}{more}",
+            err=True,
+        )
+    else:
+        click.echo(f"fsarena: reporting {path}, the newest session in {directory}", err=True)
+    return path
 
 
 # ---------------------------------------------------------------- compare
@@ -543,7 +605,8 @@ def crashtest(
     from fsarena.filesystems import resolve
     from fsarena.plan import _fresh_seed
 
-    profiles = resolve(fs_list.split(",")) if fs_list else list(PROFILES.values())
+    names = fs_names(fs_list)
+    profiles = resolve(names) if names is not None else list(PROFILES.values())
     chosen = select(workloads.split(",") if workloads else None)
     if os.geteuid() != 0:
         raise FsarenaError("fsarena crashtest needs root (mkfs, mount, losetup, FUSE): use sudo")

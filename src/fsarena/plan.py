@@ -92,7 +92,8 @@ class Suite(BaseModel):
     article: str = ""
     description: str = ""
     # A list of names, or a table NAME -> Variant (`[filesystems.btrfs-zstd]`, base = ...).
-    filesystems: dict[str, Variant]
+    # None given: --fs, or the default suite's filesystems (make_plan).
+    filesystems: dict[str, Variant] = Field(default_factory=dict)
     tasks: list[str] = Field(min_length=1)
     datasets: dict[str, dict[str, Any]] = Field(default_factory=dict)
     repetitions: int = Field(default=3, ge=1, le=1000)
@@ -130,7 +131,8 @@ class Suite(BaseModel):
     @model_validator(mode="after")
     def _consistent(self) -> Suite:
         table = profile_table(self.variants)
-        resolve(self.filesystem_names, table)
+        if self.filesystems:
+            resolve(self.filesystem_names, table)
         needed = {d for t in self.tasks for d in TASKS[t].datasets}
         for name in self.datasets:
             if name not in needed:
@@ -142,20 +144,38 @@ class Suite(BaseModel):
         return self
 
 
+# What to write for a required key that is missing.
+EXAMPLES = {
+    "name": 'name = "mine"',
+    "tasks": 'tasks = ["mkfs", "mount", "umount"] (`fsarena list tasks` names them all)',
+}
+
+
 def _validation_message(source: str, exc: ValidationError) -> str:
-    first = exc.errors()[0]
-    where = ".".join(str(p) for p in first["loc"])
-    msg = str(first["msg"]).removeprefix("Value error, ")
-    if first["type"] == "extra_forbidden":
+    """Every problem of a suite file in one line, each naming its key and the fix."""
+    problems = [_problem(error) for error in exc.errors()]
+    if len(problems) == 1:
+        return f"{source}: {problems[0]}"
+    numbered = "; ".join(f"({i}) {p}" for i, p in enumerate(problems, 1))
+    return f"{source} has {len(problems)} problems: {numbered}"
+
+
+def _problem(error: Any) -> str:
+    loc = error["loc"]
+    where = ".".join(str(p) for p in loc)
+    msg = str(error["msg"]).removeprefix("Value error, ")
+    if error["type"] == "missing":
+        msg = f"missing; add {EXAMPLES.get(where, where + ' = ...')}"
+    elif error["type"] == "extra_forbidden":
         # A key inside [filesystems.NAME] is a Variant's, inside [machines.NAME] a
         # machine profile's; any other, the suite's own.
-        in_variant = first["loc"][0] == "filesystems" and len(first["loc"]) == 3
-        in_machine = first["loc"][0] == "machines" and len(first["loc"]) == 3
+        in_variant = loc[0] == "filesystems" and len(loc) == 3
+        in_machine = loc[0] == "machines" and len(loc) == 3
         model = Variant if in_variant else MachineProfile if in_machine else Suite
-        msg = "unknown key (misspelled?)" + _did_you_mean(
-            str(first["loc"][-1]), list(model.model_fields)
-        )
-    return f"{source}: {where}: {msg}" if where else f"{source}: {msg}"
+        msg = "unknown key (misspelled?)" + _did_you_mean(str(loc[-1]), list(model.model_fields))
+    elif "input" in error and not isinstance(error["input"], dict | list):
+        msg = f"{msg.replace('Input should be', 'must be')} (it is {error['input']!r})"
+    return f"{where}: {msg}" if where else msg
 
 
 def _did_you_mean(key: str, fields: list[str]) -> str:
@@ -325,7 +345,8 @@ def make_plan(
     """Build and validate a plan from a suite and command-line overrides."""
     suite = load_suite(suite_name)
     table = profile_table(suite.variants)
-    chosen = resolve(filesystems if filesystems is not None else suite.filesystem_names, table)
+    names = suite.filesystem_names or load_suite(DEFAULT_SUITE).filesystem_names
+    chosen = resolve(filesystems if filesystems is not None else names, table)
     if isinstance(extra.get("machine"), str):
         extra["machine"] = resolve_machine(extra["machine"], suite.machines)
     try:
@@ -342,7 +363,39 @@ def make_plan(
             **extra,
         )
     except ValidationError as exc:
-        raise FsarenaError(_validation_message("options", exc)) from None
+        raise FsarenaError(_option_message(exc)) from None
+
+
+# The command-line flag that sets each field of a plan, for messages that name what was typed.
+FLAGS = {
+    "repetitions": "--repetitions",
+    "scale": "--scale",
+    "seed": "--seed",
+    "workdir": "--workdir",
+    "source": "--source",
+    "task_timeout_s": "--task-timeout",
+    "image_size_bytes": "--image-size",
+    "device": "--device",
+    "target_ci_pct": "--target-ci",
+    "max_repetitions": "--max-repetitions",
+    "time_budget_s": "--time-budget",
+    "machine": "--machine",
+}
+
+
+def _option_message(exc: ValidationError) -> str:
+    """Every problem with the options, each named by its flag and the value typed."""
+    problems = []
+    for error in exc.errors():
+        msg = str(error["msg"]).removeprefix("Value error, ")
+        field = str(error["loc"][0]) if error["loc"] else ""
+        if field in FLAGS:
+            given = error["input"]
+            typed = f"{given:g}" if isinstance(given, float) else given
+            msg = msg.replace("Input should be", "must be")
+            msg = f"{FLAGS[field]} {typed}: {msg[:1].lower()}{msg[1:]}"
+        problems.append(msg)
+    return "; ".join(problems)
 
 
 def _fresh_seed() -> int:

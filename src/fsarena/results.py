@@ -52,6 +52,11 @@ from fsarena.measure import Measurement, metric_value
 #   launcher). Earlier versions stored the max RSS of a child forked straight from
 #   fsarena, which carried fsarena's own high-water mark: their values are kept in
 #   the file but read as unavailable (Run.value gives None, see UNAVAILABLE_BEFORE).
+#   Session.status "partial" (the run went through its plan, but some runs failed
+#   or were skipped); "failed" now also means it went through its plan and nothing
+#   was measured (before: "complete"), besides a run stopped by an error. Why a run
+#   stopped (error or signal) is a warning with code "stopped". Older files that say
+#   "complete" are read as they are; reports recount their runs (Session.settled).
 SCHEMA_VERSION = 3
 
 # Metrics whose stored values are wrong in sessions older than a version: kept in the
@@ -69,6 +74,11 @@ UNAVAILABLE_BEFORE: dict[str, tuple[int, str]] = {
 # skipped: not run because an earlier task failed. invalid: it ran and did its job,
 # but its figure cannot be right (e.g. faster than the device): kept, not used.
 RunStatus = Literal["ok", "failed", "skipped", "invalid"]
+# running: not finished (or killed -9). complete: every planned run measured.
+# partial: the plan was gone through, but some runs failed or were skipped.
+# failed: nothing was measured, or an error stopped the run (a "stopped" warning says
+# which). interrupted: stopped by a signal; resumable.
+SessionStatus = Literal["running", "complete", "partial", "interrupted", "failed"]
 
 
 class CheckRecord(BaseModel):
@@ -143,7 +153,7 @@ class Session(BaseModel):
     tool_version: str
     created_at: str
     finished_at: str | None = None
-    status: Literal["running", "complete", "interrupted", "failed"] = "running"
+    status: SessionStatus = "running"
     host: dict[str, Any] = Field(default_factory=dict)
     tool_versions: dict[str, str] = Field(default_factory=dict)
     plan: dict[str, Any] = Field(default_factory=dict)
@@ -174,6 +184,18 @@ class Session(BaseModel):
 
     def ok_runs(self) -> list[Run]:
         return [r for r in self.runs if r.status == "ok"]
+
+    def settled(self) -> SessionStatus:
+        """The status its runs earn once the plan is gone through: complete, partial or failed.
+
+        Invalid runs ran and did their job (their figure is flagged, not missing);
+        with no valid run at all, nothing was measured.
+        """
+        if not self.ok_runs():
+            return "failed"
+        if any(r.status in ("failed", "skipped") for r in self.runs):
+            return "partial"
+        return "complete"
 
     def filesystems(self) -> list[str]:
         """Filesystems in the plan's order."""
@@ -237,9 +259,32 @@ def load(path: Path) -> Session:
 
 def latest(directory: Path) -> Path:
     """The newest session file in a directory."""
-    files = sorted(directory.glob("*.json"), key=lambda p: p.stat().st_mtime)
-    if not files:
+    return newest(directory)[0]
+
+
+def newest(directory: Path) -> tuple[Path, list[tuple[Path, str]]]:
+    """The newest session that measured something, and the newer files passed over, with why.
+
+    A session with no valid run (a failed or empty run) is passed over for an
+    older one that has some; if none has, the newest session is the answer.
+    Files that are not sessions (e.g. a JSON summary written there) are passed over.
+    """
+    files = sorted(directory.glob("*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
+    passed: list[tuple[Path, str]] = []
+    first_session: Path | None = None
+    for path in files:
+        try:
+            session = load(path)
+        except FsarenaError:
+            passed.append((path, "not a session file"))
+            continue
+        if session.ok_runs():
+            return path, passed
+        first_session = first_session or path
+        runs = f"none of its {len(session.runs)} runs valid" if session.runs else "no run"
+        passed.append((path, f"measured nothing ({runs})"))
+    if first_session is None:
         raise FsarenaError(
             f"no session files in {directory}; run `fsarena run` first or give a session path"
         )
-    return files[-1]
+    return first_session, passed

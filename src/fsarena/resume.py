@@ -25,6 +25,15 @@ def resumable(path: Path) -> Session:
     session = load(path)
     if session.status == "complete":
         raise FsarenaError(f"{path} is complete; there is nothing to resume (`fsarena report`)")
+    plan = session.plan
+    planned = len(plan.get("filesystems", [])) * len(plan.get("tasks", []))
+    went_through = len(session.runs) >= planned * int(plan.get("repetitions", 1) or 1)
+    if session.status == "partial" or (session.status == "failed" and went_through):
+        # It went through its whole plan: resuming would redo nothing.
+        raise FsarenaError(
+            f"{path} went through its whole plan ({session.status}); there is nothing to "
+            f"resume: fix what `fsarena report {path}` names at its top, then start a new run"
+        )
     plan_of(session, path)
     return session
 

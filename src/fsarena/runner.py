@@ -122,12 +122,14 @@ class Runner:
                         if (name, repetition) not in done:
                             self._run_sequence(self.plan.profile(name), repetition, datasets)
             self._warn_unstable()
-            self.session.status = "complete"
-        except KeyboardInterrupt:
+            self.session.status = self.session.settled()
+        except KeyboardInterrupt as exc:
             self.session.status = "interrupted"
+            self._stopped(f"interrupted by {exc.args[0] if exc.args else 'SIGINT'}")
             raise
-        except BaseException:
+        except BaseException as exc:
             self.session.status = "failed"
+            self._stopped(f"stopped by an error: {exc or type(exc).__name__}")
             raise
         finally:
             self.session.finished_at = now()
@@ -137,6 +139,15 @@ class Runner:
 
     def _save(self) -> None:
         save(self.session, self.session_path)
+
+    def _stopped(self, why: str) -> None:
+        """Record why the run ended early, so a session with no runs still says why."""
+        runs = len(self.session.runs)
+        self.session.warn("stopped", f"{why}, after {runs} of {self._planned()} runs")
+
+    def _planned(self) -> int:
+        reps = max(self.plan.repetitions, len(self.session.order))
+        return len(self.plan.filesystems) * len(self.plan.tasks) * reps
 
     def _rounds(self) -> Iterator[tuple[int, list[str]]]:
         """(repetition, filesystem order): the plan's repetitions, then adaptive ones."""
@@ -342,9 +353,12 @@ class Runner:
         self, profile: FilesystemProfile, repetition: int, why: str, status: RunStatus
     ) -> None:
         """A sequence that could not start: its first task carries the reason, the rest follow."""
+        code, reason = explain(why)
+        # The reason once, on the first task; the others point at it, as the runs
+        # after a failed task do ("not run: mkfs failed earlier").
+        pointer = f"not run: {why.split(':')[0]} (see {self.plan.tasks[0]})"
         for i, name in enumerate(self.plan.tasks):
-            error = why if i == 0 else f"not run: {why}"
-            code, error = explain(error)
+            error = reason if i == 0 else pointer
             self.record(
                 Run(
                     filesystem=profile.name,

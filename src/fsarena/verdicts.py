@@ -265,6 +265,13 @@ def _cpu_verdict(index: Index, columns: Mapping[str, Sequence[str]]) -> KindVerd
 def _recommend(session: Session, kinds: Sequence[KindVerdict]) -> Recommendation:
     decided = [k for k in kinds if not k.ranking.all_tied]
     caveats = tuple(_caveats(session))
+    if not kinds:  # nothing compared: no tie either, only no data
+        return Recommendation(
+            (),
+            "No recommendation: no kind of work has results from two or more filesystems.",
+            (),
+            caveats,
+        )
     if not decided:
         return Recommendation(
             (),
@@ -349,8 +356,9 @@ def _caveats(session: Session) -> list[str]:
             f"Different driver groups ({groups}): user-space (FUSE) filesystems pay round "
             "trips the kernel ones do not; compare within a group."
         )
-    if session.status != "complete":
-        out.append(f"The session is {session.status}: some runs are missing.")
+    if session.status != "complete" or session.settled() != "complete":
+        status = session.settled() if session.status == "complete" else session.status
+        out.append(f"The session is {status}: some runs are missing.")
     return out
 
 

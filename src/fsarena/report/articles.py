@@ -155,6 +155,8 @@ def comparisons(session: Session) -> list[ArticleComparison]:
             today = _today(session, spec["task"], metric)
             m = METRICS[metric]
             label = f"{m.label} {m.unit}".strip()
+        if not today:  # measured on no filesystem: a column of dashes says nothing
+            continue
         published = _published(figures, spec, aliases)
         names = [*published, *sorted(set(today) - set(published))]
         cells = tuple((fs, published.get(fs), today.get(fs)) for fs in names)

@@ -16,7 +16,7 @@ import jinja2
 
 from fsarena.measure import METRICS
 from fsarena.phrases import describe, metric_word
-from fsarena.report import articles, charts, prose
+from fsarena.report import articles, charts, outcome, prose
 from fsarena.report.groups import explanations, unranked_sections
 from fsarena.report.machine import machine_rows
 from fsarena.report.scope import verdict_scope
@@ -58,6 +58,7 @@ def bundle(comparison: Comparison, asset_dir: str | None) -> tuple[str, list[cha
     context = {
         "title": _title(comparison),
         "header": header_lines(comparison.session),
+        "outcome": None if (told := outcome.outcome(full.session)).complete else told,
         "method": prose.METHOD,
         "kinds": prose.verdicts(comparison),
         "recommendation": prose.recommendation(comparison),
@@ -205,7 +206,7 @@ def _provenance(comparison: Comparison) -> list[dict[str, Any]]:
     session = {
         "fsarena": s.tool_version,
         "schema version": s.schema_version,
-        "status": s.status,
+        "status": outcome.status_of(s),
         "started": s.created_at,
         "finished": s.finished_at or "–",
         "filesystems": ", ".join(s.filesystems()),

@@ -7,6 +7,7 @@ import math
 from dataclasses import asdict
 from typing import Any
 
+from fsarena.report import outcome
 from fsarena.report.table import Comparison
 from fsarena.stats import Ranking
 
@@ -41,7 +42,8 @@ def _verdicts(comparison: Comparison) -> dict[str, Any]:
             }
             for k in v.kinds
         ],
-        "recommendation": asdict(v.recommendation),
+        # No kind of work compared: nothing to recommend from (outcome says why).
+        "recommendation": asdict(v.recommendation) if v.kinds else None,
         "comparisons": [
             {
                 "task": r.task,
@@ -61,7 +63,8 @@ def render(comparison: Comparison) -> str:
         "schema": "fsarena-summary-1",
         "tool_version": session.tool_version,
         "created_at": session.created_at,
-        "status": session.status,
+        "status": outcome.status_of(session),
+        "outcome": outcome.record(session),
         "host": session.host,
         "plan": session.plan,
         "source": session.source,

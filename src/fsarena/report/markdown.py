@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fsarena.report import articles, prose
+from fsarena.report import articles, outcome, prose
 from fsarena.report.groups import explanations, split
 from fsarena.report.powerloss import sections
 from fsarena.report.table import Comparison, comparison_line, header_lines
@@ -46,7 +46,9 @@ def _verdicts(comparison: Comparison) -> list[str]:
 def render(comparison: Comparison) -> str:
     lines = (f"- {line}" for line in header_lines(comparison.session))
     groups = [line for words in explanations(comparison.session) for line in (words, "")]
-    head = ["# fsarena results", "", *lines, "", *groups, *_verdicts(comparison)]
+    told = [f"> {_escape(line)}  " for line in outcome.lines(comparison.session)]
+    head = ["# fsarena results", "", *told, *([""] if told else []), *lines, ""]
+    head += [*groups, *_verdicts(comparison)]
     against = articles.markdown_lines(comparison.session)
     return "\n".join([*head, *body(comparison), "", *against]).rstrip() + "\n"
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from fsarena.measure import METRICS, Metric
 from fsarena.phrases import describe, metric_word
 from fsarena.report.machine import machine_lines
+from fsarena.report.outcome import status_of
 from fsarena.report.scope import scope_words, verdict_scope
 from fsarena.results import Run, Session
 from fsarena.stats import (
@@ -228,7 +229,9 @@ def build(session: Session) -> Comparison:
             for fs in session.filesystems()
         )
         rows = tuple(r for r in rows if r.n_ok or r.n_failed or r.n_skipped or r.n_invalid)
-        if rows:
+        # A task no filesystem measured has only dashes to show: the outcome at the top
+        # of the report and the failures list say why, once.
+        if any(r.n_ok or r.n_invalid for r in rows):
             tables.append(
                 TaskTable(
                     task=task,
@@ -387,7 +390,8 @@ def header_lines(session: Session) -> list[str]:
     ]
     return [
         f"suite {plan.get('suite', '?')}, {_repetitions(session)}, "
-        f"scale {plan.get('scale', '?')}, seed {plan.get('seed', '?')}, status {session.status}",
+        f"scale {plan.get('scale', '?')}, seed {plan.get('seed', '?')}, "
+        f"status {status_of(session)}",
         machine,
         *machine_lines(session),
         f"target: {_target(session)}; datasets on {session.source.get('kind', '?')}",

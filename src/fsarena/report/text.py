@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import textwrap
 
-from fsarena.report import articles, prose
+from fsarena.report import articles, outcome, prose
 from fsarena.report.groups import explanations, split
 from fsarena.report.powerloss import sections
 from fsarena.report.table import Comparison, comparison_line, header_lines
@@ -56,7 +56,14 @@ def render(comparison: Comparison) -> str:
     groups = [
         line for words in explanations(comparison.session) for line in (*_wrap(words, ""), "")
     ]
-    head = ["fsarena results", *header_lines(comparison.session), "", *groups]
+    # The outcome first, at 80 columns: the one thing a reader of a failed run needs.
+    told = [
+        wrapped
+        for line in outcome.lines(comparison.session)
+        for wrapped in textwrap.wrap(line, 80, subsequent_indent="  ", break_on_hyphens=False)
+    ]
+    head = ["fsarena results", *told, *([""] if told else []), *header_lines(comparison.session)]
+    head += ["", *groups]
     head += _verdicts(comparison)
     against = articles.text_lines(comparison.session)
     return "\n".join([*head, *body(comparison), "", *against]).rstrip() + "\n"
