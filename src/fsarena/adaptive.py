@@ -1,4 +1,9 @@
-"""Adaptive repetitions: which timed tasks are still measured less precisely than asked.
+"""Adaptive repetitions: which verdicts are undecided, which tasks are imprecise.
+
+The default run is decisive: the runner keeps adding whole rounds while some
+kind of work's verdict is undecided (neither one winner nor a tie whose
+interval rules out any difference above verdicts.PRACTICAL), up to the plan's
+maximum and within its time budget.
 
 With `--target-ci PCT` the runner keeps adding whole repetitions (one more
 fresh mkfs-to-umount sequence per filesystem, interleaved in a new shuffled
@@ -16,6 +21,7 @@ from dataclasses import dataclass
 
 from fsarena.results import Session
 from fsarena.stats import summarize
+from fsarena.verdicts import analyse
 
 # The metric whose precision decides: every timed task has a wall time.
 DECIDING_METRIC = "wall_s"
@@ -68,3 +74,37 @@ def unstable_message(items: list[Imprecise], target_rel: float) -> str:
         "stop background work (other benchmarks, backups, indexers), or allow more with "
         "--max-repetitions / --time-budget."
     )
+
+
+def headline_columns(session: Session) -> dict[str, list[str]]:
+    """Each task's headline metric, as the reports judge it (task_info columns, or the default)."""
+    out = {}
+    for task, info in session.plan.get("task_info", {}).items():
+        given = [str(c) for c in info.get("columns", ())]
+        timed = bool(info.get("timed", True))
+        out[task] = given[:1] or (["wall_s"] if timed else ["capacity_pct"])
+    return out
+
+
+@dataclass(frozen=True)
+class Undecided:
+    """A kind of work whose verdict this run has not settled yet."""
+
+    kind: str
+    title: str
+    tied: tuple[str, ...]
+    detectable: float  # the difference the run could not rule out (nan: unknown)
+
+    def describe(self) -> str:
+        what = "unknown" if math.isnan(self.detectable) else f"{self.detectable:.0%}"
+        return f"{self.title} ({', '.join(self.tied)} within {what})"
+
+
+def undecided(session: Session) -> list[Undecided]:
+    """Kinds of work with several filesystems tied for best and a difference not ruled out."""
+    verdicts = analyse(session, headline_columns(session))
+    return [
+        Undecided(k.kind, k.title, k.ranking.winners, k.detectable_difference)
+        for k in verdicts.kinds
+        if not k.decided
+    ]

@@ -289,12 +289,19 @@ def estimate(plan: Plan, results_dir: Path) -> str:
         if not known or not earlier.plan.get("scale"):
             continue
         ratio = plan.scale / float(earlier.plan["scale"])
-        sequences = len(plan.filesystems) * plan.repetitions
+        rounds = plan.repetitions + plan.warmup_rounds
+        sequences = len(plan.filesystems) * rounds
         total_s = sum(means[t] for t in known) * ratio * sequences
         missing = [t for t in plan.tasks if t not in means and TASKS[t].timed]
         gaps = f"; no times for {', '.join(missing)}" if missing else ""
+        more = (
+            f"; more rounds only within the {_duration(plan.time_budget_s)} budget"
+            if plan.time_budget_s and (plan.decisive or plan.target_ci_pct)
+            else ""
+        )
         return (
-            f"about {_duration(total_s)} of timed tasks, from {path.name} "
+            f"about {_duration(total_s)} of timed tasks for the first {rounds} rounds{more}, "
+            f"from {path.name} "
             f"(scale {earlier.plan['scale']}, times scaled linearly to {plan.scale}; "
             f"dataset generation, caches and setup not included{gaps})"
         )

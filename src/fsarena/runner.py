@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from fsarena import __version__
-from fsarena.adaptive import imprecise, unstable_message
+from fsarena.adaptive import imprecise, undecided, unstable_message
 from fsarena.ceiling import TOLERANCE, ceiling_bytes, measure_ceiling
 from fsarena.datasets import DatasetSpec, Manifest
 from fsarena.errors import FsarenaError
@@ -105,21 +105,22 @@ class Runner:
     clock: Callable[[], float] = time.monotonic
     unavailable: Mapping[str, str] = field(default_factory=dict)  # filesystem -> why not here
     _guest_source: GuestSourceDisk | None = None
+    _started: float = 0.0
 
     def run(self) -> Session:
         done = finished_sequences(self.session, self.plan.tasks)
         self.session.order = []  # regenerated from the seed: a resumed session gets its own
         self.session.status = "running"
         self._save()
+        started = self._started = self.clock()
         try:
             with ExitStack() as stack:
                 datasets = self._prepare_source(stack)
+                self.session.timing["setup_s"] = self.clock() - started
+                if self.plan.warmup_rounds and not self.session.warmup:
+                    self._round(0, list(self.plan.filesystems), datasets, set(), warmup=True)
                 for repetition, order in self._rounds():
-                    if any((name, repetition) not in done for name in order):
-                        self._measure_ceiling(repetition)
-                    for name in order:
-                        if (name, repetition) not in done:
-                            self._run_sequence(self.plan.profile(name), repetition, datasets)
+                    self._round(repetition, order, datasets, done)
             self._warn_unstable()
             self.session.status = "complete"
         except KeyboardInterrupt:
@@ -130,12 +131,45 @@ class Runner:
             raise
         finally:
             self.session.finished_at = now()
+            self.session.timing["total_s"] = self.clock() - started
             self._save()
         self.on_event(Event("done", f"session saved to {self.session_path}"))
         return self.session
 
     def _save(self) -> None:
         save(self.session, self.session_path)
+
+    def _round(
+        self,
+        repetition: int,
+        order: list[str],
+        datasets: dict[str, SourceDataset],
+        done: set[tuple[str, int]],
+        warmup: bool = False,
+    ) -> None:
+        """One round: the ceiling (or its drift check), then each filesystem's sequence."""
+        todo = [name for name in order if (name, repetition) not in done]
+        if not todo:
+            return
+        started = self.clock()
+        runs_before = len(self._runs(warmup))
+        self._measure_ceiling(repetition)
+        for name in todo:
+            self._run_sequence(self.plan.profile(name), repetition, datasets, warmup)
+        timed = sum(r.timed_s for r in self._runs(warmup)[runs_before:])
+        self.session.timing.setdefault("rounds", []).append(
+            {
+                "repetition": repetition,
+                "warmup": warmup,
+                "wall_s": self.clock() - started,
+                "timed_s": timed,
+            }
+        )
+        self._save()
+
+    def _runs(self, warmup: bool) -> list[Run]:
+        """Where a round's runs are kept: the warm-up round's apart, never a sample."""
+        return self.session.warmup if warmup else self.session.runs
 
     def _rounds(self) -> Iterator[tuple[int, list[str]]]:
         """(repetition, filesystem order): the plan's repetitions, then adaptive ones."""
@@ -151,19 +185,27 @@ class Runner:
             yield repetition, order
 
     def _want_more(self, done: int, started: float) -> bool:
-        """Another round, if adaptive and some task is still imprecise within the limits."""
+        """Another round, if adaptive and some verdict or task is still open within the limits."""
         plan = self.plan
-        if plan.target_ci_pct is None or done >= plan.max_repetitions_or_default:
+        adaptive = plan.target_ci_pct is not None or plan.decisive
+        if not adaptive or done >= plan.max_repetitions_or_default:
             return False
         if plan.time_budget_s is not None:
-            elapsed = self.clock() - started
-            # A round costs about what the average round so far cost.
-            if elapsed + elapsed / done > plan.time_budget_s:
+            # A round costs about what the rounds so far cost; the budget counts from
+            # the start of the run (set-up and warm-up included: what the user waits).
+            rounds = [r["wall_s"] for r in self.session.timing.get("rounds", [])]
+            per_round = max(rounds[-3:], default=0.0)
+            if self.clock() - self._started + per_round > plan.time_budget_s:
                 return False
-        return bool(imprecise(self.session, plan.target_ci_pct / 100))
+        if plan.decisive and undecided(self.session):
+            return True
+        return plan.target_ci_pct is not None and bool(
+            imprecise(self.session, plan.target_ci_pct / 100)
+        )
 
     def _measure_ceiling(self, repetition: int) -> None:
-        """fio's raw sequential write and read on the loop setup the filesystems get."""
+        """fio's raw write and read once per session; later rounds, one short write (drift)."""
+        drift = any(c.kind == "full" for c in self.session.ceilings)
         size = max(self.plan.image_size_for(p) for p in self.plan.profiles())
         target = ceiling_target(self.plan, repetition, size)
         largest = max(
@@ -179,6 +221,7 @@ class Runner:
                 self._workdir("scratch", "fio.json"),
                 self.plan.task_timeout_s,
                 repetition,
+                drift,
             )
         except FsarenaError as exc:
             # Faults are data: without a ceiling, runs are only not checked against it.
@@ -297,12 +340,18 @@ class Runner:
         return disk
 
     def _run_sequence(
-        self, profile: FilesystemProfile, repetition: int, datasets: dict[str, SourceDataset]
+        self,
+        profile: FilesystemProfile,
+        repetition: int,
+        datasets: dict[str, SourceDataset],
+        warmup: bool = False,
     ) -> None:
-        self.on_event(Event("sequence", f"repetition {repetition}: {profile.name}"))
+        what = "warm-up" if warmup else f"repetition {repetition}"
+        self.on_event(Event("sequence", f"{what}: {profile.name}"))
         # An unfinished earlier attempt (a resumed session) is redone whole.
         key = (profile.name, repetition)
-        self.session.runs = [r for r in self.session.runs if (r.filesystem, r.repetition) != key]
+        kept = [r for r in self._runs(warmup) if (r.filesystem, r.repetition) != key]
+        self._runs(warmup)[:] = kept
         if profile.name in self.unavailable:
             self._record_all(
                 profile,
@@ -332,7 +381,7 @@ class Runner:
                 artifacts_dir=str(self.session_path.with_suffix("")) + "-files",
             )
             executor.make_dir(ctx.scratch)
-            sequence = _Sequence(self, ctx, repetition)
+            sequence = _Sequence(self, ctx, repetition, warmup=warmup)
             self.executor.track("mount", mountpoint)
             stack.callback(self.undo, f"unmount {mountpoint}", sequence.unmount)
             sequence.run_all()
@@ -356,8 +405,8 @@ class Runner:
                 )
             )
 
-    def record(self, run: Run) -> None:
-        self.session.runs.append(run)
+    def record(self, run: Run, warmup: bool = False) -> None:
+        self._runs(warmup).append(run)
         self._save()
         self.on_event(Event("run", f"{run.filesystem} {run.task}: {run.status}", run))
 
@@ -372,6 +421,7 @@ class _Outcome:
     checks: list[CheckRecord] = field(default_factory=list)
     invalid: str = ""  # why the figure cannot be right, though the task did its job
     details: dict[str, Any] = field(default_factory=dict)
+    repeats: list[Measurement] = field(default_factory=list)  # earlier timed executions
 
     @property
     def ok(self) -> bool:
@@ -392,6 +442,7 @@ class _Sequence:
     ctx: TaskContext
     repetition: int
     state: FsState = FsState.BLANK
+    warmup: bool = False
 
     def run_all(self) -> None:
         stopped_by = ""
@@ -419,7 +470,9 @@ class _Sequence:
                 values=outcome.values,
                 checks=outcome.checks,
                 details=outcome.details,
-            )
+                repeats=outcome.repeats,
+            ),
+            self.warmup,
         )
 
     def _execute(self, task: Task) -> bool:
@@ -455,14 +508,24 @@ class _Sequence:
             # where the driver ignores syncfs: the profile says which).
             commands.append(Command(self.ctx.profile.sync_argv(self.ctx.mountpoint)))
         timeout = self.runner.plan.task_timeout_s
-        timed = self.ctx.executor.measure(commands, self.ctx.device, timeout)
-        m = timed.measurement
-        if m.timed_out:
-            return _Outcome(error=f"timed out after {timeout:.0f} s", measurement=m)
-        if m.exit_code != 0:
-            return _Outcome(
-                error=f"exit code {m.exit_code}: {timed.stderr or 'no message'}", measurement=m
-            )
+        repeats: list[Measurement] = []
+        while True:
+            timed = self.ctx.executor.measure(commands, self.ctx.device, timeout)
+            m = timed.measurement
+            if m.timed_out:
+                return _Outcome(error=f"timed out after {timeout:.0f} s", measurement=m)
+            if m.exit_code != 0:
+                return _Outcome(
+                    error=f"exit code {m.exit_code}: {timed.stderr or 'no message'}",
+                    measurement=m,
+                    repeats=repeats,
+                )
+            if len(repeats) + 1 >= task.samples:
+                break
+            # A sub-second task: undo it untimed and time it again (Task.samples).
+            repeats.append(m)
+            task.between_samples(self.ctx)
+            self.ctx.executor.drop_caches()
         if task.payload is not None:
             m = replace(m, extra={**m.extra, "payload_bytes": task.payload_bytes(self.ctx)})
         checks = [CheckRecord(name=c.name, ok=c.ok, detail=c.detail) for c in task.verify(self.ctx)]
@@ -474,6 +537,7 @@ class _Sequence:
             measurement=m,
             checks=checks,
             invalid=self._above_ceiling(task, m),
+            repeats=repeats,
         )
 
     def _above_ceiling(self, task: Task, m: Measurement) -> str:
