@@ -66,6 +66,8 @@ from fsarena.targets.source import source_size_bytes
 from fsarena.tasks import FsState, SourceDataset, Task, TaskContext, get_task
 from fsarena.tasks.lifecycle import Mkfs, Mount, Umount
 
+MIN_ROUNDS = 2  # a decisive run's budget may stop it here: the fewest rounds with an interval
+
 
 @dataclass(frozen=True)
 class Event:
@@ -172,11 +174,17 @@ class Runner:
         return self.session.warmup if warmup else self.session.runs
 
     def _rounds(self) -> Iterator[tuple[int, list[str]]]:
-        """(repetition, filesystem order): the plan's repetitions, then adaptive ones."""
-        started = self.clock()
+        """(repetition, filesystem order): the plan's repetitions, then adaptive ones.
+
+        A decisive run's budget bounds the whole run: past MIN_ROUNDS (the fewest
+        with an interval) it cuts even the plan's repetitions short.
+        """
         orders = order_stream(self.plan.filesystems, self.plan.seed)
         for repetition in itertools.count(1):
-            if repetition > self.plan.repetitions and not self._want_more(repetition - 1, started):
+            done = repetition - 1
+            if repetition > self.plan.repetitions and not self._want_more(done):
+                return
+            if self.plan.decisive and done >= MIN_ROUNDS and not self._fits():
                 return
             order = next(orders)
             self.session.order.append(order)
@@ -184,19 +192,22 @@ class Runner:
             self.on_event(Event("round", f"repetition {repetition}"))
             yield repetition, order
 
-    def _want_more(self, done: int, started: float) -> bool:
+    def _fits(self) -> bool:
+        """Whether another round ends within the time budget (none: always)."""
+        if self.plan.time_budget_s is None:
+            return True
+        # A round costs about what the slowest of the last rounds cost; the budget
+        # counts from the start of the run (set-up and warm-up included: what one waits).
+        rounds = [r["wall_s"] for r in self.session.timing.get("rounds", [])]
+        per_round = max(rounds[-3:], default=0.0)
+        return self.clock() - self._started + per_round <= self.plan.time_budget_s
+
+    def _want_more(self, done: int) -> bool:
         """Another round, if adaptive and some verdict or task is still open within the limits."""
         plan = self.plan
         adaptive = plan.target_ci_pct is not None or plan.decisive
-        if not adaptive or done >= plan.max_repetitions_or_default:
+        if not adaptive or done >= plan.max_repetitions_or_default or not self._fits():
             return False
-        if plan.time_budget_s is not None:
-            # A round costs about what the rounds so far cost; the budget counts from
-            # the start of the run (set-up and warm-up included: what the user waits).
-            rounds = [r["wall_s"] for r in self.session.timing.get("rounds", [])]
-            per_round = max(rounds[-3:], default=0.0)
-            if self.clock() - self._started + per_round > plan.time_budget_s:
-                return False
         if plan.decisive and undecided(self.session):
             return True
         return plan.target_ci_pct is not None and bool(
@@ -528,7 +539,9 @@ class _Sequence:
             self.ctx.executor.drop_caches()
         if task.payload is not None:
             m = replace(m, extra={**m.extra, "payload_bytes": task.payload_bytes(self.ctx)})
-        checks = [CheckRecord(name=c.name, ok=c.ok, detail=c.detail) for c in task.verify(self.ctx)]
+        # The warm-up is never a sample: its copies go unverified (every real round's are).
+        verified = [] if self.warmup else task.verify(self.ctx)
+        checks = [CheckRecord(name=c.name, ok=c.ok, detail=c.detail) for c in verified]
         failed = [f"verification failed: {c.name}: {c.detail}" for c in checks if not c.ok]
         if not failed:
             m = replace(m, extra={**m.extra, **task.extra(self.ctx, m)})
