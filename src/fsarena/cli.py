@@ -203,7 +203,8 @@ def _repetition_mode(opts: dict[str, Any]) -> dict[str, Any]:
         "max_repetitions": opts["max_repetitions"],
         "time_budget_s": budget,
         "decisive": decisive,
-        "warmup_rounds": 0 if opts["quick"] or not opts["warmup"] else 1,
+        # A fixed run (--repetitions, --quick) does exactly what it says unless asked.
+        "warmup_rounds": int(opts["warmup"] if opts["warmup"] is not None else not fixed),
     }
 
 
@@ -291,9 +292,9 @@ def _with_drivers(plan: Plan) -> Plan:
 )
 @click.option(
     "--warmup/--no-warmup",
-    default=True,
-    show_default=True,
-    help="Run one warm-up round first (kept in the session, never a sample).",
+    default=None,
+    help="One warm-up round first, kept in the session, never a sample "
+    "(default: on, off with --repetitions or --quick).",
 )
 @click.option("--quiet", "-q", is_flag=True, help="No progress output, only the tables.")
 @click.option(
