@@ -533,10 +533,10 @@ class _Sequence:
                 )
             if len(repeats) + 1 >= task.samples:
                 break
-            # A sub-second task: undo it untimed and time it again (Task.samples).
+            # A sub-second task: undo it untimed and time it again (Task.samples); the
+            # task's between_samples drops caches where its figure needs them cold.
             repeats.append(m)
             task.between_samples(self.ctx)
-            self.ctx.executor.drop_caches()
         if task.payload is not None:
             m = replace(m, extra={**m.extra, "payload_bytes": task.payload_bytes(self.ctx)})
         # The warm-up is never a sample: its copies go unverified (every real round's are).

@@ -5,7 +5,9 @@ large share: each runs SHORT_SAMPLES times per repetition, every execution
 timed and kept (hyperfine's approach). mkfs is repeated on the same device
 before the real one (each overwrites the last); mount and umount alternate,
 the untimed opposite in between, and the last execution is the one the
-sequence continues from.
+sequence continues from. Caches are dropped before the first execution only:
+mkfs, mount and umount read little, and a drop (sync, then drop) per sample
+cost more than the samples themselves.
 """
 
 from __future__ import annotations

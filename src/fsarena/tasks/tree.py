@@ -95,6 +95,9 @@ class TreeFindPattern(Task):
     datasets = ("tree",)
     samples = 3  # read-only and sub-second: repeated, caches dropped before each
 
+    def between_samples(self, ctx: TaskContext) -> None:
+        ctx.executor.drop_caches()  # every execution walks the tree with cold caches
+
     def _output(self, ctx: TaskContext) -> str:
         return f"{ctx.scratch}/find-output.txt"
 
