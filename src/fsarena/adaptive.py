@@ -21,8 +21,9 @@ from dataclasses import dataclass
 
 from fsarena.results import Session
 from fsarena.stats import summarize
-from fsarena.verdicts import analyse
+from fsarena.verdicts import PRACTICAL, analyse
 
+MAX_SUGGESTED_ROUNDS = 100  # beyond this, more rounds is not the answer
 # The metric whose precision decides: every timed task has a wall time.
 DECIDING_METRIC = "wall_s"
 
@@ -108,3 +109,19 @@ def undecided(session: Session) -> list[Undecided]:
         for k in verdicts.kinds
         if not k.decided
     ]
+
+
+def undecided_message(items: list[Undecided], rounds: int, per_round_s: float) -> str:
+    """One banner for the kinds a decisive run left open: how many, and the command to settle."""
+    widest = max((i.detectable for i in items if not math.isnan(i.detectable)), default=math.nan)
+    # An interval narrows about as 1/sqrt(n): the rounds that would bring the widest to 5 %.
+    need = rounds if math.isnan(widest) else math.ceil(rounds * (widest / PRACTICAL) ** 2)
+    need = min(max(need, rounds + 1), MAX_SUGGESTED_ROUNDS)
+    budget = math.ceil(need * per_round_s / 60) * 60
+    return (
+        f"{len(items)} kind(s) of work undecided after {rounds} rounds: "
+        f"{'; '.join(i.describe() for i in items)}. About {need} rounds would settle them at "
+        f"this spread: `fsarena run --time-budget {budget} --max-repetitions {need}` "
+        "(short tasks are already timed several times per round; a larger --scale would "
+        "change what is measured, not settle it)."
+    )

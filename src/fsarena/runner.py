@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from fsarena import __version__
-from fsarena.adaptive import imprecise, undecided, unstable_message
+from fsarena.adaptive import imprecise, undecided, undecided_message, unstable_message
 from fsarena.ceiling import TOLERANCE, ceiling_bytes, measure_ceiling
 from fsarena.datasets import DatasetSpec, Manifest
 from fsarena.errors import FsarenaError
@@ -248,7 +248,12 @@ class Runner:
             )
 
     def _warn_unstable(self) -> None:
-        """Name the tasks that stayed above the target CI, with what to do about it."""
+        """Name the kinds left undecided, or the tasks above the target CI, and the fix."""
+        if self.plan.decisive and (open_kinds := undecided(self.session)):
+            rounds = [r["wall_s"] for r in self.session.timing.get("rounds", [])]
+            per_round = max(rounds[-3:], default=0.0)
+            message = undecided_message(open_kinds, len(self.session.order), per_round)
+            self.session.warn("undecided", message)
         if self.plan.target_ci_pct is None:
             return
         target = self.plan.target_ci_pct / 100

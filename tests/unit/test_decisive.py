@@ -54,6 +54,7 @@ def test_a_clear_difference_is_decided_in_the_planned_rounds(tmp_path: Path) -> 
                    max_repetitions=8)  # fmt: skip
     assert len(session.order) == 3
     assert undecided(session) == []
+    assert not [w for w in session.warnings if w.code == "undecided"]
 
 
 def test_an_undecided_tie_gets_rounds_up_to_the_maximum(tmp_path: Path) -> None:
@@ -61,6 +62,10 @@ def test_an_undecided_tie_gets_rounds_up_to_the_maximum(tmp_path: Path) -> None:
                    max_repetitions=6)  # fmt: skip
     assert len(session.order) == 6
     assert {u.kind for u in undecided(session)} >= {"large_files"}
+    # One banner: the count, the kinds with what they could not rule out, one command.
+    (banner,) = [w.message for w in session.warnings if w.code == "undecided"]
+    assert banner.startswith(f"{len(undecided(session))} kind(s) of work undecided after 6")
+    assert "large files (" in banner and "`fsarena run --time-budget " in banner
 
 
 def test_the_budget_bounds_the_whole_run(tmp_path: Path) -> None:
