@@ -108,3 +108,17 @@ def test_short_tasks_keep_every_sample_and_judge_on_their_median(tmp_path: Path)
     walls = sorted(m.wall_s for m in [*run.repeats, run.measurement] if m is not None)
     assert run.value("wall_s") == walls[2]
     assert run.timed_s == pytest.approx(sum(walls))
+
+
+def test_the_announcement_uses_measured_whole_rounds(tmp_path: Path) -> None:
+    from fsarena.launch import estimate
+
+    ex = PerFilesystem({"ext4": 1.0, "xfs": 1.0}, noise=0.3)
+    session = _run(tmp_path, ex, max_repetitions=3)
+    per_round = sum(r["wall_s"] for r in session.timing["rounds"]) / 3
+    plan = make_plan("article-a-2006", ["ext4", "xfs"], 3, 0.001, 7, str(tmp_path / "w"),
+                     decisive=True, time_budget_s=2 * per_round, warmup_rounds=1)  # fmt: skip
+    text = estimate(plan, tmp_path)
+    assert text.startswith("about 3 min for 4 rounds of ")  # 4 rounds of about 50 s
+    assert f"rounds of {per_round:.0f} s each" in text
+    assert "PAST the" in text and "too few to decide" in text
