@@ -1,4 +1,9 @@
-"""Adaptive repetitions: which timed tasks are still measured less precisely than asked.
+"""Adaptive repetitions: which verdicts are undecided, which tasks are imprecise.
+
+The default run is decisive: the runner keeps adding whole rounds while some
+kind of work's verdict is undecided (neither one winner nor a tie whose
+interval rules out any difference above verdicts.PRACTICAL), up to the plan's
+maximum and within its time budget.
 
 With `--target-ci PCT` the runner keeps adding whole repetitions (one more
 fresh mkfs-to-umount sequence per filesystem, interleaved in a new shuffled
@@ -16,7 +21,9 @@ from dataclasses import dataclass
 
 from fsarena.results import Session
 from fsarena.stats import summarize
+from fsarena.verdicts import PRACTICAL, analyse
 
+MAX_SUGGESTED_ROUNDS = 100  # beyond this, more rounds is not the answer
 # The metric whose precision decides: every timed task has a wall time.
 DECIDING_METRIC = "wall_s"
 
@@ -39,8 +46,8 @@ def imprecise(session: Session, target_rel: float) -> list[Imprecise]:
         key = (run.filesystem, run.task)
         if run.status != "ok":
             failed.add(key)
-        elif run.measurement is not None:
-            samples[key].append(getattr(run.measurement, DECIDING_METRIC))
+        elif (value := run.value(DECIDING_METRIC)) is not None:
+            samples[key].append(value)  # the median of a short task's executions
     found = []
     for fs in session.filesystems():
         for task in session.tasks():
@@ -67,4 +74,54 @@ def unstable_message(items: list[Imprecise], target_rel: float) -> str:
         "machine too noisy for that precision: run with a larger --scale so they last longer, "
         "stop background work (other benchmarks, backups, indexers), or allow more with "
         "--max-repetitions / --time-budget."
+    )
+
+
+def headline_columns(session: Session) -> dict[str, list[str]]:
+    """Each task's headline metric, as the reports judge it (task_info columns, or the default)."""
+    out = {}
+    for task, info in session.plan.get("task_info", {}).items():
+        given = [str(c) for c in info.get("columns", ())]
+        timed = bool(info.get("timed", True))
+        out[task] = given[:1] or (["wall_s"] if timed else ["capacity_pct"])
+    return out
+
+
+@dataclass(frozen=True)
+class Undecided:
+    """A kind of work whose verdict this run has not settled yet."""
+
+    kind: str
+    title: str
+    tied: tuple[str, ...]
+    detectable: float  # the difference the run could not rule out (nan: unknown)
+
+    def describe(self) -> str:
+        what = "unknown" if math.isnan(self.detectable) else f"{self.detectable:.0%}"
+        return f"{self.title} ({', '.join(self.tied)} within {what})"
+
+
+def undecided(session: Session) -> list[Undecided]:
+    """Kinds of work with several filesystems tied for best and a difference not ruled out."""
+    verdicts = analyse(session, headline_columns(session))
+    return [
+        Undecided(k.kind, k.title, k.ranking.winners, k.detectable_difference)
+        for k in verdicts.kinds
+        if not k.decided
+    ]
+
+
+def undecided_message(items: list[Undecided], rounds: int, per_round_s: float) -> str:
+    """One banner for the kinds a decisive run left open: how many, and the command to settle."""
+    widest = max((i.detectable for i in items if not math.isnan(i.detectable)), default=math.nan)
+    # An interval narrows about as 1/sqrt(n): the rounds that would bring the widest to 5 %.
+    need = rounds if math.isnan(widest) else math.ceil(rounds * (widest / PRACTICAL) ** 2)
+    need = min(max(need, rounds + 1), MAX_SUGGESTED_ROUNDS)
+    budget = math.ceil(need * per_round_s / 60) * 60
+    return (
+        f"{len(items)} kind(s) of work undecided after {rounds} rounds: "
+        f"{'; '.join(i.describe() for i in items)}. About {need} rounds would settle them at "
+        f"this spread: `fsarena run --time-budget {budget} --max-repetitions {need}` "
+        "(short tasks are already timed several times per round; a larger --scale would "
+        "change what is measured, not settle it)."
     )

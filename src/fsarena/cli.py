@@ -166,7 +166,7 @@ def _list_filesystems() -> None:
 PLAN_OPTIONS = (
     "suite", "fs_list", "repetitions", "scale", "seed", "workdir", "source",
     "task_timeout", "image_size", "device", "output", "target_ci", "max_repetitions",
-    "time_budget", "machine",
+    "time_budget", "machine", "quick", "warmup",
 )  # fmt: skip
 
 
@@ -207,16 +207,59 @@ def _new_or_resumed(ctx: click.Context, opts: dict[str, Any]) -> tuple[Plan, Pat
             task_timeout_s=opts["task_timeout"],
             image_size_bytes=parse_size(opts["image_size"]) if opts["image_size"] else None,
             device=opts["device"],
-            target_ci_pct=opts["target_ci"],
-            max_repetitions=opts["max_repetitions"],
-            time_budget_s=opts["time_budget"],
             machine=opts["machine"],
+            **_repetition_mode(opts),
         )
     )
     require_proportional(plan)
     stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
     default = Path(opts["results_dir"], f"fsarena-{stamp}-{plan.suite}.json")
     return plan, Path(opts["output"]) if opts["output"] else default, None
+
+
+DEFAULT_BUDGET_S = 600.0  # the default run's time budget: what a user waits for an answer
+
+
+def _repetition_mode(opts: dict[str, Any]) -> dict[str, Any]:
+    """Decisive within a budget by default; --quick, --repetitions, --target-ci as they say."""
+    fixed = opts["quick"] or opts["repetitions"] is not None
+    if opts["quick"] and (opts["target_ci"] or opts["time_budget"] or opts["max_repetitions"]):
+        raise FsarenaError("--quick runs the suite's repetitions once: drop the adaptive options")
+    adaptive = opts["target_ci"] is not None
+    decisive = not fixed and not adaptive
+    budget = opts["time_budget"]
+    if decisive and budget is None:
+        budget = DEFAULT_BUDGET_S
+    return {
+        "target_ci_pct": opts["target_ci"],
+        "max_repetitions": opts["max_repetitions"],
+        "time_budget_s": budget,
+        "decisive": decisive,
+        # A fixed run (--repetitions, --quick) does exactly what it says unless asked.
+        "warmup_rounds": int(opts["warmup"] if opts["warmup"] is not None else not fixed),
+    }
+
+
+def _announce(plan: Plan) -> str:
+    """Before starting: how long the run will take, and why."""
+    warm = "one warm-up round (kept apart, not a sample), then " if plan.warmup_rounds else ""
+    if plan.decisive:
+        budget = (plan.time_budget_s or DEFAULT_BUDGET_S) / 60
+        return (
+            f"{warm}{plan.repetitions} rounds, then more (up to "
+            f"{plan.max_repetitions_or_default}) until every kind of work has a winner or a "
+            f"tie ruling out differences above 5 %; no new round once the {budget:.0f} min "
+            "budget would be passed (--time-budget SECONDS; --repetitions N or --quick for a "
+            "fixed run)"
+        )
+    if plan.target_ci_pct is not None:
+        limit = f", within {plan.time_budget_s / 60:.0f} min" if plan.time_budget_s else ""
+        return (
+            f"{warm}{plan.repetitions} rounds, then more (up to "
+            f"{plan.max_repetitions_or_default}{limit}) while a task's 95 % CI is wider than "
+            f"±{plan.target_ci_pct:g} %"
+        )
+    return f"{warm}{plan.repetitions} rounds, fixed (--repetitions or --quick)"
 
 
 def _with_drivers(plan: Plan) -> Plan:
@@ -271,7 +314,19 @@ def _with_drivers(plan: Plan) -> Plan:
     "--time-budget",
     type=NUMBER,
     default=None,
-    help="Adaptive: no new repetition once this many seconds would be exceeded.",
+    help="No new repetition once this many seconds would be exceeded "
+    "(default run: 600; with --target-ci: none).",
+)
+@click.option(
+    "--quick",
+    is_flag=True,
+    help="The suite's repetitions once each, no warm-up, no adaptive rounds: a first look.",
+)
+@click.option(
+    "--warmup/--no-warmup",
+    default=None,
+    help="One warm-up round first, kept in the session, never a sample "
+    "(default: on, off with --repetitions or --quick).",
 )
 @click.option("--quiet", "-q", is_flag=True, help="No progress output, only the tables.")
 @click.option(
@@ -330,6 +385,11 @@ def run(ctx: click.Context, /, **opts: Any) -> None:
     if os.geteuid() != 0:
         raise FsarenaError("fsarena run needs root (mkfs, mount, losetup): run it with sudo")
     require_ready(launch)
+    if not opts["quiet"]:
+        from fsarena.launch import estimate
+
+        click.echo(f"fsarena: this run: {_announce(plan)}", err=True)
+        click.echo(f"fsarena: time: {estimate(plan, Path(opts['results_dir']))}", err=True)
     session = _session_for(launch, path, recorded)
     _execute(launch, session, path, opts["quiet"])
     click.echo(render(session, opts["fmt"]), nl=False)

@@ -24,7 +24,7 @@ from fsarena.errors import FsarenaError
 from fsarena.guest.kernels import GUESTS
 from fsarena.plan import Plan
 from fsarena.results import Session, load
-from fsarena.runner import shuffled_orders, source_bytes
+from fsarena.runner import MIN_ROUNDS, shuffled_orders, source_bytes
 from fsarena.system import CheckResult, existing_parent, preflight
 from fsarena.targets import guard
 from fsarena.targets.source import choose_source, mem_available_bytes, source_size_bytes
@@ -276,6 +276,31 @@ def _duration(seconds: float) -> str:
     return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.0f} min"
 
 
+def _whole_rounds(earlier: Session, plan: Plan, ratio: float, rounds: int) -> str:
+    """The wall time of whole rounds (fsarena's own work included), from a session's timing.
+
+    Only when the earlier run compared the same filesystems at the same scale: a
+    round's untimed work (verification, set-up) does not scale like its tasks.
+    """
+    measured = [r["wall_s"] for r in earlier.timing.get("rounds", []) if not r["warmup"]]
+    same = earlier.plan.get("filesystems") == plan.filesystems and ratio == 1
+    if not measured or not same:
+        return ""
+    per_round = fmean(measured)
+    total_s = float(earlier.timing.get("setup_s", 0)) + per_round * rounds
+    warning = ""
+    if plan.time_budget_s and total_s > plan.time_budget_s:
+        warning = (
+            f", PAST the {_duration(plan.time_budget_s)} budget: the budget stops it after "
+            f"{MIN_ROUNDS} rounds, too few to decide (a smaller --scale, or a larger "
+            "--time-budget)"
+        )
+    return (
+        f"about {_duration(total_s)} for {rounds} rounds of {_duration(per_round)} each "
+        f"(measured whole rounds, verification and set-up included){warning}"
+    )
+
+
 def estimate(plan: Plan, results_dir: Path) -> str:
     """Time of the timed tasks, from the newest earlier session that ran them (never invented)."""
     paths = sorted(results_dir.glob("*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
@@ -289,12 +314,21 @@ def estimate(plan: Plan, results_dir: Path) -> str:
         if not known or not earlier.plan.get("scale"):
             continue
         ratio = plan.scale / float(earlier.plan["scale"])
-        sequences = len(plan.filesystems) * plan.repetitions
+        rounds = plan.repetitions + plan.warmup_rounds
+        sequences = len(plan.filesystems) * rounds
         total_s = sum(means[t] for t in known) * ratio * sequences
         missing = [t for t in plan.tasks if t not in means and TASKS[t].timed]
         gaps = f"; no times for {', '.join(missing)}" if missing else ""
+        more = (
+            f"; more rounds only within the {_duration(plan.time_budget_s)} budget"
+            if plan.time_budget_s and (plan.decisive or plan.target_ci_pct)
+            else ""
+        )
+        if whole := _whole_rounds(earlier, plan, ratio, rounds):
+            return f"{whole}{'' if 'PAST' in whole else more}, from {path.name}{gaps}"
         return (
-            f"about {_duration(total_s)} of timed tasks, from {path.name} "
+            f"about {_duration(total_s)} of timed tasks for the first {rounds} rounds{more}, "
+            f"from {path.name} "
             f"(scale {earlier.plan['scale']}, times scaled linearly to {plan.scale}; "
             f"dataset generation, caches and setup not included{gaps})"
         )

@@ -257,6 +257,12 @@ class Plan(BaseModel):
     target_ci_pct: float | None = Field(default=None, gt=0, le=100)
     max_repetitions: int | None = Field(default=None, ge=1, le=1000)
     time_budget_s: float | None = Field(default=None, gt=0)
+    # Decisive (the default run): keep adding rounds until every kind of work's verdict
+    # is decided (adaptive.undecided), up to max_repetitions and within time_budget_s.
+    decisive: bool = False
+    # Whole rounds run first, kept in the session apart, never a sample (hyperfine's
+    # warm-up): the first round here pays cold host caches and first-use stalls.
+    warmup_rounds: int = Field(default=0, ge=0, le=1)
     machine: MachineProfile | None = None  # an emulated machine's limits (machines/)
 
     @model_validator(mode="after")
@@ -270,8 +276,10 @@ class Plan(BaseModel):
 
     @model_validator(mode="after")
     def _adaptive_limits(self) -> Plan:
-        if self.target_ci_pct is None and (
-            self.max_repetitions is not None or self.time_budget_s is not None
+        if (
+            self.target_ci_pct is None
+            and not self.decisive
+            and (self.max_repetitions is not None or self.time_budget_s is not None)
         ):
             raise ValueError(
                 "--max-repetitions and --time-budget limit adaptive repetitions: "

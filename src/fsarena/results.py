@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import statistics
 import tempfile
 from pathlib import Path
 from typing import Any, Literal
@@ -57,6 +58,14 @@ from fsarena.measure import Measurement, metric_value
 #   was measured (before: "complete"), besides a run stopped by an error. Why a run
 #   stopped (error or signal) is a warning with code "stopped". Older files that say
 #   "complete" are read as they are; reports recount their runs (Session.settled).
+#   Run.repeats: the earlier timed executions of a sub-second task in the same
+#   repetition (mkfs, mount, umount, find; Task.samples), `measurement` being the
+#   last; a run's value of a metric is the median over all of them.
+#   Session.warmup: the runs of the warm-up round (repetition 0), kept and shown but
+#   never a sample. Session.timing: wall seconds of the set-up, of each round and of
+#   the timed tasks within it, and of the whole run (fsarena's own share of the time).
+#   CeilingSample.kind: "full" (fio write/read, once per session) or "drift" (one
+#   short write per later round). plan.warmup_rounds, plan.decisive.
 SCHEMA_VERSION = 3
 
 # Metrics whose stored values are wrong in sessions older than a version: kept in the
@@ -102,6 +111,8 @@ class Run(BaseModel):
     error: str = ""
     fault: str = ""  # failed runs: what kind of fault (faults.py), for grouping in reports
     measurement: Measurement | None = None
+    # Earlier timed executions in this repetition (Task.samples > 1); the last is above.
+    repeats: list[Measurement] = Field(default_factory=list)
     values: dict[str, float] = Field(default_factory=dict)  # untimed probes (capacity)
     details: dict[str, Any] = Field(default_factory=dict)  # raw detail data of an untimed task
     checks: list[CheckRecord] = Field(default_factory=list)
@@ -122,7 +133,24 @@ class Run(BaseModel):
             return float(self.values[metric])
         if self.measurement is None or metric in self._unavailable:
             return None
-        return metric_value(self.measurement, metric)
+        if not self.repeats:
+            return metric_value(self.measurement, metric)
+        # Several timed executions in one repetition: their median, robust to one stall.
+        found = [
+            v
+            for m in (*self.repeats, self.measurement)
+            if (v := metric_value(m, metric)) is not None
+        ]
+        return statistics.median(found) if found else None
+
+    @property
+    def timed_s(self) -> float:
+        """Wall seconds of every timed execution of this run."""
+        return sum(m.wall_s for m in self.timed_executions)
+
+    @property
+    def timed_executions(self) -> list[Measurement]:
+        return [*self.repeats, *([self.measurement] if self.measurement else [])]
 
 
 class CeilingSample(BaseModel):
@@ -135,6 +163,7 @@ class CeilingSample(BaseModel):
     bytes_per_s: float
     size_bytes: int
     argv: list[str]
+    kind: Literal["full", "drift"] = "full"  # drift: a short check in a later round
 
 
 class WarningRecord(BaseModel):
@@ -166,6 +195,10 @@ class Session(BaseModel):
     runs: list[Run] = Field(default_factory=list)
     warnings: list[WarningRecord] = Field(default_factory=list)
     ceilings: list[CeilingSample] = Field(default_factory=list)
+    warmup: list[Run] = Field(default_factory=list)  # the warm-up round: shown, never a sample
+    # Where the wall time went: setup_s, total_s, rounds [{repetition, warmup, wall_s,
+    # timed_s}] (timed_s: the timed executions' own wall time).
+    timing: dict[str, Any] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _mark_unavailable(self) -> Session:

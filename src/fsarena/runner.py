@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from fsarena import __version__
-from fsarena.adaptive import imprecise, unstable_message
+from fsarena.adaptive import imprecise, undecided, undecided_message, unstable_message
 from fsarena.ceiling import TOLERANCE, ceiling_bytes, measure_ceiling
 from fsarena.datasets import DatasetSpec, Manifest
 from fsarena.errors import FsarenaError
@@ -66,6 +66,8 @@ from fsarena.targets.source import source_size_bytes
 from fsarena.tasks import FsState, SourceDataset, Task, TaskContext, get_task
 from fsarena.tasks.base import Unsupported
 from fsarena.tasks.lifecycle import Mkfs, Mount, Umount
+
+MIN_ROUNDS = 2  # a decisive run's budget may stop it here: the fewest rounds with an interval
 
 
 @dataclass(frozen=True)
@@ -106,21 +108,22 @@ class Runner:
     clock: Callable[[], float] = time.monotonic
     unavailable: Mapping[str, str] = field(default_factory=dict)  # filesystem -> why not here
     _guest_source: GuestSourceDisk | None = None
+    _started: float = 0.0
 
     def run(self) -> Session:
         done = finished_sequences(self.session, self.plan.tasks)
         self.session.order = []  # regenerated from the seed: a resumed session gets its own
         self.session.status = "running"
         self._save()
+        started = self._started = self.clock()
         try:
             with ExitStack() as stack:
                 datasets = self._prepare_source(stack)
+                self.session.timing["setup_s"] = self.clock() - started
+                if self.plan.warmup_rounds and not self.session.warmup:
+                    self._round(0, list(self.plan.filesystems), datasets, set(), warmup=True)
                 for repetition, order in self._rounds():
-                    if any((name, repetition) not in done for name in order):
-                        self._measure_ceiling(repetition)
-                    for name in order:
-                        if (name, repetition) not in done:
-                            self._run_sequence(self.plan.profile(name), repetition, datasets)
+                    self._round(repetition, order, datasets, done)
             self._warn_unstable()
             self.session.status = self.session.settled()
         except KeyboardInterrupt as exc:
@@ -133,6 +136,7 @@ class Runner:
             raise
         finally:
             self.session.finished_at = now()
+            self.session.timing["total_s"] = self.clock() - started
             self._save()
         self.on_event(Event("done", f"session saved to {self.session_path}"))
         return self.session
@@ -149,12 +153,50 @@ class Runner:
         reps = max(self.plan.repetitions, len(self.session.order))
         return len(self.plan.filesystems) * len(self.plan.tasks) * reps
 
-    def _rounds(self) -> Iterator[tuple[int, list[str]]]:
-        """(repetition, filesystem order): the plan's repetitions, then adaptive ones."""
+    def _round(
+        self,
+        repetition: int,
+        order: list[str],
+        datasets: dict[str, SourceDataset],
+        done: set[tuple[str, int]],
+        warmup: bool = False,
+    ) -> None:
+        """One round: the ceiling (or its drift check), then each filesystem's sequence."""
+        todo = [name for name in order if (name, repetition) not in done]
+        if not todo:
+            return
         started = self.clock()
+        runs_before = len(self._runs(warmup))
+        self._measure_ceiling(repetition)
+        for name in todo:
+            self._run_sequence(self.plan.profile(name), repetition, datasets, warmup)
+        timed = sum(r.timed_s for r in self._runs(warmup)[runs_before:])
+        self.session.timing.setdefault("rounds", []).append(
+            {
+                "repetition": repetition,
+                "warmup": warmup,
+                "wall_s": self.clock() - started,
+                "timed_s": timed,
+            }
+        )
+        self._save()
+
+    def _runs(self, warmup: bool) -> list[Run]:
+        """Where a round's runs are kept: the warm-up round's apart, never a sample."""
+        return self.session.warmup if warmup else self.session.runs
+
+    def _rounds(self) -> Iterator[tuple[int, list[str]]]:
+        """(repetition, filesystem order): the plan's repetitions, then adaptive ones.
+
+        A decisive run's budget bounds the whole run: past MIN_ROUNDS (the fewest
+        with an interval) it cuts even the plan's repetitions short.
+        """
         orders = order_stream(self.plan.filesystems, self.plan.seed)
         for repetition in itertools.count(1):
-            if repetition > self.plan.repetitions and not self._want_more(repetition - 1, started):
+            done = repetition - 1
+            if repetition > self.plan.repetitions and not self._want_more(done):
+                return
+            if self.plan.decisive and done >= MIN_ROUNDS and not self._fits():
                 return
             order = next(orders)
             self.session.order.append(order)
@@ -162,20 +204,31 @@ class Runner:
             self.on_event(Event("round", f"repetition {repetition}"))
             yield repetition, order
 
-    def _want_more(self, done: int, started: float) -> bool:
-        """Another round, if adaptive and some task is still imprecise within the limits."""
+    def _fits(self) -> bool:
+        """Whether another round ends within the time budget (none: always)."""
+        if self.plan.time_budget_s is None:
+            return True
+        # A round costs about what the slowest of the last rounds cost; the budget
+        # counts from the start of the run (set-up and warm-up included: what one waits).
+        rounds = [r["wall_s"] for r in self.session.timing.get("rounds", [])]
+        per_round = max(rounds[-3:], default=0.0)
+        return self.clock() - self._started + per_round <= self.plan.time_budget_s
+
+    def _want_more(self, done: int) -> bool:
+        """Another round, if adaptive and some verdict or task is still open within the limits."""
         plan = self.plan
-        if plan.target_ci_pct is None or done >= plan.max_repetitions_or_default:
+        adaptive = plan.target_ci_pct is not None or plan.decisive
+        if not adaptive or done >= plan.max_repetitions_or_default or not self._fits():
             return False
-        if plan.time_budget_s is not None:
-            elapsed = self.clock() - started
-            # A round costs about what the average round so far cost.
-            if elapsed + elapsed / done > plan.time_budget_s:
-                return False
-        return bool(imprecise(self.session, plan.target_ci_pct / 100))
+        if plan.decisive and undecided(self.session):
+            return True
+        return plan.target_ci_pct is not None and bool(
+            imprecise(self.session, plan.target_ci_pct / 100)
+        )
 
     def _measure_ceiling(self, repetition: int) -> None:
-        """fio's raw sequential write and read on the loop setup the filesystems get."""
+        """fio's raw write and read once per session; later rounds, one short write (drift)."""
+        drift = any(c.kind == "full" for c in self.session.ceilings)
         size = max(self.plan.image_size_for(p) for p in self.plan.profiles())
         target = ceiling_target(self.plan, repetition, size)
         largest = max(
@@ -191,6 +244,7 @@ class Runner:
                 self._workdir("scratch", "fio.json"),
                 self.plan.task_timeout_s,
                 repetition,
+                drift,
             )
         except FsarenaError as exc:
             # Faults are data: without a ceiling, runs are only not checked against it.
@@ -206,7 +260,12 @@ class Runner:
             )
 
     def _warn_unstable(self) -> None:
-        """Name the tasks that stayed above the target CI, with what to do about it."""
+        """Name the kinds left undecided, or the tasks above the target CI, and the fix."""
+        if self.plan.decisive and (open_kinds := undecided(self.session)):
+            rounds = [r["wall_s"] for r in self.session.timing.get("rounds", [])]
+            per_round = max(rounds[-3:], default=0.0)
+            message = undecided_message(open_kinds, len(self.session.order), per_round)
+            self.session.warn("undecided", message)
         if self.plan.target_ci_pct is None:
             return
         target = self.plan.target_ci_pct / 100
@@ -309,12 +368,18 @@ class Runner:
         return disk
 
     def _run_sequence(
-        self, profile: FilesystemProfile, repetition: int, datasets: dict[str, SourceDataset]
+        self,
+        profile: FilesystemProfile,
+        repetition: int,
+        datasets: dict[str, SourceDataset],
+        warmup: bool = False,
     ) -> None:
-        self.on_event(Event("sequence", f"repetition {repetition}: {profile.name}"))
+        what = "warm-up" if warmup else f"repetition {repetition}"
+        self.on_event(Event("sequence", f"{what}: {profile.name}"))
         # An unfinished earlier attempt (a resumed session) is redone whole.
         key = (profile.name, repetition)
-        self.session.runs = [r for r in self.session.runs if (r.filesystem, r.repetition) != key]
+        kept = [r for r in self._runs(warmup) if (r.filesystem, r.repetition) != key]
+        self._runs(warmup)[:] = kept
         if profile.name in self.unavailable:
             self._record_all(
                 profile,
@@ -344,7 +409,7 @@ class Runner:
                 artifacts_dir=str(self.session_path.with_suffix("")) + "-files",
             )
             executor.make_dir(ctx.scratch)
-            sequence = _Sequence(self, ctx, repetition)
+            sequence = _Sequence(self, ctx, repetition, warmup=warmup)
             self.executor.track("mount", mountpoint)
             stack.callback(self.undo, f"unmount {mountpoint}", sequence.unmount)
             sequence.run_all()
@@ -371,8 +436,8 @@ class Runner:
                 )
             )
 
-    def record(self, run: Run) -> None:
-        self.session.runs.append(run)
+    def record(self, run: Run, warmup: bool = False) -> None:
+        self._runs(warmup).append(run)
         self._save()
         self.on_event(Event("run", f"{run.filesystem} {run.task}: {run.status}", run))
 
@@ -388,6 +453,7 @@ class _Outcome:
     invalid: str = ""  # why the figure cannot be right, though the task did its job
     details: dict[str, Any] = field(default_factory=dict)
     skipped: str = ""  # why this filesystem or machine cannot run the task (Unsupported)
+    repeats: list[Measurement] = field(default_factory=list)  # earlier timed executions
 
     @property
     def ok(self) -> bool:
@@ -410,6 +476,7 @@ class _Sequence:
     ctx: TaskContext
     repetition: int
     state: FsState = FsState.BLANK
+    warmup: bool = False
 
     def run_all(self) -> None:
         stopped_by = ""
@@ -437,7 +504,9 @@ class _Sequence:
                 values=outcome.values,
                 checks=outcome.checks,
                 details=outcome.details,
-            )
+                repeats=outcome.repeats,
+            ),
+            self.warmup,
         )
 
     def _execute(self, task: Task) -> bool:
@@ -489,17 +558,29 @@ class _Sequence:
             # where the driver ignores syncfs: the profile says which).
             commands.append(Command(self.ctx.profile.sync_argv(self.ctx.mountpoint)))
         timeout = self.runner.plan.task_timeout_s
-        timed = self.ctx.executor.measure(commands, self.ctx.device, timeout)
-        m = timed.measurement
-        if m.timed_out:
-            return _Outcome(error=f"timed out after {timeout:.0f} s", measurement=m)
-        if m.exit_code != 0:
-            return _Outcome(
-                error=f"exit code {m.exit_code}: {timed.stderr or 'no message'}", measurement=m
-            )
+        repeats: list[Measurement] = []
+        while True:
+            timed = self.ctx.executor.measure(commands, self.ctx.device, timeout)
+            m = timed.measurement
+            if m.timed_out:
+                return _Outcome(error=f"timed out after {timeout:.0f} s", measurement=m)
+            if m.exit_code != 0:
+                return _Outcome(
+                    error=f"exit code {m.exit_code}: {timed.stderr or 'no message'}",
+                    measurement=m,
+                    repeats=repeats,
+                )
+            if len(repeats) + 1 >= task.samples:
+                break
+            # A sub-second task: undo it untimed and time it again (Task.samples); the
+            # task's between_samples drops caches where its figure needs them cold.
+            repeats.append(m)
+            task.between_samples(self.ctx)
         if task.payload is not None:
             m = replace(m, extra={**m.extra, "payload_bytes": task.payload_bytes(self.ctx)})
-        checks = [CheckRecord(name=c.name, ok=c.ok, detail=c.detail) for c in task.verify(self.ctx)]
+        # The warm-up is never a sample: its copies go unverified (every real round's are).
+        verified = [] if self.warmup else task.verify(self.ctx)
+        checks = [CheckRecord(name=c.name, ok=c.ok, detail=c.detail) for c in verified]
         failed = [f"verification failed: {c.name}: {c.detail}" for c in checks if not c.ok]
         if not failed:
             m = replace(m, extra={**m.extra, **task.extra(self.ctx, m)})
@@ -508,6 +589,7 @@ class _Sequence:
             measurement=m,
             checks=checks,
             invalid=self._above_ceiling(task, m),
+            repeats=repeats,
         )
 
     def _above_ceiling(self, task: Task, m: Measurement) -> str:

@@ -56,6 +56,9 @@ CPU_METRIC = "cpu_s"
 CPU_EXCLUDED_KINDS = ("archives",)
 CPU_BOUND_PCT = 50.0  # above this share of wall time in CPU, a task is CPU-bound
 SAFETY_KIND = "safety"
+# A tie is a decision when the run rules out any difference above this fraction:
+# below 5 % a sysadmin would not choose a filesystem on speed.
+PRACTICAL = 0.05
 
 
 @dataclass(frozen=True)
@@ -67,6 +70,23 @@ class KindVerdict:
     word: str  # "faster than", "better than", ...
     summary: str  # one sentence: winners, ties
     why: tuple[str, ...]  # how it was computed and the per-task evidence
+
+    @property
+    def detectable_difference(self) -> float:
+        """Among those tied for best, the largest difference this run could not rule out.
+
+        A fraction: 0.06 reads "no difference above 6 % between them" (0 with a
+        single winner; nan when a tied pair has no interval).
+        """
+        return self.ranking.detectable_difference
+
+    @property
+    def decided(self) -> bool:
+        """A single winner, or the tied ones shown to differ by at most PRACTICAL."""
+        if len(self.ranking.winners) == 1:
+            return True
+        found = self.detectable_difference
+        return not math.isnan(found) and found <= PRACTICAL
 
 
 @dataclass(frozen=True)

@@ -50,7 +50,7 @@ def test_precise_tasks_need_no_more_rounds(tmp_path: Path) -> None:
 
 
 def test_noisy_tasks_get_rounds_up_to_the_maximum_and_are_flagged(tmp_path: Path) -> None:
-    session = _run(tmp_path, Jittery([1.0, 3.0, 0.5, 2.0, 4.0]), target_ci_pct=3.0,
+    session = _run(tmp_path, Jittery([1.0, 3.0, 0.5, 2.0, 4.0, 1.5]), target_ci_pct=3.0,
                    max_repetitions=5)  # fmt: skip
     assert len(session.order) == 5
     assert {r.repetition for r in session.runs} == {1, 2, 3, 4, 5}
@@ -63,18 +63,20 @@ def test_noisy_tasks_get_rounds_up_to_the_maximum_and_are_flagged(tmp_path: Path
 
 
 def test_rounds_stop_when_the_target_is_met(tmp_path: Path) -> None:
-    # Two distinct values, then identical ones: the interval narrows as n grows.
-    walls = [1.0, 1.1] + [1.05] * 10_000
+    # A round of 1.0 s, one of 1.1 s (50 timed executions each), then identical ones:
+    # the interval narrows as n grows.
+    walls = [1.0] * 50 + [1.1] * 50 + [1.05] * 10_000
     session = _run(tmp_path, Jittery(walls), reps=2, target_ci_pct=5.0, max_repetitions=50)
     assert 2 < len(session.order) < 50
     assert not [w for w in session.warnings if w.code == "unstable"]
 
 
 def test_time_budget_stops_new_rounds(tmp_path: Path) -> None:
-    # A round is 2 filesystems x 11 timed tasks alternating 1 s and 3 s: 44 s. After
-    # three rounds (132 s) a fourth fits in 190 s; after four (176 s) a fifth does not.
+    # A round is 2 filesystems x 25 timed executions (11 tasks, mkfs, mount and umount
+    # 5 times, find 3 times) alternating 1 s and 3 s: 100 s. After three rounds (300 s)
+    # a fourth fits in 450 s; after four (400 s) a fifth does not.
     session = _run(tmp_path, Jittery([1.0, 3.0]), target_ci_pct=1.0, max_repetitions=10,
-                   time_budget_s=190.0)  # fmt: skip
+                   time_budget_s=450.0)  # fmt: skip
     assert len(session.order) == 4
     assert [w for w in session.warnings if w.code == "unstable"]
 

@@ -56,11 +56,15 @@ def test_sequence_order_for_one_filesystem(tmp_path: Path) -> None:
     # Then the filesystem's image and loop device.
     assert kinds[21:23] == ["create_image", "attach"]
     timed = [c[1] for c in ex.calls if c[0] == "measure" and c[1] != "fio"]
-    assert timed[0] == "mkfs.ext4" and timed[1] == "mount" and timed[-1] == "umount"
-    # Caches are dropped before every task, timed or probed (and before each fio pass).
-    assert kinds.count("drop_caches") == len(ARTICLE_A) + 4
+    # Sub-second tasks run several times (Task.samples): mkfs, mount, umount 5, find 3.
+    assert timed[:6] == ["mkfs.ext4"] * 5 + ["mount"] and timed[-5:] == ["umount"] * 5
+    assert timed.count("mount") == 5 and timed.count("find") == 3
+    # Caches are dropped before every task, timed or probed, before each fio pass, and
+    # before every repeated find (2: mkfs, mount and umount repeat without a drop).
+    assert kinds.count("drop_caches") == len(ARTICLE_A) + 4 + 2
     for i, k in enumerate(kinds):
-        if k.startswith("measure:") and kinds[i - 1].startswith("measure:") is False:
+        # Not a repeated sample (after the previous one, or the untimed undo in between).
+        if k.startswith("measure:") and not kinds[i - 1].startswith(("measure:", "call:")):
             assert "drop_caches" in kinds[max(0, i - 3) : i]
     # Writing tasks end with syncfs inside the timed region.
     syncs = [c for c in ex.calls if c[:3] == ("measure", "sync", "-f")]
@@ -82,7 +86,7 @@ def test_copies_are_verified(tmp_path: Path) -> None:
 def test_fresh_mkfs_every_repetition_in_shuffled_order(tmp_path: Path) -> None:
     ex, session = _run(tmp_path, ["ext2", "ext4", "xfs"], reps=3)
     mkfs = [c[1] for c in ex.calls if c[0] == "measure" and c[1].startswith("mkfs")]
-    assert len(mkfs) == 9
+    assert len(mkfs) == 9 * 5  # 5 timed mkfs per sequence (Task.samples)
     assert session.order == shuffled_orders(["ext2", "ext4", "xfs"], 3, 7)
     attaches = sum(c[0] == "attach" for c in ex.calls)
     detaches = sum(c[0] == "detach" for c in ex.calls)

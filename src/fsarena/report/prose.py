@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from fsarena.report.table import FLAG_ADVICE, Comparison
-from fsarena.stats import ALPHA, CONFIDENCE
+from fsarena.stats import ALPHA, CONFIDENCE, WINSOR_SIGMAS
 
 
 @dataclass(frozen=True)
@@ -18,8 +18,13 @@ class Item:
 
 METHOD = (
     f"A win needs a significant difference: Welch's t-test on log values, p < {ALPHA} after "
-    f"Holm's correction over each family of comparisons; ratios are of geometric means, with "
-    f"their {100 * CONFIDENCE:.0f} % confidence interval. Otherwise the filesystems are tied."
+    f"Holm's correction over each family of comparisons, with values more than "
+    f"{WINSOR_SIGMAS:g} robust standard deviations from their filesystem's median pulled in "
+    "for the test (one stall cannot decide or undo a verdict; such values are shown as "
+    "measured and flagged). Ratios are Hodges-Lehmann estimates (the median of all pairwise "
+    f"ratios), with their {100 * CONFIDENCE:.0f} % confidence interval. Otherwise the "
+    "filesystems are tied, and a tie states the largest difference its interval leaves "
+    "possible. The warm-up round, if any, is never a sample."
 )
 
 

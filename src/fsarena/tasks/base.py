@@ -120,6 +120,10 @@ class Task:
     # The metrics its table shows, in order (recorded in the plan's task_info, so reports
     # never import tasks); None: the default timed or probe columns.
     columns: ClassVar[tuple[str, ...] | None] = None
+    # Timed executions per repetition: sub-second tasks whose lifecycle allows it run
+    # several times (hyperfine's approach), each timed and kept; the last is the real
+    # one the sequence goes on from. between_samples() restores the state in between.
+    samples: ClassVar[int] = 1
 
     def prepare(self, ctx: TaskContext) -> None:
         """Untimed set-up before caches are dropped (e.g. make a target directory)."""
@@ -127,6 +131,9 @@ class Task:
     def commands(self, ctx: TaskContext) -> list[Command]:
         """The real commands whose execution is timed."""
         return []
+
+    def between_samples(self, ctx: TaskContext) -> None:
+        """Untimed: undo one timed execution so the next can run (samples > 1)."""
 
     def verify(self, ctx: TaskContext) -> list[Check]:
         """Untimed checks that the task did what it claims (copies intact, files gone)."""
