@@ -39,16 +39,17 @@ BOOT_TIMEOUT_S = 120.0  # an emulated boot takes seconds; minutes mean it hangs
 CALL_TIMEOUT_S = 600.0  # untimed helpers (mkfs for _reach, verify of a large copy)
 REPLY_GRACE_S = 120.0  # beyond a timed region's own timeout, which the agent enforces
 
+# Nothing is mounted over the host's root here: the agent, its venv and the checkout may
+# live anywhere in it (/tmp, /run); the agent makes its own scratch space (agent.set_up).
 INIT = """#!/bin/sh
-# fsarena guest init: the host's root is read-only; give the agent what it writes to.
+# fsarena guest init: the host's root, read-only and whole; the agent mounts what it writes to.
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
-export PYTHONDONTWRITEBYTECODE=1 HOME=/tmp
+export PYTHONDONTWRITEBYTECODE=1
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
-mount -t tmpfs tmpfs /tmp
-mount -t tmpfs tmpfs /run
 exec {python} -m fsarena.guest.agent {config}
 """
+SCRATCH_DIR = "scratch"  # in the run directory: empty, where the guest makes its tmpfs
 
 
 @dataclass(frozen=True)
@@ -309,6 +310,7 @@ def _config(spec: GuestSpec) -> dict[str, Any]:
     config: dict[str, Any] = {
         "tty": kernel.agent_tty,
         "workdir": spec.workdir,
+        "scratch": str(Path(spec.run_dir, SCRATCH_DIR)),
         "modules": list(spec.modules),
         "modules_dir": str(kernel.modules_dir() or ""),
     }
@@ -327,7 +329,11 @@ def boot(spec: GuestSpec, host: Executor) -> GuestExecutor:
     if missing := kernel.missing():
         raise FsarenaError(f"cannot boot the {spec.kernel} guest: {missing}")
     run_dir = Path(spec.run_dir)
-    run_dir.mkdir(parents=True, exist_ok=True)
+    if not run_dir.resolve().is_relative_to(Path(spec.workdir).resolve()):
+        raise FsarenaError(
+            f"fsarena bug: the guest's run directory {run_dir} is not in its workdir"
+        )
+    (run_dir / SCRATCH_DIR).mkdir(parents=True, exist_ok=True)
     config = run_dir / "config.json"
     config.write_text(json.dumps(_config(spec)))
     init = run_dir / "init"
