@@ -76,3 +76,23 @@ def test_a_guest_sees_a_venv_inside_its_work_directory(under_tmp: Path) -> None:
     found = fsarena_in_guest(python, workdir)
     assert found == str(workdir / "fsarena" / "src" / "fsarena" / "datasets.py")
     assert not (workdir / "run").exists()
+
+
+def test_a_failed_boot_quotes_the_line_that_explains_it(workdir: Path) -> None:
+    from fsarena.errors import FsarenaError
+    from fsarena.executor import RealExecutor
+    from fsarena.guest.host import GuestSpec, boot
+
+    host = RealExecutor()
+    image = str(workdir / "target.img")
+    host.create_image(image, 64 << 20)
+    python = "/nonexistent/fsarena-venv/bin/python"
+    spec = GuestSpec("uml", image, str(workdir / "run"), str(workdir), python=python)
+    with pytest.raises(FsarenaError) as failed:
+        boot(spec, host)
+    message = str(failed.value)
+    assert message.startswith("the uml guest did not boot: it stopped before its agent started")
+    assert f"exec: {python}: not found" in message
+    assert "Kernel panic - not syncing: Attempted to kill init!" in message
+    assert "[<" not in message  # no stack trace
+    assert not (workdir / "run").exists()

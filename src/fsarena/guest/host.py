@@ -5,8 +5,8 @@ the target image as its first disk and the datasets' image as its second,
 read-only; it is stopped, and killed by its process group if it does not stop,
 when the sequence ends, on errors and on Ctrl-C. Everything it leaves (init
 script, config, initramfs, console logs, UML's pid file, qemu's socket) is in
-its run directory, which is removed with it; when a guest fails, the last lines
-of its console are quoted in the error first.
+its run directory, which is removed with it; when a guest fails, the line of
+its console that says why (guest.console) is quoted in the error first.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from fsarena.errors import FsarenaError
 from fsarena.executor import SpaceInfo
+from fsarena.guest.console import explain
 from fsarena.guest.kernels import GUESTS, MEMORY_DIR, GuestDisk
 from fsarena.measure import Command, Measurement, Timed
 
@@ -144,33 +145,32 @@ class GuestExecutor:
         try:
             reply = self.channel.receive(wait_s)
         except FsarenaError as exc:
-            said = self._log_tail()
+            said = self._cause()
             self.close()
             raise FsarenaError(f"{exc} (during {op}){said}") from None
         if reply is None:
-            said = self._log_tail()  # before close() removes the logs
+            said = self._cause()  # before close() removes the logs
             self.close()
             raise FsarenaError(f"the {self.spec.kernel} guest died during {op}{said}")
         if "error" in reply:
             raise FsarenaError(str(reply["error"]))
         return reply.get("result")
 
-    def _log_tail(self) -> str:
+    def _cause(self) -> str:
+        """The line of its logs that says why the guest stopped (guest.console), quoted."""
         said = []
-        for name in ("console.log", "kernel.log"):
+        for name in ("console.log", "kernel.log"):  # the kernel's console; qemu's own errors
             with contextlib.suppress(OSError):
-                lines = Path(self.spec.run_dir, name).read_text(errors="replace").splitlines()
-                said += [x.strip() for x in lines if x.strip()][-4:]
-        return "; its console said: " + " | ".join(said) if said else ""
+                if line := explain(Path(self.spec.run_dir, name).read_text(errors="replace")):
+                    said.append(line)
+        return ": its console says: " + " | ".join(said) if said else ""
 
     def wait_ready(self) -> None:
         started = time.monotonic()
         hello = self.channel.receive(BOOT_TIMEOUT_S)
         if hello is None or not hello.get("ready"):
             why = (hello or {}).get("error", "it stopped before its agent started")
-            raise FsarenaError(
-                f"the {self.spec.kernel} guest did not boot: {why}{self._log_tail()}"
-            )
+            raise FsarenaError(f"the {self.spec.kernel} guest did not boot: {why}{self._cause()}")
         self.boot_s = time.monotonic() - started
         self.hello = hello
 
