@@ -257,7 +257,10 @@ def _boot_guest(title: str, name: str, workdir: str) -> CheckResult:
         took = time.monotonic() - started
         guest.close()
     except FsarenaError as exc:
-        fix = "see the guest's own words above; `fsarena list filesystems` shows other drivers"
+        fix = (
+            "what its console says; until then, filesystems that need it fail: pick another "
+            "driver (NAME@DRIVER, `fsarena list filesystems`) or leave them out of --fs"
+        )
         return CheckResult(title, False, str(exc), fix)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
