@@ -101,7 +101,7 @@ def check(
     require_proportional(plan)
     data = sum(s.total_bytes for s in plan.dataset_specs().values())
     need = space_needed(plan, choose_source("auto", data, mem_available_bytes()))
-    results = preflight(workdir, need, profiles)
+    results = preflight(workdir, need, profiles, boot=True)
     results.append(check_leftovers(workdir))
     if device is not None:
         results.append(check_device(device, workdir))
@@ -113,7 +113,13 @@ def check(
         if not r.ok and r.fix:
             click.echo(f"       fix: {r.fix}")
     failed = [r for r in results if not r.ok]
-    click.echo(f"\n{len(results) - len(failed)} of {len(results)} checks passed; workdir {workdir}")
+    checked = [r for r in results if not r.info]  # [--] lines: nothing was checked
+    info = (
+        f" ({len(results) - len(checked)} [--] lines for information)" if checked != results else ""
+    )
+    click.echo(
+        f"\n{len(checked) - len(failed)} of {len(checked)} checks passed{info}; workdir {workdir}"
+    )
     if failed:
         sys.exit(1)
 
@@ -144,8 +150,16 @@ def list_(what: str) -> None:
 
 def _list_filesystems() -> None:
     """Each filesystem, its mkfs, and every driver: available here (* = default) or why not."""
-    from fsarena.drivers import choose, drivers_of
+    from fsarena.drivers import choose, drivers_of, unavailable
+    from fsarena.guest.kernels import GUESTS
 
+    told: dict[str, str] = {}  # each guest kernel's reason, told once here and referred to below
+    for name, kernel in GUESTS.items():
+        why = kernel.missing()
+        said = f"as {told[why]}" if why in told else why
+        told.setdefault(why, name)
+        click.echo(f"guest kernel {name:5} " + (f"not available: {said}" if why else "available"))
+    click.echo("")
     for profile in PROFILES.values():
         click.echo(f"{profile.name:9} {' '.join(profile.mkfs)}")
         if profile.never:
@@ -154,7 +168,7 @@ def _list_filesystems() -> None:
         best = choose(profile.name)
         for found in drivers_of(profile):
             mark = "*" if best.available and found.profile == best.profile else " "
-            state = "available" if found.available else f"unavailable: {found.reason}"
+            state = "available" if found.available else unavailable(found)
             click.echo(f"  {mark} {found.profile.name:16} {found.profile.group:10} {state}")
     click.echo("\n* = the default; pick another with NAME@DRIVER in --fs (e.g. vfat@fuse)")
 

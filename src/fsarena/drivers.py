@@ -69,6 +69,13 @@ def probe_guest(profile: FilesystemProfile) -> Support:
     return Support(profile, not why, why)
 
 
+def unavailable(found: Support) -> str:
+    """ "unavailable: why", a guest kernel's own reason (told once, above) referred to."""
+    if found.profile.driver == "guest" and found.reason == GUESTS[found.profile.guest].missing():
+        return f"unavailable: guest kernel {found.profile.guest} not available (above)"
+    return f"unavailable: {found.reason}"
+
+
 PROBES = {"kernel": probe, "fuse": probe_fuse, "guest": probe_guest}
 
 

@@ -6,6 +6,8 @@ import os
 import platform
 import shutil
 import subprocess
+import tempfile
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -204,12 +206,14 @@ CHECKS: tuple[Callable[[], CheckResult], ...] = (
 
 
 def preflight(
-    workdir: str, need_bytes: int, profiles: Iterable[FilesystemProfile]
+    workdir: str, need_bytes: int, profiles: Iterable[FilesystemProfile], boot: bool = False
 ) -> list[CheckResult]:
-    """Every requirement, each with what fixes it."""
+    """Every requirement, each with what fixes it; boot: boot each guest that could run."""
     results = [check() for check in CHECKS]
     results.append(_check_workdir(workdir, need_bytes))
-    results.extend(_check_guest(name) for name in _guest_names())
+    told: dict[str, str] = {}  # a guest's reason -> the first guest it was told for
+    for name in _guest_names():
+        results.append(_check_guest(name, workdir if boot else None, told))
     results.extend(_check_filesystem(profile) for profile in profiles)
     return results
 
@@ -220,14 +224,52 @@ def _guest_names() -> list[str]:
     return list(GUESTS)
 
 
-def _check_guest(name: str) -> CheckResult:
-    """A guest kernel is optional: when it cannot boot, say why and how, without failing."""
+def _check_guest(name: str, boot_in: str | None, told: dict[str, str]) -> CheckResult:
+    """A guest kernel is optional: say why it cannot boot, and how to fix it, without failing.
+
+    One that could is booted (boot_in: the work directory) before it is called ready: a
+    guest that starts but never reaches its agent fails here, with the line that says why.
+    A reason already told for another guest refers to it rather than repeat it.
+    """
     from fsarena.guest.kernels import GUESTS
 
+    title = f"guest kernel {name}"
     why = GUESTS[name].missing()
-    if not why:
-        return CheckResult(f"guest kernel {name}", True, "ready")
-    return CheckResult(f"guest kernel {name}", True, f"not available: {why}", info=True)
+    if why:
+        said = f"as {told[why]} above" if why in told else why
+        told.setdefault(why, name)
+        return CheckResult(title, True, f"not available: {said}", info=True)
+    if boot_in is None:
+        return CheckResult(title, True, "not verified (fsarena check boots it)", info=True)
+    return _boot_guest(title, name, boot_in)
+
+
+def _boot_guest(title: str, name: str, workdir: str) -> CheckResult:
+    """Boot the guest on a small empty disk, in a directory removed afterwards."""
+    from fsarena.errors import FsarenaError
+    from fsarena.executor import RealExecutor
+    from fsarena.guest.host import GuestSpec, boot
+
+    if os.geteuid() != 0:
+        return CheckResult(title, True, "not verified: booting it needs root", info=True)
+    tmp = Path(tempfile.mkdtemp(prefix=".fsarena-check-", dir=existing_parent(workdir)))
+    try:
+        host = RealExecutor()
+        image = str(tmp / "boot.img")
+        host.create_image(image, 16 << 20)
+        started = time.monotonic()
+        guest = boot(GuestSpec(name, image, str(tmp / "run"), str(tmp)), host)
+        took = time.monotonic() - started
+        guest.close()
+    except FsarenaError as exc:
+        fix = (
+            "what its console says; until then, filesystems that need it fail: pick another "
+            "driver (NAME@DRIVER, `fsarena list filesystems`) or leave them out of --fs"
+        )
+        return CheckResult(title, False, str(exc), fix)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return CheckResult(title, True, f"ready: booted and its agent answered in {took:.1f} s")
 
 
 def _check_filesystem(profile: FilesystemProfile) -> CheckResult:
@@ -250,8 +292,10 @@ def _check_filesystem(profile: FilesystemProfile) -> CheckResult:
 
 def _other_drivers(tried: list[Support], chosen: str) -> tuple[str, ...]:
     """One line per driver not chosen: available too, or why not."""
+    from fsarena.drivers import unavailable
+
     return tuple(
-        f"{s.profile.name}: " + ("also available" if s.available else f"unavailable: {s.reason}")
+        f"{s.profile.name}: " + ("also available" if s.available else unavailable(s))
         for s in tried
         if s.profile.name != chosen
     )

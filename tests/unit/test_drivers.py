@@ -171,3 +171,25 @@ def test_guests_are_skipped_with_a_reason_on_a_real_device(
         "jfs@uml": "runs in a uml guest kernel, on an image file: not with --device",
         "ext4@uml": "runs in a uml guest kernel, on an image file: not with --device",
     }
+
+
+def test_a_guest_kernel_s_reason_is_told_once_and_referred_to(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from fsarena import system
+    from fsarena.guest import kernels
+
+    why = "qemu or a static busybox is missing: run scripts/setup-qemu-guest.sh"
+    monkeypatch.setattr(kernels.QemuKernel, "missing", lambda self: why)  # kvm and qemu
+    monkeypatch.setattr(kernels.UmlKernel, "missing", lambda self: "")
+    results = system.preflight("/nonexistent/w", 0, [PROFILES["jfs"]])
+    guests = {r.name: r for r in results if r.name.startswith("guest kernel")}
+    assert guests["guest kernel kvm"].detail == f"not available: {why}"
+    assert guests["guest kernel qemu"].detail == "not available: as kvm above"
+    # Without boot (a run's preflight), uml is not called ready: nothing booted it.
+    assert guests["guest kernel uml"].detail == "not verified (fsarena check boots it)"
+    assert guests["guest kernel uml"].info
+    jfs = next(r for r in results if r.name == "filesystem jfs")
+    assert "jfs@kvm: unavailable: guest kernel kvm not available (above)" in jfs.more
+    told = [line for r in results for line in (r.detail, *r.more) if why in line]
+    assert told == [f"not available: {why}"]

@@ -1,20 +1,25 @@
 """The agent inside a guest kernel: sets the guest up, then executes the host's requests.
 
-It runs as the guest's init (through a tiny shell script that mounts /proc,
-/sys, /tmp and /run), reads one JSON request per line from its serial line and
-answers one JSON line each. It uses the standard library and fsarena's
-stdlib-only modules (measure, executor), so the same measurement code runs
-inside the guest as on the host; fsarena.datasets (numpy) is imported only when
-a copy is verified. Timed commands start through the same native launcher
-(fsarena-timeit, beside the host's interpreter, which the guest sees through
-hostfs or 9p), so their max RSS is theirs, not this agent's; a guest that cannot
-run it reports max RSS as unavailable (None), never the agent's.
+It runs as the guest's init (through a tiny shell script that mounts /proc
+and /sys, nothing else: the host's root stays whole in view, so the agent, its
+venv and the checkout are found wherever they live, /tmp and /run included),
+reads one JSON request per line from its serial line and answers one JSON
+line each. It uses the standard library and fsarena's stdlib-only modules
+(measure, executor), so the same measurement code runs inside the guest as on
+the host; fsarena.datasets (numpy) is imported only when a copy is verified.
+Timed commands start through the same native launcher (fsarena-timeit, beside
+the host's interpreter, which the guest sees through hostfs or 9p), so their max
+RSS is theirs, not this agent's; a guest that cannot run it reports max RSS as
+unavailable (None), never the agent's.
 
 Set-up, from the JSON config file the host wrote: load the filesystem's
 modules (finit_module(2) through ctypes: the host has no kmod), mount a tmpfs
 over the work directory (the host's, seen read-only through hostfs) so the
-same paths exist and are writable, and mount the datasets' disk read-only
-where the host has them.
+same paths exist and are writable, with the host's work directory still in
+view inside it (HOST_VIEW) and whatever the agent runs from bound back where it
+was, and mount the datasets' disk read-only where the host has them. That tmpfs
+is the guest's only scratch space (HOME, TMPDIR): it covers nothing but the
+work directory, which the host made for fsarena.
 """
 
 from __future__ import annotations
@@ -36,7 +41,10 @@ from fsarena.errors import FsarenaError
 from fsarena.executor import RealExecutor
 from fsarena.measure import Command
 
-HOST_WORKDIR = "/run/fsarena-host-workdir"  # the host's work directory, seen from the guest
+# Inside the guest's tmpfs over the work directory: the host's work directory as the host
+# has it (files staged there by host.write_file), and the agent's HOME and TMPDIR.
+HOST_VIEW = ".guest-host-view"
+SCRATCH = (".guest-home", ".guest-tmp")
 SYS_FINIT_MODULE = 313  # x86_64; the guest kernel runs the host's x86_64 binaries
 EEXIST = 17
 
@@ -88,14 +96,40 @@ def _run(argv: list[str]) -> None:
         raise FsarenaError(f"guest set-up: `{' '.join(argv)}` failed: {result.stderr.strip()}")
 
 
+def _cover_workdir(workdir: str, scratch: str, keep: list[str]) -> None:
+    """A tmpfs over the work directory, the host's view of it inside, the paths in keep bound back.
+
+    The tmpfs is made on scratch, an empty directory the host made in the run
+    directory (covering it hides nothing), then moved over the work directory with
+    the host's view inside it: once the tmpfs covers the work directory, the host's
+    copy could no longer be reached to bind it.
+    """
+    # -n: libmount's table (/run/mount/utab) is on the read-only root until LIBMOUNT_UTAB below.
+    _run(["mount", "-n", "-t", "tmpfs", "-o", "mode=0755", "fsarena-guest", scratch])
+    os.makedirs(Path(scratch, HOST_VIEW))
+    _run(["mount", "-n", "--bind", workdir, str(Path(scratch, HOST_VIEW))])
+    _run(["mount", "-n", "--move", scratch, workdir])
+    bound: list[str] = []
+    for path in sorted(keep, key=len):  # a venv or checkout inside the work directory, now covered
+        rel = os.path.relpath(path, workdir)
+        if rel == "." or rel.startswith("..") or any(Path(rel).is_relative_to(b) for b in bound):
+            continue
+        bound.append(rel)
+        os.makedirs(Path(workdir, rel), exist_ok=True)
+        _run(["mount", "-n", "--bind", str(Path(workdir, HOST_VIEW, rel)), str(Path(workdir, rel))])
+    for name, var in zip(SCRATCH, ("HOME", "TMPDIR"), strict=True):
+        os.makedirs(Path(workdir, name), exist_ok=True)
+        os.environ[var] = str(Path(workdir, name))
+    os.environ["LIBMOUNT_UTAB"] = str(Path(workdir, SCRATCH[1], "utab"))
+
+
 def set_up(config: dict[str, Any]) -> None:
     if config.get("modules"):
         load_modules(config["modules_dir"], config["modules"])
-    # The host's work directory stays reachable (read-only) under HOST_WORKDIR: files
-    # the host stages there for the guest (host.write_file) would be hidden by the tmpfs.
-    os.makedirs(HOST_WORKDIR, exist_ok=True)
-    _run(["mount", "--bind", config["workdir"], HOST_WORKDIR])
-    _run(["mount", "-t", "tmpfs", "-o", "mode=0755", "fsarena-guest", config["workdir"]])
+    # What this agent runs from (its interpreter, venv, every import path, the checkout's
+    # src for an editable install): bound back if the work directory holds it.
+    keep = [sys.prefix, os.path.dirname(sys.executable), *(p for p in sys.path if p)]
+    _cover_workdir(config["workdir"], config["scratch"], keep)
     # Memory cgroups (bonnie++ runs in one); the guest kernels have cgroup v2.
     _run(["mount", "-t", "cgroup2", "cgroup2", "/sys/fs/cgroup"])
     source = config.get("source")
@@ -118,10 +152,10 @@ def _measure(ex: RealExecutor, commands: list[dict[str, Any]], **kw: Any) -> dic
     return {"measurement": timed.measurement.to_dict(), "stderr": timed.stderr}
 
 
-def _copy_file(staged: str, dest: str) -> None:
+def _copy_file(workdir: str, staged: str, dest: str) -> None:
     """Copy a file the host staged in its work directory (staged: relative to it) into place."""
     Path(dest).parent.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(Path(HOST_WORKDIR, staged), dest)
+    shutil.copyfile(Path(workdir, HOST_VIEW, staged), dest)
 
 
 def _filesystems() -> list[str]:
@@ -133,7 +167,7 @@ def _power_off() -> None:
     Path("/proc/sysrq-trigger").write_text("o")
 
 
-def operations(ex: RealExecutor) -> dict[str, Callable[..., Any]]:
+def operations(ex: RealExecutor, workdir: str = "") -> dict[str, Callable[..., Any]]:
     """What the host may ask for: the Executor's methods, with JSON-friendly results."""
     return {
         "call": ex.call,
@@ -149,7 +183,7 @@ def operations(ex: RealExecutor) -> dict[str, Callable[..., Any]]:
         "count_lines": ex.count_lines,
         "read_text": ex.read_text,
         "output": ex.output,
-        "copy_file": _copy_file,
+        "copy_file": lambda **kw: _copy_file(workdir, **kw),
         "create_memory_cgroup": ex.create_memory_cgroup,
         "remove_cgroup": ex.remove_cgroup,
         "filesystems": _filesystems,
@@ -219,7 +253,7 @@ def main(config_path: str) -> None:
         hello = {"ready": False, "error": f"guest set-up failed: {exc}"}
     fd = os.open(config["tty"], os.O_RDWR | os.O_NOCTTY)
     tty.setraw(fd)  # no echo, no line editing, no newline translation
-    serve(fd, fd, operations(RealExecutor()), hello, _power_off)
+    serve(fd, fd, operations(RealExecutor(), config["workdir"]), hello, _power_off)
     _power_off()
 
 

@@ -5,8 +5,8 @@ the target image as its first disk and the datasets' image as its second,
 read-only; it is stopped, and killed by its process group if it does not stop,
 when the sequence ends, on errors and on Ctrl-C. Everything it leaves (init
 script, config, initramfs, console logs, UML's pid file, qemu's socket) is in
-its run directory, which is removed with it; when a guest fails, the last lines
-of its console are quoted in the error first.
+its run directory, which is removed with it; when a guest fails, the line of
+its console that says why (guest.console) is quoted in the error first.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from fsarena.errors import FsarenaError
 from fsarena.executor import SpaceInfo
+from fsarena.guest.console import explain
 from fsarena.guest.kernels import GUESTS, MEMORY_DIR, GuestDisk
 from fsarena.measure import Command, Measurement, Timed
 
@@ -39,16 +40,17 @@ BOOT_TIMEOUT_S = 120.0  # an emulated boot takes seconds; minutes mean it hangs
 CALL_TIMEOUT_S = 600.0  # untimed helpers (mkfs for _reach, verify of a large copy)
 REPLY_GRACE_S = 120.0  # beyond a timed region's own timeout, which the agent enforces
 
+# Nothing is mounted over the host's root here: the agent, its venv and the checkout may
+# live anywhere in it (/tmp, /run); the agent makes its own scratch space (agent.set_up).
 INIT = """#!/bin/sh
-# fsarena guest init: the host's root is read-only; give the agent what it writes to.
+# fsarena guest init: the host's root, read-only and whole; the agent mounts what it writes to.
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
-export PYTHONDONTWRITEBYTECODE=1 HOME=/tmp
+export PYTHONDONTWRITEBYTECODE=1
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
-mount -t tmpfs tmpfs /tmp
-mount -t tmpfs tmpfs /run
 exec {python} -m fsarena.guest.agent {config}
 """
+SCRATCH_DIR = "scratch"  # in the run directory: empty, where the guest makes its tmpfs
 
 
 @dataclass(frozen=True)
@@ -143,33 +145,32 @@ class GuestExecutor:
         try:
             reply = self.channel.receive(wait_s)
         except FsarenaError as exc:
-            said = self._log_tail()
+            said = self._cause()
             self.close()
             raise FsarenaError(f"{exc} (during {op}){said}") from None
         if reply is None:
-            said = self._log_tail()  # before close() removes the logs
+            said = self._cause()  # before close() removes the logs
             self.close()
             raise FsarenaError(f"the {self.spec.kernel} guest died during {op}{said}")
         if "error" in reply:
             raise FsarenaError(str(reply["error"]))
         return reply.get("result")
 
-    def _log_tail(self) -> str:
+    def _cause(self) -> str:
+        """The line of its logs that says why the guest stopped (guest.console), quoted."""
         said = []
-        for name in ("console.log", "kernel.log"):
+        for name in ("console.log", "kernel.log"):  # the kernel's console; qemu's own errors
             with contextlib.suppress(OSError):
-                lines = Path(self.spec.run_dir, name).read_text(errors="replace").splitlines()
-                said += [x.strip() for x in lines if x.strip()][-4:]
-        return "; its console said: " + " | ".join(said) if said else ""
+                if line := explain(Path(self.spec.run_dir, name).read_text(errors="replace")):
+                    said.append(line)
+        return ": its console says: " + " | ".join(said) if said else ""
 
     def wait_ready(self) -> None:
         started = time.monotonic()
         hello = self.channel.receive(BOOT_TIMEOUT_S)
         if hello is None or not hello.get("ready"):
             why = (hello or {}).get("error", "it stopped before its agent started")
-            raise FsarenaError(
-                f"the {self.spec.kernel} guest did not boot: {why}{self._log_tail()}"
-            )
+            raise FsarenaError(f"the {self.spec.kernel} guest did not boot: {why}{self._cause()}")
         self.boot_s = time.monotonic() - started
         self.hello = hello
 
@@ -309,6 +310,7 @@ def _config(spec: GuestSpec) -> dict[str, Any]:
     config: dict[str, Any] = {
         "tty": kernel.agent_tty,
         "workdir": spec.workdir,
+        "scratch": str(Path(spec.run_dir, SCRATCH_DIR)),
         "modules": list(spec.modules),
         "modules_dir": str(kernel.modules_dir() or ""),
     }
@@ -327,7 +329,11 @@ def boot(spec: GuestSpec, host: Executor) -> GuestExecutor:
     if missing := kernel.missing():
         raise FsarenaError(f"cannot boot the {spec.kernel} guest: {missing}")
     run_dir = Path(spec.run_dir)
-    run_dir.mkdir(parents=True, exist_ok=True)
+    if not run_dir.resolve().is_relative_to(Path(spec.workdir).resolve()):
+        raise FsarenaError(
+            f"fsarena bug: the guest's run directory {run_dir} is not in its workdir"
+        )
+    (run_dir / SCRATCH_DIR).mkdir(parents=True, exist_ok=True)
     config = run_dir / "config.json"
     config.write_text(json.dumps(_config(spec)))
     init = run_dir / "init"
