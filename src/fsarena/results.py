@@ -109,7 +109,9 @@ class Run(BaseModel):
     started_at: str
     status: RunStatus
     error: str = ""
-    fault: str = ""  # failed runs: what kind of fault (faults.py), for grouping in reports
+    # failed runs: what kind of fault (faults.py), for grouping in reports; skipped runs:
+    # "unsupported" when this filesystem or driver cannot run the task (not a failure)
+    fault: str = ""
     measurement: Measurement | None = None
     # Earlier timed executions in this repetition (Task.samples > 1); the last is above.
     repeats: list[Measurement] = Field(default_factory=list)
@@ -122,6 +124,11 @@ class Run(BaseModel):
     def unavailable(self) -> frozenset[str]:
         """Metrics stored in this run whose values must not be read (UNAVAILABLE_BEFORE)."""
         return self._unavailable
+
+    @property
+    def not_applicable(self) -> bool:
+        """Skipped because this filesystem or driver cannot run the task: nothing was lost."""
+        return self.status == "skipped" and self.fault == "unsupported"
 
     @property
     def key(self) -> tuple[str, str, int]:
@@ -221,12 +228,13 @@ class Session(BaseModel):
     def settled(self) -> SessionStatus:
         """The status its runs earn once the plan is gone through: complete, partial or failed.
 
-        Invalid runs ran and did their job (their figure is flagged, not missing);
+        Invalid runs ran and did their job (their figure is flagged, not missing); a
+        task a filesystem cannot run (a skip with its reason) is not a loss either;
         with no valid run at all, nothing was measured.
         """
         if not self.ok_runs():
             return "failed"
-        if any(r.status in ("failed", "skipped") for r in self.runs):
+        if any(r.status in ("failed", "skipped") and not r.not_applicable for r in self.runs):
             return "partial"
         return "complete"
 

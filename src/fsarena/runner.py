@@ -491,6 +491,8 @@ class _Sequence:
 
     def _record(self, task: Task, status: RunStatus, outcome: _Outcome, started: str) -> None:
         code, error = explain(outcome.error) if status == "failed" else ("", outcome.error)
+        if outcome.skipped:
+            code = "unsupported"  # not a failure: this filesystem cannot run the task
         self.runner.record(
             Run(
                 filesystem=self.ctx.profile.name,

@@ -9,6 +9,7 @@ import pytest
 from fsarena.catalog import DATASETS, customized, scaled_specs
 from fsarena.errors import FsarenaError
 from fsarena.plan import make_plan
+from fsarena.report.outcome import lines as outcome_lines
 from fsarena.results import load
 from fsarena.runner import Runner, new_session
 from fsarena.tasks.sqlite import insert_script
@@ -104,6 +105,13 @@ def test_postgresql_is_skipped_with_its_reason_where_files_have_no_unix_owner(
         assert runs[task].status == "skipped"
         assert "no Unix owners" in runs[task].error
     assert runs["umount"].status == "ok"  # a skip does not end the sequence
+    # A task this filesystem cannot run is not a loss: the session is complete, and
+    # no report opens with "only part was measured" (a skip after a failure would).
+    session = load(path)
+    assert all(runs[t].fault == "unsupported" for t in ("pgbench_init", "pgbench_oltp"))
+    assert session.status == "complete" and outcome_lines(session) == []
+    next(r for r in session.runs if r.task == "pgbench_init").fault = ""
+    assert session.settled() == "partial"
 
 
 def test_a_pgbench_run_without_any_transaction_is_an_error_that_says_so() -> None:

@@ -143,7 +143,7 @@ def _causes(session: Session) -> tuple[Cause, ...]:
         sequences.setdefault((run.filesystem, run.repetition), []).append(run)
     counted: dict[tuple[str, str, str], tuple[str, int, list[str]]] = {}
     for (fs, _), runs in sequences.items():
-        lost = [r for r in runs if r.status in ("failed", "skipped")]
+        lost = [r for r in runs if r.status in ("failed", "skipped") and not r.not_applicable]
         if not lost:
             continue
         first = next((r for r in lost if r.status == "failed"), lost[0])
