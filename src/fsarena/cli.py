@@ -135,7 +135,7 @@ def _list_filesystems() -> None:
 PLAN_OPTIONS = (
     "suite", "fs_list", "repetitions", "scale", "seed", "workdir", "source",
     "task_timeout", "image_size", "device", "output", "target_ci", "max_repetitions",
-    "time_budget", "machine",
+    "time_budget", "machine", "age",
 )  # fmt: skip
 
 
@@ -180,6 +180,7 @@ def _new_or_resumed(ctx: click.Context, opts: dict[str, Any]) -> tuple[Plan, Pat
             max_repetitions=opts["max_repetitions"],
             time_budget_s=opts["time_budget"],
             machine=opts["machine"],
+            age=opts["age"],
         )
     )
     stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
@@ -249,6 +250,13 @@ def _with_drivers(plan: Plan) -> Plan:
     "(`fsarena list machines`), a [machines.NAME] of the suite, or a .toml file.",
 )
 @click.option(
+    "--age",
+    default=None,
+    metavar="PROFILE",
+    help="Also run every filesystem aged: fill, fill-50, fill-95, churn, or a .toml "
+    "profile (see README: aged filesystems); reported beside the fresh ones.",
+)
+@click.option(
     "--image-size",
     default=None,
     help="Size of each loop image, e.g. 300M (default: room for the datasets); "
@@ -292,6 +300,10 @@ def run(ctx: click.Context, /, **opts: Any) -> None:
         raise FsarenaError("fsarena run needs root (mkfs, mount, losetup): run it with sudo")
     require_ready(launch)
     session = _session_for(launch, path, recorded)
+    if not opts["quiet"]:
+        from fsarena.launch import estimate
+
+        click.echo(f"fsarena: time: {estimate(plan, Path(opts['results_dir']))}", err=True)
     _execute(launch, session, path, opts["quiet"])
     click.echo(render(session, opts["fmt"]), nl=False)
     click.echo(f"\nsession saved: {path}", err=True)

@@ -167,6 +167,13 @@ METRICS: dict[str, Metric] = {
         Metric("crash_recovery_mount_ms", "recovery mount", "ms", "lower"),
         Metric("crash_clean_mount_ms", "clean mount", "ms", "lower"),
         Metric("crash_fsck_ms", "fsck", "ms", "lower"),
+        # Layout of an aged tree (fsarena.aging.layout): FIEMAP extents, the static layout
+        # score after Conway et al. (1 = one sequential run), free-space fragmentation.
+        Metric("extents_per_file", "extents per file", "", "lower"),
+        Metric("fragmented_files_pct", "fragmented files", "%", "lower"),
+        Metric("layout_score", "layout score", "", "higher"),
+        Metric("free_extents", "free extents", "", "lower"),
+        Metric("free_extent_mean_bytes", "mean free extent", "MiB", "higher", scale=1 / 2**20),
     )
 }
 

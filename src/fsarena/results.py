@@ -46,6 +46,10 @@ from fsarena.measure import Measurement, metric_value
 #   emulating (--machine): the profile as given, the backend, the limits applied
 #   on this host, and each probe that proved them (disk fio samples, CPU share,
 #   memory peak, misses); plan.machine holds the profile too.
+#   Session.aging (optional, default {}): per filesystem aged with --age, what the
+#   aging did once for the seed (profile, seed, wall_s, bytes_written, device bytes,
+#   files, rounds, manifest_digest, snapshot method); plan.age holds the profile, and
+#   aged runs are recorded under "NAME+PROFILE" with profiles_as_run[...]["aged"].
 SCHEMA_VERSION = 2
 
 # ok: a valid sample. failed: the task did not do its job (the sequence stops).
@@ -133,6 +137,7 @@ class Session(BaseModel):
     runs: list[Run] = Field(default_factory=list)
     warnings: list[WarningRecord] = Field(default_factory=list)
     ceilings: list[CeilingSample] = Field(default_factory=list)
+    aging: dict[str, dict[str, Any]] = Field(default_factory=dict)  # per filesystem (--age)
 
     def ceiling(self, direction: str) -> float | None:
         """The best raw throughput measured for a direction, bytes/s (None: not measured)."""

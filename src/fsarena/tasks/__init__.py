@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from fsarena.errors import FsarenaError
+from fsarena.tasks.aged import AgedCat, AgedGrep, AgedLayout, AgedTar
 from fsarena.tasks.base import Check, FsState, SourceDataset, Task, TaskContext
 from fsarena.tasks.bigiso import BigisoCopyBack, BigisoCopyThere
 from fsarena.tasks.ddfile import DdDelete, DdRead, DdWriteSynced, DdWriteUnsynced
@@ -90,6 +91,11 @@ TASKS: dict[str, type[Task]] = {
         Film1Delete,
         Film2Delete,
         Powerloss,
+        # Aged filesystems (--age): the layout and the reads that expose it
+        AgedLayout,
+        AgedGrep,
+        AgedTar,
+        AgedCat,
     )
 }
 

@@ -18,6 +18,7 @@ class Mkfs(Task):
     kind = "lifecycle"
     requires = frozenset({FsState.BLANK, FsState.UNMOUNTED})
     leaves = FsState.UNMOUNTED
+    formats = True
 
     def commands(self, ctx: TaskContext) -> list[Command]:
         return [Command(ctx.profile.mkfs_argv(ctx.device))]
