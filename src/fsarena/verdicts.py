@@ -46,6 +46,8 @@ KINDS: dict[str, str] = {
     "cpu": "CPU cost",
     "synthetic": "synthetic benchmarks",
     "safety": "safety (power loss)",
+    "aged_reads": "reads of an aged tree (--age)",
+    "layout": "on-disk layout (--age)",
 }
 CPU_KIND = "cpu"  # a verdict over all timed tasks, not a task kind
 CPU_METRIC = "cpu_s"

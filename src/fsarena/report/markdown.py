@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fsarena.report import articles, prose
+from fsarena.report import aged, articles, prose
 from fsarena.report.groups import explanations, split
 from fsarena.report.powerloss import sections
 from fsarena.report.table import Comparison, comparison_line, header_lines
@@ -47,6 +47,8 @@ def render(comparison: Comparison) -> str:
     lines = (f"- {line}" for line in header_lines(comparison.session))
     groups = [line for words in explanations(comparison.session) for line in (words, "")]
     head = ["# fsarena results", "", *lines, "", *groups, *_verdicts(comparison)]
+    if line := aged.verdict(comparison.session):
+        head += [f"**Age.** {line}", ""]
     against = articles.markdown_lines(comparison.session)
     return "\n".join([*head, *body(comparison), "", *against]).rstrip() + "\n"
 
@@ -67,7 +69,7 @@ def body(comparison: Comparison, level: str = "##") -> list[str]:
             out.extend([f"Verdict: {line}", ""])
     if ceilings := prose.ceiling_rows(comparison):
         out.extend([f"{level} Device ceiling", "", *_table(prose.CEILING_HEADERS, ceilings), ""])
-    for section in sections(comparison.session):
+    for section in [*aged.sections(comparison.session), *sections(comparison.session)]:
         out.extend([f"{level} {section.title}", ""])
         if section.rows:
             out.extend([*_table(section.headers, section.rows), ""])
