@@ -165,7 +165,7 @@ def rankings(session: Session) -> list[str]:
 
 def verdict(session: Session) -> str:
     """One sentence for the verdicts: whether age changed the ranking ("" without --age)."""
-    return rankings(session)[0] if pairs(session) else ""
+    return rankings(session)[0] if len(pairs(session)) >= 2 else ""
 
 
 def _ranked_task(session: Session, task: str, both: list[tuple[str, str]]) -> bool:
@@ -230,7 +230,7 @@ def sections(session: Session) -> list[Section]:
                 "aged/fresh: ratio of geometric mean wall times; interval: Welch's t on log "
                 "times, 95 %; above 1, slower aged.",
                 f"Changed by age (interval excludes 1): {', '.join(changed) or 'none'}.",
-                *rankings(session),
+                *(rankings(session) if len(pairs(session)) >= 2 else []),
             ],
         ),
         Section(
