@@ -72,11 +72,13 @@ def data_bytes(plan: Plan) -> int:
 def space_needed(plan: Plan, source_kind: str) -> int:
     """Work-directory bytes at most: the source image, plus the largest target image.
 
-    Images are sparse and one exists at a time; the bound assumes they fill.
+    Images are sparse and one exists at a time; the bound assumes they fill. With
+    --age, each filesystem's aged snapshot is kept until the end (as big as its image).
     """
     source = source_size_bytes(data_bytes(plan)) if source_kind == "image" else 0
     images = 0 if plan.device else max(plan.image_size_for(p) for p in plan.profiles())
-    return source + images
+    snapshots = sum(plan.image_size_for(p) for p in plan.profiles()) if plan.age else 0
+    return source + images + snapshots
 
 
 def prepare(plan: Plan, kept_paths: Sequence[str], confirmation: str | None) -> Launch:

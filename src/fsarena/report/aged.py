@@ -209,6 +209,23 @@ def _aging_rows(session: Session) -> list[list[str]]:
     return rows
 
 
+def _against_ceiling(session: Session) -> list[str]:
+    """The aging's write rate as a share of fio's write ceiling measured in the same run."""
+    ceiling = session.ceiling("write")
+    rates = [
+        float(a["bytes_written"]) / float(a["wall_s"])
+        for a in session.aging.values()
+        if a.get("wall_s") and a.get("bytes_written")
+    ]
+    if ceiling is None or not rates:
+        return []
+    return [
+        f"Aging wrote at {min(rates) / ceiling:.1%}-{max(rates) / ceiling:.1%} of the device's "
+        f"write ceiling ({ceiling / 1e6:,.0f} MB/s, fio, this run): the fsyncs and small "
+        "files set its pace (bench/aging_throughput.py measures both)."
+    ]
+
+
 def sections(session: Session) -> list[Section]:
     """The aged-vs-fresh sections; none for a session run without --age."""
     if not pairs(session):
@@ -263,6 +280,10 @@ def sections(session: Session) -> list[Section]:
                 "snapshot",
             ],
             _aging_rows(session),
-            [f"Profile: {age.get('name', '?')}: {age.get('source', '')}", f"Result: {same}."],
+            [
+                f"Profile: {age.get('name', '?')}: {age.get('source', '')}",
+                f"Result: {same}.",
+                *_against_ceiling(session),
+            ],
         ),
     ]
