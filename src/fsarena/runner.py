@@ -369,12 +369,13 @@ class Runner:
     def _remove_snapshots(self) -> None:
         for profile in self.plan.profiles() if self.plan.age is not None else ():
             path = self._snapshot_path(profile)
-            self.undo(f"remove the aged snapshot {path}", partial(_unlink, path))
+            self.undo(f"remove the aged snapshot {path}", partial(self.executor.remove_path, path))
 
     def _age(self, sequence: _Sequence, label: str, snapshot: str) -> bool:
         """Age the filesystem once and snapshot it; False (runs recorded) if that failed."""
         ctx = sequence.ctx
         self.on_event(Event("setup", f"aging {ctx.profile.name} ({label})"))
+        self.executor.track("image", snapshot)  # `fsarena cleanup` removes it after a crash
         try:
             record = sequence.age(snapshot)
         except (FsarenaError, OSError) as exc:
@@ -588,11 +589,6 @@ class _Sequence:
             self.ctx.executor.call(("umount", self.ctx.mountpoint))
             self.state = FsState.UNMOUNTED
         self.runner.executor.untrack("mount", self.ctx.mountpoint)
-
-
-def _unlink(path: str) -> None:
-    if os.path.exists(path):
-        os.unlink(path)
 
 
 def finished_sequences(session: Session, tasks: list[str]) -> set[tuple[str, int]]:

@@ -25,6 +25,7 @@ class LoopTarget:
             executor.create_image(self.image, self.size_bytes)
         else:
             executor.make_dir(str(Path(self.image).parent))
+            executor.track("image", self.image)  # `fsarena cleanup` removes it after a crash
             copy_image(self.restore_from, self.image)
         try:
             self.device = executor.attach_loop(self.image)
