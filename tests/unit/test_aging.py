@@ -177,3 +177,22 @@ def test_a_session_without_age_has_no_aged_section() -> None:
     session = _aged_session(flip=False)
     session.profiles_as_run = {k: v for k, v in session.profiles_as_run.items() if "+" not in k}
     assert aged.sections(session) == [] and aged.verdict(session) == ""
+
+
+def test_a_suite_may_age_by_name_or_table_and_a_typo_is_named(tmp_path: Path) -> None:
+    base = 'name = "s"\nfilesystems = ["ext4"]\ntasks = ["mkfs", "mount", "umount"]\n'
+    by_name = tmp_path / "a.toml"
+    by_name.write_text(base + 'age = "fill-50"\n')
+    plan = make_plan(str(by_name), None, 1, 0.02, 1, "/tmp/w")
+    assert plan.age is not None and plan.age.fullness == 0.5
+    assert plan.tasks == ["mkfs", "mount", *AGED, "umount"]
+    table = tmp_path / "b.toml"
+    table.write_text(base + '[age]\nname = "mine"\nsource = "me"\nfullness = 0.4\n')
+    assert make_plan(str(table), None, 1, 0.02, 1, "/tmp/w").sequences() == ["ext4", "ext4+mine"]
+    typo = tmp_path / "c.toml"
+    typo.write_text(base + 'age = "chrun"\n')
+    with pytest.raises(FsarenaError, match="unknown aging profile 'chrun'"):
+        make_plan(str(typo), None, 1, 0.02, 1, "/tmp/w")
+
+
+AGED = ["aged_layout", "aged_grep", "aged_tar", "aged_cat"]
