@@ -180,7 +180,7 @@ def _list_filesystems() -> None:
 PLAN_OPTIONS = (
     "suite", "fs_list", "repetitions", "scale", "seed", "workdir", "source",
     "task_timeout", "image_size", "device", "output", "target_ci", "max_repetitions",
-    "time_budget", "machine", "quick", "warmup",
+    "time_budget", "machine", "quick", "warmup", "age",
 )  # fmt: skip
 
 
@@ -223,6 +223,7 @@ def _new_or_resumed(ctx: click.Context, opts: dict[str, Any]) -> tuple[Plan, Pat
             device=opts["device"],
             machine=opts["machine"],
             **_repetition_mode(opts),
+            age=opts["age"],
         )
     )
     require_proportional(plan)
@@ -350,6 +351,13 @@ def _with_drivers(plan: Plan) -> Plan:
     "(`fsarena list machines`), a [machines.NAME] of the suite, or a .toml file.",
 )
 @click.option(
+    "--age",
+    default=None,
+    metavar="PROFILE",
+    help="Also run every filesystem aged: fill, fill-50, fill-95, churn, or a .toml "
+    "profile (see README: aged filesystems); reported beside the fresh ones.",
+)
+@click.option(
     "--image-size",
     default=None,
     help="Size of each loop image, e.g. 300M (default: room for the datasets); "
@@ -405,6 +413,10 @@ def run(ctx: click.Context, /, **opts: Any) -> None:
         click.echo(f"fsarena: this run: {_announce(plan)}", err=True)
         click.echo(f"fsarena: time: {estimate(plan, Path(opts['results_dir']))}", err=True)
     session = _session_for(launch, path, recorded)
+    if not opts["quiet"]:
+        from fsarena.launch import estimate
+
+        click.echo(f"fsarena: time: {estimate(plan, Path(opts['results_dir']))}", err=True)
     _execute(launch, session, path, opts["quiet"])
     click.echo(render(session, opts["fmt"]), nl=False)
     click.echo(f"\nsession saved: {path}", err=True)

@@ -81,6 +81,10 @@ class FilesystemProfile:
     guest: str = ""  # the guest kernel that runs it, when driver == "guest"
     base: str = ""  # the profile this variant was made from ("" for a base profile)
     never: str = ""  # why no driver can ever run it here (e.g. never merged into Linux)
+    # Free-space fragmentation: a read-only tool on the device ("{device}") and, per value,
+    # a regex whose group 1 is that number in its output; empty: no tool known.
+    freespace: tuple[str, ...] = ()
+    freespace_patterns: tuple[tuple[str, str], ...] = ()  # ("free_extents", regex), ...
 
     @property
     def mkfs_tool(self) -> str:
@@ -141,6 +145,17 @@ class FilesystemProfile:
 EXT4_MODULES = ("crc32c_generic", "ext4")
 
 E2FSCK = ("e2fsck", "-f", "-n", "{device}")
+# Free extents and free blocks of ext2/3/4 (e2freefrag) and xfs (xfs_db's freesp summary).
+E2FREEFRAG = ("e2freefrag", "{device}")
+E2FREEFRAG_PATTERNS = (
+    ("free_extents", r"Num\. free extent:\s*(\d+)"),
+    ("free_blocks", r"Free blocks:\s*(\d+)"),
+)
+XFS_FREESP = ("xfs_db", "-r", "-c", "freesp -s", "{device}")
+XFS_FREESP_PATTERNS = (
+    ("free_extents", r"total free extents\s+(\d+)"),
+    ("free_blocks", r"total free blocks\s+(\d+)"),
+)
 EXT4_MKFS = (
     "mkfs.ext4", "-F", "-q", "-E", "lazy_itable_init=0,lazy_journal_init=0", "{device}"
 )  # fmt: skip
@@ -156,6 +171,8 @@ PROFILES: dict[str, FilesystemProfile] = {
             ("mkfs.ext2", "-F", "-q", "{device}"),
             packages=("e2fsprogs",),
             fsck=E2FSCK,
+            freespace=E2FREEFRAG,
+            freespace_patterns=E2FREEFRAG_PATTERNS,
             guest_modules=EXT4_MODULES,  # Debian's kernel mounts ext2 with the ext4 driver
         ),
         FilesystemProfile(
@@ -164,6 +181,8 @@ PROFILES: dict[str, FilesystemProfile] = {
             ("mkfs.ext3", "-F", "-q", "{device}"),
             packages=("e2fsprogs",),
             fsck=E2FSCK,
+            freespace=E2FREEFRAG,
+            freespace_patterns=E2FREEFRAG_PATTERNS,
             guest_modules=EXT4_MODULES,  # guest kernels mount ext3 with the ext4 driver
         ),
         FilesystemProfile(
@@ -172,6 +191,8 @@ PROFILES: dict[str, FilesystemProfile] = {
             EXT4_MKFS,
             packages=("e2fsprogs",),
             fsck=E2FSCK,
+            freespace=E2FREEFRAG,
+            freespace_patterns=E2FREEFRAG_PATTERNS,
             guest_modules=EXT4_MODULES,
             notes=(
                 "inode tables and journal initialised at mkfs time: with the default lazy "
@@ -188,6 +209,8 @@ PROFILES: dict[str, FilesystemProfile] = {
             guest_modules=("crc32c_generic", "xfs"),
             min_size_bytes=300 * MIB,  # xfsprogs >= 5.19 refuses smaller filesystems
             fsck=("xfs_repair", "-n", "{device}"),
+            freespace=XFS_FREESP,
+            freespace_patterns=XFS_FREESP_PATTERNS,
         ),
         FilesystemProfile(
             "btrfs",

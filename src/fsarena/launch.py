@@ -22,7 +22,7 @@ from types import FrameType
 from fsarena.drivers import choose
 from fsarena.errors import FsarenaError
 from fsarena.guest.kernels import GUESTS
-from fsarena.plan import Plan
+from fsarena.plan import AGED_TASKS, Plan
 from fsarena.results import Session, load
 from fsarena.runner import MIN_ROUNDS, shuffled_orders, source_bytes
 from fsarena.system import CheckResult, existing_parent, preflight
@@ -72,11 +72,13 @@ def data_bytes(plan: Plan) -> int:
 def space_needed(plan: Plan, source_kind: str) -> int:
     """Work-directory bytes at most: the source image, plus the largest target image.
 
-    Images are sparse and one exists at a time; the bound assumes they fill.
+    Images are sparse and one exists at a time; the bound assumes they fill. With
+    --age, each filesystem's aged snapshot is kept until the end (as big as its image).
     """
     source = source_size_bytes(data_bytes(plan)) if source_kind == "image" else 0
     images = 0 if plan.device else max(plan.image_size_for(p) for p in plan.profiles())
-    return source + images
+    snapshots = sum(plan.image_size_for(p) for p in plan.profiles()) if plan.age else 0
+    return source + images + snapshots
 
 
 def prepare(plan: Plan, kept_paths: Sequence[str], confirmation: str | None) -> Launch:
@@ -208,9 +210,9 @@ def workdir_lock(workdir: str) -> Iterator[None]:
 def describe(launch: Launch, results_dir: Path) -> list[str]:
     """The complete plan as lines of text; nothing is touched."""
     plan = launch.plan
-    n_seq = len(plan.filesystems) * plan.repetitions
+    n_seq = len(plan.sequences()) * plan.repetitions
     lines = [
-        f"plan: suite {plan.suite}, {len(plan.filesystems)} filesystems x {len(plan.tasks)} tasks "
+        f"plan: suite {plan.suite}, {len(plan.sequences())} filesystems x {len(plan.tasks)} tasks "
         f"x {plan.repetitions} repetitions = {n_seq} sequences, seed {plan.seed}",
         f"tasks, in order: {', '.join(plan.tasks)}",
     ]
@@ -232,7 +234,14 @@ def describe(launch: Launch, results_dir: Path) -> list[str]:
         lines.append(f"  {profile.name}{size}: {' '.join(profile.mkfs_argv(device))}")
         mount = profile.mount_argv(device, f"{plan.workdir}/mnt/{profile.name}")
         lines.append(f"    then {' '.join(mount)}")
-    orders = shuffled_orders(plan.filesystems, plan.repetitions, plan.seed)
+    if plan.age is not None:
+        lines.append(f"aging: {plan.age.describe()}")
+        lines.append(
+            f"  each filesystem is aged once (seed {plan.seed}), snapshotted, and restored for "
+            f"every aged repetition, recorded as NAME+{plan.age.name}; tasks that make a "
+            "filesystem (mkfs) are skipped on it"
+        )
+    orders = shuffled_orders(plan.sequences(), plan.repetitions, plan.seed)
     more = ", then more rounds while any task is less precise" if plan.target_ci_pct else ""
     lines.append("order: " + "; ".join(", ".join(o) for o in orders) + more)
     for name, spec in plan.dataset_specs().items():
@@ -315,8 +324,9 @@ def estimate(plan: Plan, results_dir: Path) -> str:
             continue
         ratio = plan.scale / float(earlier.plan["scale"])
         rounds = plan.repetitions + plan.warmup_rounds
-        sequences = len(plan.filesystems) * rounds
-        total_s = sum(means[t] for t in known) * ratio * sequences
+        sequences = len(plan.sequences()) * rounds
+        ratios = {t: _tree_ratio(plan, earlier) if t in AGED_TASKS else ratio for t in known}
+        total_s = sum(means[t] * ratios[t] for t in known) * sequences
         missing = [t for t in plan.tasks if t not in means and TASKS[t].timed]
         gaps = f"; no times for {', '.join(missing)}" if missing else ""
         more = (
@@ -331,5 +341,37 @@ def estimate(plan: Plan, results_dir: Path) -> str:
             f"from {path.name} "
             f"(scale {earlier.plan['scale']}, times scaled linearly to {plan.scale}; "
             f"dataset generation, caches and setup not included{gaps})"
+            + _aging_estimate(plan, paths)
         )
     return f"no estimate: no earlier session in {results_dir} ran these tasks"
+
+
+def _tree_ratio(plan: Plan, earlier: Session) -> float:
+    """The aged tree's size here over its size in the earlier session (it reads it whole)."""
+    sizes = [float(a["live_bytes"]) for a in earlier.aging.values() if "live_bytes" in a]
+    if plan.age is None or not sizes:
+        return 1.0
+    tree = plan.age.fullness * max(plan.image_size_for(p) for p in plan.profiles())
+    return tree / fmean(sizes)
+
+
+def _aging_estimate(plan: Plan, paths: list[Path]) -> str:
+    """Time the aging will take, at the aging throughput of the newest session that aged."""
+    if plan.age is None:
+        return ""
+    for path in paths[:20]:
+        try:
+            rates = [a["bytes_written_per_s"] for a in load(path).aging.values()]
+        except (FsarenaError, KeyError):
+            continue
+        rates = [r for r in rates if r]
+        if rates:
+            per_fs = sum(
+                (plan.age.fullness + plan.age.written_factor) * plan.image_size_for(p)
+                for p in plan.profiles()
+            )
+            return (
+                f"; plus about {_duration(per_fs / fmean(rates))} of aging at "
+                f"{fmean(rates) / 1e6:,.0f} MB/s (measured in {path.name})"
+            )
+    return "; aging time unknown: no earlier session aged a filesystem"

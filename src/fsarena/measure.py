@@ -194,6 +194,13 @@ METRICS: dict[str, Metric] = {
         Metric("working_set_bytes", "working set", "MB", "higher", scale=1e-6),
         Metric("page_cache_limit_bytes", "page cache allowed", "MB", "lower", scale=1e-6),
         Metric("fits_page_cache", "fits in page cache (1: yes)", "", "lower"),
+        # Layout of an aged tree (fsarena.aging.layout): FIEMAP extents, the static layout
+        # score after Conway et al. (1 = one sequential run), free-space fragmentation.
+        Metric("extents_per_file", "extents per file", "", "lower"),
+        Metric("fragmented_files_pct", "fragmented files", "%", "lower"),
+        Metric("layout_score", "layout score", "", "higher"),
+        Metric("free_extents", "free extents", "", "lower"),
+        Metric("free_extent_mean_bytes", "mean free extent", "MiB", "higher", scale=1 / 2**20),
     )
 }
 

@@ -24,6 +24,7 @@ from pydantic import (
 )
 
 from fsarena import catalog
+from fsarena.aging.profiles import AgeProfile, resolve_age
 from fsarena.datasets import DatasetSpec
 from fsarena.errors import FsarenaError
 from fsarena.filesystems import (
@@ -40,6 +41,7 @@ from fsarena.tasks import TASKS
 DEFAULT_WORKDIR = "/var/tmp/fsarena"
 DEFAULT_SUITE = "article-a-2006"
 DEFAULT_MAX_REPETITIONS = 10
+AGED_MARK = "+"  # "ext4+churn": ext4 aged with the churn profile
 MIB = 1 << 20
 
 # Datasets the tasks may ask for, by name, at scale 1 (the articles' sizes).
@@ -99,6 +101,16 @@ class Suite(BaseModel):
     repetitions: int = Field(default=3, ge=1, le=1000)
     scale: float = Field(default=1.0, gt=0, le=100)
     machines: dict[str, MachineProfile] = Field(default_factory=dict)  # for --machine NAME
+    # Aging before the tasks (fsarena.aging): a built-in profile's name, a .toml file's
+    # path, or a table with a profile's keys; --age overrides it.
+    age: str | dict[str, Any] | None = None
+
+    @field_validator("age")
+    @classmethod
+    def _known_age(cls, value: str | dict[str, Any] | None) -> str | dict[str, Any] | None:
+        if value is not None:
+            resolve_age(value)
+        return value
 
     @field_validator("machines")
     @classmethod
@@ -264,6 +276,17 @@ class Plan(BaseModel):
     # warm-up): the first round here pays cold host caches and first-use stalls.
     warmup_rounds: int = Field(default=0, ge=0, le=1)
     machine: MachineProfile | None = None  # an emulated machine's limits (machines/)
+    # Aging (--age): each filesystem also runs aged, as "NAME+PROFILE" (see fsarena.aging).
+    age: AgeProfile | None = None
+
+    @model_validator(mode="after")
+    def _age_on_loops(self) -> Plan:
+        if self.age is not None and self.device is not None:
+            raise ValueError(
+                "--age snapshots and restores loop images; with --device it is not supported "
+                "yet: drop one of them"
+            )
+        return self
 
     @model_validator(mode="after")
     def _machine_on_loops(self) -> Plan:
@@ -308,8 +331,22 @@ class Plan(BaseModel):
         return profile_table(self.variants)
 
     def profile(self, name: str) -> FilesystemProfile:
-        """A filesystem of the plan, through the driver its name says ("jfs@uml")."""
-        return profile_for(name, self.table())
+        """A filesystem of the plan, through the driver its name says ("jfs@uml");
+        an aged one ("ext4+churn") is its filesystem's profile."""
+        return profile_for(self.fresh_name(name), self.table())
+
+    def aged_name(self, filesystem: str) -> str:
+        """What an aged filesystem's runs are recorded as: "ext4+churn"."""
+        assert self.age is not None
+        return f"{filesystem}{AGED_MARK}{self.age.name}"
+
+    def fresh_name(self, name: str) -> str:
+        return name.partition(AGED_MARK)[0] if self.age is not None else name
+
+    def sequences(self) -> list[str]:
+        """Every filesystem, then (with --age) every filesystem aged."""
+        aged = [self.aged_name(f) for f in self.filesystems] if self.age is not None else []
+        return [*self.filesystems, *aged]
 
     def profiles(self) -> list[FilesystemProfile]:
         table = self.table()
@@ -329,6 +366,15 @@ class Plan(BaseModel):
         if self.image_size_bytes is not None:
             # Never below what mkfs accepts: a smaller image could only fail mkfs.
             return max(self.image_size_bytes, profile.min_size_bytes)
+        need = self._tasks_need_bytes(profile)
+        if self.age is None:
+            return need
+        # Aged or fresh, the same image: the aged tree takes `fullness` of it and the
+        # tasks get the free space they would have on an empty image of their own.
+        size = int(need / (1 - self.age.fullness))
+        return (size + MIB - 1) // MIB * MIB
+
+    def _tasks_need_bytes(self, profile: FilesystemProfile) -> int:
         specs = self.dataset_specs().values()
         largest = max((s.total_bytes for s in specs), default=0)
         files = sum(n if isinstance(n := getattr(s, "files", 1), int) else 1 for s in specs)
@@ -357,11 +403,13 @@ def make_plan(
     chosen = resolve(filesystems if filesystems is not None else names, table)
     if isinstance(extra.get("machine"), str):
         extra["machine"] = resolve_machine(extra["machine"], suite.machines)
+    age = extra.pop("age", None) or suite.age
+    extra["age"] = resolve_age(age) if age is not None else None
     try:
         return Plan(
             suite=suite.name,
             filesystems=[p.name for p in chosen],
-            tasks=list(suite.tasks),
+            tasks=with_aged_tasks(list(suite.tasks)) if age is not None else list(suite.tasks),
             variants={p.name: suite.variants[p.name] for p in chosen if p.name in suite.variants},
             datasets=dict(suite.datasets),
             repetitions=repetitions if repetitions is not None else suite.repetitions,
@@ -404,6 +452,17 @@ def _option_message(exc: ValidationError) -> str:
             msg = f"{FLAGS[field]} {typed}: {msg[:1].lower()}{msg[1:]}"
         problems.append(msg)
     return "; ".join(problems)
+
+
+AGED_TASKS = ("aged_layout", "aged_grep", "aged_tar", "aged_cat")
+
+
+def with_aged_tasks(tasks: list[str]) -> list[str]:
+    """The suite's tasks and the aged-tree tasks, before a final umount (which must stay last)."""
+    added = [t for t in AGED_TASKS if t not in tasks]
+    if tasks and tasks[-1] == "umount":
+        return [*tasks[:-1], *added, "umount"]
+    return [*tasks, *added]
 
 
 def _fresh_seed() -> int:

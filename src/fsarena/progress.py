@@ -50,7 +50,7 @@ class RunProgress:
         if mode == "auto":
             mode = "bar" if self._console.is_terminal else "lines"
         self._mode = mode
-        self._per_round = len(plan.tasks) * len(plan.filesystems)
+        self._per_round = len(plan.tasks) * len(plan.sequences())
         self._rounds = plan.repetitions
         self._bar: tuple[Progress, TaskID] | None = None
 

@@ -66,6 +66,10 @@ from fsarena.measure import Measurement, metric_value
 #   the timed tasks within it, and of the whole run (fsarena's own share of the time).
 #   CeilingSample.kind: "full" (fio write/read, once per session) or "drift" (one
 #   short write per later round). plan.warmup_rounds, plan.decisive.
+#   Session.aging (optional, default {}): per filesystem aged with --age, what the
+#   aging did once for the seed (profile, seed, wall_s, bytes_written, device bytes,
+#   files, rounds, manifest_digest, snapshot method); plan.age holds the profile, and
+#   aged runs are recorded under "NAME+PROFILE" with profiles_as_run[...]["aged"].
 SCHEMA_VERSION = 3
 
 # Metrics whose stored values are wrong in sessions older than a version: kept in the
@@ -216,6 +220,7 @@ class Session(BaseModel):
         for metric in sorted(stale):
             self.warn(f"{metric}_unavailable", UNAVAILABLE_BEFORE[metric][1])
         return self
+    aging: dict[str, dict[str, Any]] = Field(default_factory=dict)  # per filesystem (--age)
 
     def ceiling(self, direction: str) -> float | None:
         """The best raw throughput measured for a direction, bytes/s (None: not measured)."""

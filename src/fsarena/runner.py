@@ -34,16 +34,20 @@ from __future__ import annotations
 
 import datetime as dt
 import itertools
+import os
 import random
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from fsarena import __version__
 from fsarena.adaptive import imprecise, undecided, undecided_message, unstable_message
+from fsarena.aging.phase import age_mounted, snapshot
+from fsarena.aging.workload import AgingPlan
 from fsarena.ceiling import TOLERANCE, ceiling_bytes, measure_ceiling
 from fsarena.datasets import DatasetSpec, Manifest
 from fsarena.errors import FsarenaError
@@ -57,6 +61,7 @@ from fsarena.realistic import histogram
 from fsarena.results import CheckRecord, Run, RunStatus, Session, save
 from fsarena.targets import (
     GuestSourceDisk,
+    LoopTarget,
     Source,
     ceiling_target,
     make_target,
@@ -118,6 +123,7 @@ class Runner:
         started = self._started = self.clock()
         try:
             with ExitStack() as stack:
+                stack.callback(self._remove_snapshots)
                 datasets = self._prepare_source(stack)
                 self.session.timing["setup_s"] = self.clock() - started
                 if self.plan.warmup_rounds and not self.session.warmup:
@@ -151,7 +157,7 @@ class Runner:
 
     def _planned(self) -> int:
         reps = max(self.plan.repetitions, len(self.session.order))
-        return len(self.plan.filesystems) * len(self.plan.tasks) * reps
+        return len(self.plan.sequences()) * len(self.plan.tasks) * reps
 
     def _round(
         self,
@@ -169,7 +175,7 @@ class Runner:
         runs_before = len(self._runs(warmup))
         self._measure_ceiling(repetition)
         for name in todo:
-            self._run_sequence(self.plan.profile(name), repetition, datasets, warmup)
+            self._run_sequence(name, repetition, datasets, warmup)
         timed = sum(r.timed_s for r in self._runs(warmup)[runs_before:])
         self.session.timing.setdefault("rounds", []).append(
             {
@@ -191,7 +197,7 @@ class Runner:
         A decisive run's budget bounds the whole run: past MIN_ROUNDS (the fewest
         with an interval) it cuts even the plan's repetitions short.
         """
-        orders = order_stream(self.plan.filesystems, self.plan.seed)
+        orders = order_stream(self.plan.sequences(), self.plan.seed)
         for repetition in itertools.count(1):
             done = repetition - 1
             if repetition > self.plan.repetitions and not self._want_more(done):
@@ -369,33 +375,41 @@ class Runner:
 
     def _run_sequence(
         self,
-        profile: FilesystemProfile,
+        label: str,
         repetition: int,
         datasets: dict[str, SourceDataset],
         warmup: bool = False,
     ) -> None:
+        profile = self.plan.profile(label)
+        aged = label != profile.name
         what = "warm-up" if warmup else f"repetition {repetition}"
-        self.on_event(Event("sequence", f"{what}: {profile.name}"))
+        self.on_event(Event("sequence", f"{what}: {label}"))
         # An unfinished earlier attempt (a resumed session) is redone whole.
-        key = (profile.name, repetition)
+        key = (label, repetition)
         kept = [r for r in self._runs(warmup) if (r.filesystem, r.repetition) != key]
         self._runs(warmup)[:] = kept
         if profile.name in self.unavailable:
             self._record_all(
-                profile,
+                label,
                 repetition,
                 f"filesystem unavailable: {self.unavailable[profile.name]}",
                 "skipped",
             )
             return
-        target = make_target(self.plan, profile, repetition, self._guest_source)
-        mountpoint = self._workdir("mnt", profile.name)
+        if aged and profile.driver == "guest":
+            why = "aging inside a guest kernel is not implemented yet; aged only on the host"
+            self._record_all(label, repetition, why, "skipped")
+            return
+        snapshot = self._snapshot_path(profile) if aged else None
+        restore = snapshot if snapshot and os.path.exists(snapshot) else None
+        target = make_target(self.plan, profile, repetition, self._guest_source, restore, label)
+        mountpoint = self._workdir("mnt", label)
         with ExitStack() as stack:
             stack.callback(self.undo, "release the target", lambda: target.teardown(self.executor))
             try:
                 device = target.setup(self.executor)
             except FsarenaError as exc:
-                self._record_all(profile, repetition, f"target setup failed: {exc}", "failed")
+                self._record_all(label, repetition, f"target setup failed: {exc}", "failed")
                 return
             # A guest driver's sequence runs inside the guest, through its executor.
             executor = sequence_executor(target, self.executor)
@@ -407,16 +421,61 @@ class Runner:
                 datasets=datasets,
                 executor=executor,
                 artifacts_dir=str(self.session_path.with_suffix("")) + "-files",
+                aging=self._aging_plan(profile),
             )
             executor.make_dir(ctx.scratch)
-            sequence = _Sequence(self, ctx, repetition, warmup=warmup)
+            image = target.image if isinstance(target, LoopTarget) else ""
+            sequence = _Sequence(
+                self, ctx, repetition, warmup=warmup, label=label, aged=aged, image=image
+            )
             self.executor.track("mount", mountpoint)
             stack.callback(self.undo, f"unmount {mountpoint}", sequence.unmount)
+            if restore is not None:
+                sequence.state = FsState.UNMOUNTED  # the aged filesystem, as snapshotted
+            elif snapshot is not None and not self._age(sequence, label, snapshot):
+                return
             sequence.run_all()
 
-    def _record_all(
-        self, profile: FilesystemProfile, repetition: int, why: str, status: RunStatus
-    ) -> None:
+    def _aging_plan(self, profile: FilesystemProfile) -> AgingPlan | None:
+        age = self.plan.age
+        if age is None:
+            return None
+        return AgingPlan(age, self.plan.image_size_for(profile), self.plan.seed)
+
+    def _snapshot_path(self, profile: FilesystemProfile) -> str:
+        return self._workdir("images", f"{profile.name}-aged-s{self.plan.seed}.snapshot")
+
+    def _remove_snapshots(self) -> None:
+        for profile in self.plan.profiles() if self.plan.age is not None else ():
+            path = self._snapshot_path(profile)
+            self.undo(f"remove the aged snapshot {path}", partial(self.executor.remove_path, path))
+
+    def _age(self, sequence: _Sequence, label: str, snapshot: str) -> bool:
+        """Age the filesystem once and snapshot it; False (runs recorded) if that failed."""
+        ctx = sequence.ctx
+        self.on_event(Event("setup", f"aging {ctx.profile.name} ({label})"))
+        self.executor.track("image", snapshot)  # `fsarena cleanup` removes it after a crash
+        try:
+            record = sequence.age(snapshot)
+        except (FsarenaError, OSError) as exc:
+            self._record_all(label, sequence.repetition, f"aging failed: {exc}", "failed")
+            return False
+        self.session.aging[ctx.profile.name] = record
+        if record["stopped_by"] == "time":
+            self.session.warn(
+                "aging",
+                f"{ctx.profile.name}: churn stopped at its time cap after "
+                f"{record['bytes_written'] / 1e9:.1f} GB, so its file set differs from the "
+                "fresh copy's: raise time_cap_s or lower written_factor",
+            )
+        self._save()
+        rate = record["bytes_written"] / max(record["wall_s"], 1e-9) / 1e6
+        self.on_event(
+            Event("setup", f"aged {ctx.profile.name}: {record['wall_s']:.0f} s, {rate:,.0f} MB/s")
+        )
+        return True
+
+    def _record_all(self, label: str, repetition: int, why: str, status: RunStatus) -> None:
         """A sequence that could not start: its first task carries the reason, the rest follow."""
         code, reason = explain(why)
         # The reason once, on the first task; the others point at it, as the runs
@@ -426,7 +485,7 @@ class Runner:
             error = reason if i == 0 else pointer
             self.record(
                 Run(
-                    filesystem=profile.name,
+                    filesystem=label,
                     task=name,
                     repetition=repetition,
                     started_at=now(),
@@ -477,11 +536,18 @@ class _Sequence:
     repetition: int
     state: FsState = FsState.BLANK
     warmup: bool = False
+    label: str = ""  # what its runs are recorded as ("ext4+churn" when aged)
+    aged: bool = False
+    image: str = ""  # the loop image file, if the target is one (aging snapshots it)
 
     def run_all(self) -> None:
         stopped_by = ""
         for name in self.runner.plan.tasks:
             task = get_task(name)
+            if self.aged and task.formats:
+                why = "not applicable: an aged filesystem is restored from its snapshot, never made"
+                self._record(task, "skipped", _Outcome(error=why), now())
+                continue
             if stopped_by:
                 skipped = _Outcome(error=f"not run: {stopped_by} failed earlier")
                 self._record(task, "skipped", skipped, now())
@@ -495,7 +561,7 @@ class _Sequence:
             code = "unsupported"  # not a failure: this filesystem cannot run the task
         self.runner.record(
             Run(
-                filesystem=self.ctx.profile.name,
+                filesystem=self.label or self.ctx.profile.name,
                 task=task.name,
                 repetition=self.repetition,
                 started_at=started,
@@ -627,6 +693,16 @@ class _Sequence:
         if self.state not in wanted:
             raise FsarenaError(f"cannot bring the filesystem to {sorted(s.value for s in wanted)}")
 
+    def age(self, snapshot_path: str) -> dict[str, Any]:
+        """mkfs, mount, age, umount, snapshot: the aged filesystem every repetition restores."""
+        assert self.ctx.aging is not None
+        self._reach(frozenset({FsState.MOUNTED}))
+        record = age_mounted(self.ctx, self.ctx.aging)
+        self._reach(frozenset({FsState.UNMOUNTED}))
+        if not self.image:
+            raise FsarenaError("aging needs a loop image to snapshot")
+        return {**record, **snapshot(self.image, snapshot_path)}
+
     def unmount(self) -> None:
         """Teardown: unmount whatever this sequence left mounted."""
         if self.state is FsState.MOUNTED or self.ctx.executor.is_mounted(self.ctx.mountpoint):
@@ -682,7 +758,26 @@ def new_session(plan: Plan, host: dict[str, object], tool_versions: dict[str, st
             },
         },
         profiles_as_run={
-            p.name: {**p.to_dict(), "image_size_bytes": plan.image_size_for(p)}
-            for p in plan.profiles()
+            **{
+                p.name: {**p.to_dict(), "image_size_bytes": plan.image_size_for(p)}
+                for p in plan.profiles()
+            },
+            **aged_profiles(plan),
         },
     )
+
+
+def aged_profiles(plan: Plan) -> dict[str, dict[str, Any]]:
+    """profiles_as_run of the aged filesystems: their own group, their fresh twin named."""
+    if plan.age is None:
+        return {}
+    return {
+        plan.aged_name(p.name): {
+            **p.to_dict(),
+            "image_size_bytes": plan.image_size_for(p),
+            "aged": plan.age.name,
+            "fresh": p.name,
+            "group": f"aged:{p.group}",
+        }
+        for p in plan.profiles()
+    }

@@ -50,6 +50,8 @@ KINDS: dict[str, str] = {
     "small_synced_files": "small synced files",
     "file_serving": "file serving",
     "random_io": "random I/O",
+    "aged_reads": "reads of an aged tree (--age)",
+    "layout": "on-disk layout (--age)",
 }
 CPU_KIND = "cpu"  # a verdict over all timed tasks, not a task kind
 CPU_METRIC = "cpu_s"

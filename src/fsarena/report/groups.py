@@ -42,6 +42,15 @@ _WORDS = {
         "repetition: 1 means as fast as {reference}, 2 twice as long (for counts and bytes, "
         "twice as many). They are never ranked against the host's absolute numbers.{verdicts}",
     ),
+    "aged": (
+        "Aged filesystems ({guest} drivers)",
+        "The same filesystems after aging (--age), restored from one snapshot per repetition: "
+        "compare them with each other here, and with their fresh selves in the aged section.",
+        "Filesystems named NAME+PROFILE ran aged (--age): aged once per seed, snapshotted, and "
+        "restored for every repetition. They are ranked among themselves, never against the "
+        "fresh filesystems; the aged-beside-fresh section gives each one's ratio to its fresh "
+        "self.{verdicts}",
+    ),
 }
 
 

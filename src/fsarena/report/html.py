@@ -16,7 +16,7 @@ import jinja2
 
 from fsarena.measure import METRICS
 from fsarena.phrases import describe, metric_word
-from fsarena.report import articles, charts, outcome, prose
+from fsarena.report import aged, articles, charts, outcome, prose
 from fsarena.report.groups import explanations, unranked_sections
 from fsarena.report.machine import machine_rows
 from fsarena.report.scope import verdict_scope
@@ -66,6 +66,8 @@ def bundle(comparison: Comparison, asset_dir: str | None) -> tuple[str, list[cha
         "tasks": [task_context(comparison, t, by_name) for t in comparison.tables],
         "driver_notes": explanations(full.session),
         "driver_groups": unranked_sections(full),
+        "aged": aged.sections(full.session),
+        "aged_verdict": aged.verdict(full.session),
         "overview": [c for c in drawn if c.name.split("-")[0] in ("cpu", "device", "space")],
         "ceiling_headers": prose.CEILING_HEADERS,
         "ceilings": prose.ceiling_rows(comparison),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fsarena.report import articles, outcome, prose
+from fsarena.report import aged, articles, outcome, prose
 from fsarena.report.groups import explanations, split
 from fsarena.report.powerloss import sections
 from fsarena.report.table import Comparison, comparison_line, header_lines
@@ -49,6 +49,8 @@ def render(comparison: Comparison) -> str:
     told = [f"> {_escape(line)}  " for line in outcome.lines(comparison.session)]
     head = ["# fsarena results", "", *told, *([""] if told else []), *lines, ""]
     head += [*groups, *_verdicts(comparison)]
+    if line := aged.verdict(comparison.session):
+        head += [f"**Age.** {line}", ""]
     against = articles.markdown_lines(comparison.session)
     return "\n".join([*head, *body(comparison), "", *against]).rstrip() + "\n"
 
@@ -69,7 +71,7 @@ def body(comparison: Comparison, level: str = "##") -> list[str]:
             out.extend([f"Verdict: {line}", ""])
     if ceilings := prose.ceiling_rows(comparison):
         out.extend([f"{level} Device ceiling", "", *_table(prose.CEILING_HEADERS, ceilings), ""])
-    for section in sections(comparison.session):
+    for section in [*aged.sections(comparison.session), *sections(comparison.session)]:
         out.extend([f"{level} {section.title}", ""])
         if section.rows:
             out.extend([*_table(section.headers, section.rows), ""])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import textwrap
 
-from fsarena.report import articles, outcome, prose
+from fsarena.report import aged, articles, outcome, prose
 from fsarena.report.groups import explanations, split
 from fsarena.report.powerloss import sections
 from fsarena.report.table import Comparison, comparison_line, header_lines
@@ -65,6 +65,8 @@ def render(comparison: Comparison) -> str:
     head = ["fsarena results", *told, *([""] if told else []), *header_lines(comparison.session)]
     head += ["", *groups]
     head += _verdicts(comparison)
+    if line := aged.verdict(comparison.session):
+        head += [*_wrap(f"Age: {line} See 'Aged ... beside fresh' below.", ""), ""]
     against = articles.text_lines(comparison.session)
     return "\n".join([*head, *body(comparison), "", *against]).rstrip() + "\n"
 
@@ -87,7 +89,7 @@ def body(comparison: Comparison) -> list[str]:
         out.append("")
     if ceilings := prose.ceiling_rows(comparison):
         out.extend(["DEVICE CEILING", *_layout(prose.CEILING_HEADERS, ceilings), ""])
-    for section in sections(comparison.session):
+    for section in [*aged.sections(comparison.session), *sections(comparison.session)]:
         out.append(section.title)
         if section.rows:
             out.extend(_layout(section.headers, section.rows))

@@ -33,17 +33,20 @@ def make_target(
     profile: FilesystemProfile,
     repetition: int,
     guest_source: GuestSourceDisk | None = None,
+    restore_from: str | None = None,
+    label: str = "",
 ) -> Target:
     """The target of one repetition of one filesystem: the plan's device, else a fresh image;
-    for a guest driver, an image that a guest kernel boots with (see guest.py)."""
-    image = str(Path(plan.workdir, "images", f"{profile.name}-r{repetition}.img"))
+    for a guest driver, an image that a guest kernel boots with (see guest.py); an aged
+    filesystem's image is restored from its snapshot (restore_from)."""
+    image = str(Path(plan.workdir, "images", f"{label or profile.name}-r{repetition}.img"))
     if profile.guest:
         return GuestTarget(
             profile, image, plan.image_size_for(profile), plan.workdir, guest_source, plan.device
         )
     if plan.device is not None:
         return DeviceTarget(plan.device, (plan.workdir,))
-    return LoopTarget(image, plan.image_size_for(profile))
+    return LoopTarget(image, plan.image_size_for(profile), restore_from=restore_from)
 
 
 def sequence_executor(target: Target, host: Executor) -> Executor:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
+from fsarena.aging.snapshot import copy_image
 from fsarena.executor import Executor
 
 
@@ -14,11 +16,17 @@ class LoopTarget:
     image: str
     size_bytes: int
     device: str | None = None
+    restore_from: str | None = None  # an aged filesystem's snapshot, copied in place of mkfs
 
     kind = "loop-image"
 
     def setup(self, executor: Executor) -> str:
-        executor.create_image(self.image, self.size_bytes)
+        if self.restore_from is None:
+            executor.create_image(self.image, self.size_bytes)
+        else:
+            executor.make_dir(str(Path(self.image).parent))
+            executor.track("image", self.image)  # `fsarena cleanup` removes it after a crash
+            copy_image(self.restore_from, self.image)
         try:
             self.device = executor.attach_loop(self.image)
         except BaseException:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from fsarena.errors import FsarenaError
+from fsarena.tasks.aged import AgedCat, AgedGrep, AgedLayout, AgedTar
 from fsarena.tasks.base import Check, FsState, SourceDataset, Task, TaskContext
 from fsarena.tasks.bigiso import BigisoCopyBack, BigisoCopyThere
 from fsarena.tasks.dbench import Dbench1, DbenchN
@@ -112,6 +113,11 @@ TASKS: dict[str, type[Task]] = {
         DbenchN,
         FioRandWrite,
         FioRandRead,
+        # Aged filesystems (--age): the layout and the reads that expose it
+        AgedLayout,
+        AgedGrep,
+        AgedTar,
+        AgedCat,
     )
 }
 

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
+from fsarena.aging.workload import AgingPlan
 from fsarena.datasets import DatasetSpec, Manifest
 from fsarena.errors import FsarenaError
 from fsarena.executor import Executor
@@ -62,6 +63,7 @@ class TaskContext:
     datasets: Mapping[str, SourceDataset]
     executor: Executor
     artifacts_dir: str = ""  # where a task may keep files for inspection (beside the session)
+    aging: AgingPlan | None = None  # the run's aging (--age): the aged-tree tasks need it
 
     def path(self, *parts: str) -> str:
         """A path on the filesystem under test."""
@@ -113,6 +115,9 @@ class Task:
     leaves: ClassVar[FsState | None] = None  # the state after success, if it changes it
     writes: ClassVar[bool] = False  # syncfs of the test filesystem inside the timed region
     timed: ClassVar[bool] = True  # False: a probe that reads values (capacity), no command
+    # True: it makes a filesystem (mkfs), so it cannot run on an aged one restored from its
+    # snapshot; aged sequences record it as skipped (see fsarena.aging).
+    formats: ClassVar[bool] = False
     datasets: ClassVar[tuple[str, ...]] = ()  # names of the datasets it needs on the source
     # The direction of the logical bytes the task moves (payload_bytes), compared with the
     # device's raw ceiling of that direction; None: the task's figure is not a throughput.
@@ -219,4 +224,6 @@ TASK_KINDS: Mapping[str, str] = {
     "small_synced_files": "small synced files (mail spools, queues)",
     "file_serving": "file serving (Samba-style, dbench)",
     "random_io": "random I/O (VM and database images, fio)",
+    "aged_reads": "reads of a whole aged tree (layout-sensitive: Conway et al., FAST '17)",
+    "layout": "on-disk layout (extents, layout score, free space)",
 }

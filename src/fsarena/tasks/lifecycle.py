@@ -31,6 +31,7 @@ class Mkfs(Task):
     requires = frozenset({FsState.BLANK, FsState.UNMOUNTED})
     leaves = FsState.UNMOUNTED
     samples = SHORT_SAMPLES
+    formats = True
 
     def commands(self, ctx: TaskContext) -> list[Command]:
         return [Command(ctx.profile.mkfs_argv(ctx.device))]

@@ -31,6 +31,7 @@ class Powerloss(Task):
     kind = "safety"
     timed = False
     requires = frozenset(FsState)  # it makes its own filesystems
+    formats = True
     columns = VALUE_METRICS
 
     def __init__(self) -> None:

@@ -1,0 +1,72 @@
+"""The aging phase of a run: age a mounted filesystem once, record what it cost, snapshot it.
+
+Order, for the first aged sequence of each filesystem (the runner's
+`_Sequence.age`): mkfs and mount (untimed, as for any task), the workload
+(fill, churn; timed here with the device's counters, syncfs included),
+a check that the files on disk are the planned file set, umount, and a copy
+of the image as the snapshot. Every later aged repetition restores the
+image from the snapshot, so all repetitions measure the same aged filesystem
+and the aging's cost is paid once per filesystem and seed.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any
+
+from fsarena.aging.snapshot import copy_image
+from fsarena.aging.workload import ROOT, AgingPlan, Writer, digest, scan
+from fsarena.errors import FsarenaError
+from fsarena.measure import read_device_stat
+from fsarena.tasks.aged import mark_tree
+from fsarena.tasks.base import TaskContext
+
+
+def age_mounted(ctx: TaskContext, plan: AgingPlan) -> dict[str, Any]:
+    """Run the workload on the mounted filesystem; what it did and cost, for the session."""
+    read0, written0 = read_device_stat(ctx.device)
+    started = time.monotonic()
+    try:
+        tally = Writer(plan, ctx.path(ROOT)).run()
+    except OSError as exc:
+        raise FsarenaError(
+            f"aging failed: {exc.strerror or exc} ({exc.filename}); the image may be too "
+            "small for the profile's fullness on this filesystem"
+        ) from None
+    ctx.executor.call(ctx.profile.sync_argv(ctx.mountpoint))
+    wall_s = time.monotonic() - started
+    read1, written1 = read_device_stat(ctx.device)
+    on_disk = scan(ctx.path(ROOT))
+    planned = {p: f.size for p, f in tally.live.items()}
+    mark_tree(ctx.mountpoint)
+    return {
+        "profile": plan.profile.model_dump(mode="json"),
+        "seed": plan.seed,
+        "image_size_bytes": plan.image_bytes,
+        "wall_s": wall_s,
+        "bytes_written": tally.bytes_written,
+        "bytes_written_per_s": tally.bytes_written / wall_s if wall_s > 0 else None,
+        "device_write_bytes": written1 - written0,
+        "device_read_bytes": read1 - read0,
+        "files_created": tally.created,
+        "files_deleted": tally.deleted,
+        "fsyncs": tally.fsyncs,
+        "rounds": tally.rounds,
+        "stopped_by": tally.stopped_by,
+        "files": len(tally.live),
+        "live_bytes": sum(planned.values()),
+        "manifest_digest": digest(tally.live, plan.seed),
+        "on_disk_matches": on_disk == planned,
+    }
+
+
+def snapshot(image: str, dest: str) -> dict[str, Any]:
+    """Copy the unmounted aged image; the method and its cost."""
+    started = time.monotonic()
+    method = copy_image(image, dest)
+    return {
+        "snapshot_method": method,
+        "snapshot_s": time.monotonic() - started,
+        "snapshot_allocated_bytes": os.stat(dest).st_blocks * 512,
+    }
