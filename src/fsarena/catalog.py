@@ -23,6 +23,7 @@ from fsarena.datasets import (
 from fsarena.errors import FsarenaError
 from fsarena.kernel import KERNEL_LIKE, KernelSourceSpec, TarballSpec
 from fsarena.realistic import SizeSpec, SmallFilesSpec, TextTreeSpec
+from fsarena.userdir import DirectorySpec
 
 # Article D's Portage tree: 354 MiB apparent (667 MiB by du on 4 KiB blocks), many
 # small ebuilds, Manifests and metadata.xml files in category/package[/files]
@@ -96,6 +97,7 @@ KINDS: dict[str, type[DatasetSpec]] = {
         SizeSpec,
         KernelSourceSpec,
         TarballSpec,
+        DirectorySpec,
     )
 }
 

@@ -28,7 +28,6 @@ from fsarena.runner import shuffled_orders, source_bytes
 from fsarena.system import CheckResult, existing_parent, preflight
 from fsarena.targets import guard
 from fsarena.targets.source import choose_source, mem_available_bytes, source_size_bytes
-from fsarena.tasks import TASKS
 
 GB = 1e9
 MIB = 1 << 20
@@ -291,7 +290,7 @@ def estimate(plan: Plan, results_dir: Path) -> str:
         ratio = plan.scale / float(earlier.plan["scale"])
         sequences = len(plan.filesystems) * plan.repetitions
         total_s = sum(means[t] for t in known) * ratio * sequences
-        missing = [t for t in plan.tasks if t not in means and TASKS[t].timed]
+        missing = [t for t in plan.tasks if t not in means and plan.task_class(t).timed]
         gaps = f"; no times for {', '.join(missing)}" if missing else ""
         return (
             f"about {_duration(total_s)} of timed tasks, from {path.name} "

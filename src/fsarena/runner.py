@@ -63,7 +63,7 @@ from fsarena.targets import (
     sequence_executor,
 )
 from fsarena.targets.source import source_size_bytes
-from fsarena.tasks import FsState, SourceDataset, Task, TaskContext, get_task
+from fsarena.tasks import FsState, SourceDataset, Task, TaskContext
 from fsarena.tasks.lifecycle import Mkfs, Mount, Umount
 
 
@@ -396,7 +396,7 @@ class _Sequence:
     def run_all(self) -> None:
         stopped_by = ""
         for name in self.runner.plan.tasks:
-            task = get_task(name)
+            task = self.runner.plan.task_class(name)()
             if stopped_by:
                 skipped = _Outcome(error=f"not run: {stopped_by} failed earlier")
                 self._record(task, "skipped", skipped, now())
@@ -542,8 +542,7 @@ def source_bytes(specs: dict[str, DatasetSpec]) -> int:
 
 def new_session(plan: Plan, host: dict[str, object], tool_versions: dict[str, str]) -> Session:
     """A session carrying the plan and its provenance, before anything is measured."""
-    from fsarena.tasks import TASKS
-
+    classes = {name: plan.task_class(name) for name in plan.tasks}
     return Session(
         tool_version=__version__,
         created_at=now(),
@@ -553,14 +552,15 @@ def new_session(plan: Plan, host: dict[str, object], tool_versions: dict[str, st
             **plan.summary(),
             "task_info": {
                 name: {
-                    "kind": TASKS[name].kind,
-                    "timed": TASKS[name].timed,
-                    "writes": TASKS[name].writes,
-                    "payload": TASKS[name].payload,
-                    "description": TASKS[name].describe(),
-                    **({"columns": list(c)} if (c := TASKS[name].columns) else {}),
+                    "kind": task.kind,
+                    "timed": task.timed,
+                    "writes": task.writes,
+                    "payload": task.payload,
+                    "description": task.describe(),
+                    "datasets": list(task.datasets),
+                    **({"columns": list(c)} if (c := task.columns) else {}),
                 }
-                for name in plan.tasks
+                for name, task in classes.items()
             },
         },
         profiles_as_run={

@@ -174,4 +174,8 @@ TASK_KINDS: Mapping[str, str] = {
     "space": "space efficiency",
     "synthetic": "synthetic benchmarks (bonnie++)",
     "safety": "power-loss safety",
+    "development": "development (git)",
+    "packages_containers": "packages and containers",
+    "backups": "backups (rsync)",
+    "your_workload": "your workload",
 }
