@@ -21,6 +21,7 @@ from fsarena.datasets import (
     TreeSpec,
 )
 from fsarena.errors import FsarenaError
+from fsarena.gitrepo import GitRepoSpec
 from fsarena.kernel import KERNEL_LIKE, KernelSourceSpec, TarballSpec
 from fsarena.realistic import SizeSpec, SmallFilesSpec, TextTreeSpec
 from fsarena.userdir import DirectorySpec
@@ -84,6 +85,7 @@ DATASETS: dict[str, DatasetSpec] = {
         SMALL_FILES,
         LargeFileSpec(name="film1", size_bytes=815 * MIB, filename="elephants-dream.avi", seed=1),
         LargeFileSpec(name="film2", size_bytes=692 * MIB, filename="big-buck-bunny.avi", seed=2),
+        GitRepoSpec(name="gitrepo", of="kernel"),  # issue 16: the kernel tree with history
     )
 }
 
@@ -98,6 +100,7 @@ KINDS: dict[str, type[DatasetSpec]] = {
         KernelSourceSpec,
         TarballSpec,
         DirectorySpec,
+        GitRepoSpec,
     )
 }
 
@@ -150,7 +153,7 @@ def scaled_specs(
     """The named datasets with overrides, scaled; tarballs learn the size of what they archive."""
     specs = {n: customized(n, overrides.get(n, {})).scaled(scale) for n in sorted(names)}
     for name, spec in specs.items():
-        if isinstance(spec, TarballSpec):
+        if isinstance(spec, TarballSpec | GitRepoSpec):
             if spec.of not in specs:
                 raise FsarenaError(
                     f"datasets.{name}: archives dataset {spec.of!r}, which no task uses"

@@ -50,6 +50,7 @@ from fsarena.errors import FsarenaError
 from fsarena.executor import Executor
 from fsarena.faults import explain
 from fsarena.filesystems import FilesystemProfile
+from fsarena.gitrepo import GitRepoSpec, make_repo
 from fsarena.kernel import TarballSpec
 from fsarena.measure import Command, Measurement, metric_value
 from fsarena.plan import Plan
@@ -65,6 +66,8 @@ from fsarena.targets import (
 from fsarena.targets.source import source_size_bytes
 from fsarena.tasks import FsState, SourceDataset, Task, TaskContext
 from fsarena.tasks.lifecycle import Mkfs, Mount, Umount
+
+_OF_A_TREE = (TarballSpec, GitRepoSpec)  # datasets made from a tree dataset, after it
 
 
 @dataclass(frozen=True)
@@ -226,8 +229,10 @@ class Runner:
                 planned, self._workdir("cache")
             )
         for name, spec in specs.items():  # a tarball is as big as the tree it archives
-            if isinstance(spec, TarballSpec):
+            if isinstance(spec, TarballSpec | GitRepoSpec):
                 specs[name] = replace(spec, source_bytes=specs[spec.of].total_bytes)
+            if isinstance(spec, GitRepoSpec):
+                origins[name] = f"git history built from dataset {spec.of} ({origins[spec.of]})"
         return specs, origins
 
     def _prepare_source(self, stack: ExitStack) -> dict[str, SourceDataset]:
@@ -248,8 +253,8 @@ class Runner:
         self.session.source = source.describe()
         self._guest_source = self._prepare_guest_source(stack, source)
         found: dict[str, SourceDataset] = {}
-        # Trees first: tarballs archive them.
-        for name, spec in sorted(specs.items(), key=lambda kv: isinstance(kv[1], TarballSpec)):
+        # Trees first: tarballs archive them, git repositories commit them.
+        for name, spec in sorted(specs.items(), key=lambda kv: isinstance(kv[1], _OF_A_TREE)):
             origin = origins[name]
             self.on_event(
                 Event("setup", f"dataset {name}: {origin} ({spec.total_bytes / 1e6:.0f} MB)")
@@ -282,6 +287,10 @@ class Runner:
             return self.executor.make_tarball(
                 spec, dest, tree.manifest, dest, self._workdir("cache")
             )
+        if isinstance(spec, GitRepoSpec):
+            tree = found[spec.of]
+            cache = Path(self._workdir("cache"))
+            return make_repo(spec, Path(tree.root), tree.manifest, Path(dest), cache)
         if not spec.on_source:
             return spec.expected_manifest()
         return self.executor.generate_dataset(spec, dest, self._workdir("cache"))

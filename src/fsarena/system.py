@@ -15,7 +15,7 @@ from fsarena.filesystems import FilesystemProfile, Support, split_name
 # Tools whose versions go into every session: the real-world tasks' tools and mkfs.
 BASE_TOOLS = ("cp", "rm", "ls", "find", "sync", "mount", "umount", "losetup")
 # The article suites' tools (archives, dd, du, bonnie++).
-TASK_TOOLS = ("tar", "gzip", "bzip2", "dd", "du", "mv", "bonnie++")
+TASK_TOOLS = ("tar", "gzip", "bzip2", "dd", "du", "mv", "bonnie++", "rsync", "git", "dpkg")
 
 
 def _first_line(argv: list[str]) -> str:

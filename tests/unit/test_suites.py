@@ -33,12 +33,17 @@ KINDS = {
     "space",
     "synthetic",
     "safety",
+    "development",
+    "packages_containers",
+    "backups",
 }
+# Today's workloads (issue 16): in workstation-2026 and in all, beside the articles'.
+WORKSTATION_KINDS = {"development", "packages_containers", "backups"}
 
 
 def test_the_article_suites_quick_all_and_powerloss_each_say_what_they_reproduce() -> None:
     suites = builtin_suites()
-    assert set(suites) == {*VOCABULARY, "quick", "all", "powerloss"}
+    assert set(suites) == {*VOCABULARY, "quick", "all", "powerloss", "workstation-2026"}
     for suite in suites.values():
         assert suite.article and suite.description
 
@@ -51,9 +56,11 @@ def test_article_suites_have_every_task_of_their_article(name: str) -> None:
 def test_all_has_every_article_task_and_quick_every_kind() -> None:
     suites = builtin_suites()
     every = {t for tasks in VOCABULARY.values() for t in tasks.split()}
-    assert set(suites["all"].tasks) == every
+    today = set(suites["workstation-2026"].tasks)
+    assert set(suites["all"].tasks) == every | today
+    assert {TASKS[t].kind for t in today} <= WORKSTATION_KINDS
     # Power-loss safety is a test of its own (minutes per filesystem), not a kind of work.
-    assert {TASKS[t].kind for t in suites["quick"].tasks} == KINDS - {"safety"}
+    assert {TASKS[t].kind for t in suites["quick"].tasks} == KINDS - {"safety"} - WORKSTATION_KINDS
 
 
 def test_every_task_declares_a_known_kind_and_datasets() -> None:

@@ -5,11 +5,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from fsarena.errors import FsarenaError
+from fsarena.tasks.backup import RsyncDelete, RsyncFull, RsyncIncremental
 from fsarena.tasks.base import Check, FsState, SourceDataset, Task, TaskContext
 from fsarena.tasks.bigiso import BigisoCopyBack, BigisoCopyThere
 from fsarena.tasks.command import UserCommand, check_name, command_task
 from fsarena.tasks.ddfile import DdDelete, DdRead, DdWriteSynced, DdWriteUnsynced
 from fsarena.tasks.films import Film1Copy, Film1Delete, Film2Copy, Film2Delete
+from fsarena.tasks.git import GitCheckout, GitClone, GitDelete, GitRepack, GitStatus
 from fsarena.tasks.kerneltar import (
     KernelBz2Copy,
     KernelBz2Extract,
@@ -93,6 +95,15 @@ TASKS: dict[str, type[Task]] = {
         Film1Delete,
         Film2Delete,
         Powerloss,
+        # Today's workstation and operations workloads (issue 16)
+        GitClone,
+        GitCheckout,
+        GitStatus,
+        GitRepack,
+        GitDelete,
+        RsyncFull,
+        RsyncIncremental,
+        RsyncDelete,
     )
 }
 
