@@ -20,6 +20,7 @@ from fsarena.datasets import (
     LargeFileSpec,
     TreeSpec,
 )
+from fsarena.debs import DebsSpec
 from fsarena.errors import FsarenaError
 from fsarena.gitrepo import GitRepoSpec
 from fsarena.kernel import KERNEL_LIKE, KernelSourceSpec, TarballSpec
@@ -86,6 +87,7 @@ DATASETS: dict[str, DatasetSpec] = {
         LargeFileSpec(name="film1", size_bytes=815 * MIB, filename="elephants-dream.avi", seed=1),
         LargeFileSpec(name="film2", size_bytes=692 * MIB, filename="big-buck-bunny.avi", seed=2),
         GitRepoSpec(name="gitrepo", of="kernel"),  # issue 16: the kernel tree with history
+        DebsSpec(name="debs"),  # issue 16: Debian packages for dpkg_unpack
     )
 }
 
@@ -101,6 +103,7 @@ KINDS: dict[str, type[DatasetSpec]] = {
         TarballSpec,
         DirectorySpec,
         GitRepoSpec,
+        DebsSpec,
     )
 }
 

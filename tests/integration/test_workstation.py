@@ -1,7 +1,7 @@
 """The workstation-2026 suite on real loop devices at a tiny scale: every task verified.
 
-The kernel tree is the generated look-alike (FSARENA_KERNEL=generated), as CI runs:
-the git dataset is built from it, and the session says so.
+The kernel tree and the packages are the generated look-alikes (FSARENA_KERNEL and
+FSARENA_DEBS=generated), as CI runs: nothing is downloaded, and the session says so.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ def _run(work: Path, *args: str) -> subprocess.CompletedProcess[str]:
         [sys.executable, "-m", "fsarena", "run", *args, "--workdir", str(work / "w"),
          "--results-dir", str(work / "results"), "--output", str(work / "session.json")],
         cwd=REPO, capture_output=True, text=True, timeout=900, check=False,
-        env={**os.environ, "FSARENA_KERNEL": "generated"},
+        env={**os.environ, "FSARENA_KERNEL": "generated", "FSARENA_DEBS": "generated"},
     )  # fmt: skip
 
 
@@ -37,7 +37,8 @@ def test_workstation_suite_completes_with_every_task_verified(workdir: Path) -> 
     assert origin.startswith("git history built from dataset kernel (generated"), origin
     checks = {c.name for r in session.runs for c in r.checks}
     assert {"git fsck clean", "work tree matches the commit"} <= checks
-    assert "backup matches the changed source" in checks
-    for kind in ("development (git):", "backups (rsync):"):
+    assert {"backup matches the changed source", "unpacked files match md5sums"} <= checks
+    assert str(session.datasets["debs"]["origin"]).startswith("generated look-alike packages")
+    for kind in ("development (git):", "backups (rsync):", "packages and containers:"):
         assert kind in result.stdout
     assert not leftovers(workdir)

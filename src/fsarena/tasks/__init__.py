@@ -10,6 +10,7 @@ from fsarena.tasks.base import Check, FsState, SourceDataset, Task, TaskContext
 from fsarena.tasks.bigiso import BigisoCopyBack, BigisoCopyThere
 from fsarena.tasks.command import UserCommand, check_name, command_task
 from fsarena.tasks.ddfile import DdDelete, DdRead, DdWriteSynced, DdWriteUnsynced
+from fsarena.tasks.dpkg import DpkgUnpack, DpkgUnpackUnsafeIo
 from fsarena.tasks.films import Film1Copy, Film1Delete, Film2Copy, Film2Delete
 from fsarena.tasks.git import GitCheckout, GitClone, GitDelete, GitRepack, GitStatus
 from fsarena.tasks.kerneltar import (
@@ -104,6 +105,8 @@ TASKS: dict[str, type[Task]] = {
         RsyncFull,
         RsyncIncremental,
         RsyncDelete,
+        DpkgUnpack,
+        DpkgUnpackUnsafeIo,
     )
 }
 
