@@ -410,6 +410,9 @@ class _Sequence:
                 skipped = _Outcome(error=f"not run: {stopped_by} failed earlier")
                 self._record(task, "skipped", skipped, now())
                 continue
+            if why := task.unsupported(self.ctx):  # the rest of the sequence still runs
+                self._record(task, "skipped", _Outcome(error=f"not supported: {why}"), now())
+                continue
             if not self._execute(task):
                 stopped_by = name
 

@@ -38,6 +38,7 @@ def test_workstation_suite_completes_with_every_task_verified(workdir: Path) -> 
     checks = {c.name for r in session.runs for c in r.checks}
     assert {"git fsck clean", "work tree matches the commit"} <= checks
     assert {"backup matches the changed source", "unpacked files match md5sums"} <= checks
+    assert {"image loaded", "files copied up", "store emptied"} <= checks
     assert str(session.datasets["debs"]["origin"]).startswith("generated look-alike packages")
     for kind in ("development (git):", "backups (rsync):", "packages and containers:"):
         assert kind in result.stdout

@@ -8,6 +8,7 @@ import pytest
 
 from fsarena.errors import FsarenaError
 from fsarena.plan import make_plan, parse_suite
+from fsarena.tasks import TaskContext
 from fsarena.userdir import DirectorySpec
 from fsarena.yours import user_suite
 
@@ -94,3 +95,19 @@ def test_directory_selection_is_an_even_share_under_the_cap(tmp_path: Path) -> N
     assert paths[-1] > "f090", "spread over the whole directory, not its first files"
     with pytest.raises(FsarenaError, match="not a directory"):
         DirectorySpec(name="tree", path=str(tmp_path / "f000"))
+
+
+def test_container_tasks_skip_what_overlayfs_cannot_use_as_upper_layer() -> None:
+    from fsarena.filesystems import PROFILES, variant
+    from fsarena.tasks.container import ContainerLoad
+
+    def why(name: str, driver: str = "kernel") -> str:
+        profile = variant(PROFILES[name], driver)
+        ctx = TaskContext(profile, "/dev/loop9", "/mnt", "/tmp", {}, executor=None)  # type: ignore[arg-type]
+        return ContainerLoad().unsupported(ctx)
+
+    assert why("ext4") == why("xfs") == why("btrfs") == ""
+    assert "no xattrs" in why("vfat") and "no xattrs" in why("exfat")
+    assert "RENAME_WHITEOUT" in why("ntfs")
+    assert "FUSE" in why("ntfs", "fuse")
+    assert "guest" in why("ext4", "uml")

@@ -9,6 +9,7 @@ from fsarena.tasks.backup import RsyncDelete, RsyncFull, RsyncIncremental
 from fsarena.tasks.base import Check, FsState, SourceDataset, Task, TaskContext
 from fsarena.tasks.bigiso import BigisoCopyBack, BigisoCopyThere
 from fsarena.tasks.command import UserCommand, check_name, command_task
+from fsarena.tasks.container import ContainerCopyUp, ContainerLoad, ContainerRemove
 from fsarena.tasks.ddfile import DdDelete, DdRead, DdWriteSynced, DdWriteUnsynced
 from fsarena.tasks.dpkg import DpkgUnpack, DpkgUnpackUnsafeIo
 from fsarena.tasks.films import Film1Copy, Film1Delete, Film2Copy, Film2Delete
@@ -107,6 +108,9 @@ TASKS: dict[str, type[Task]] = {
         RsyncDelete,
         DpkgUnpack,
         DpkgUnpackUnsafeIo,
+        ContainerLoad,
+        ContainerCopyUp,
+        ContainerRemove,
     )
 }
 

@@ -87,6 +87,13 @@ class Task:
     # never import tasks); None: the default timed or probe columns.
     columns: ClassVar[tuple[str, ...] | None] = None
 
+    def unsupported(self, ctx: TaskContext) -> str:
+        """Why this filesystem cannot run the task (a skip with that reason), or "" if it can.
+
+        Decided from the profile's capabilities, never its name.
+        """
+        return ""
+
     def prepare(self, ctx: TaskContext) -> None:
         """Untimed set-up before caches are dropped (e.g. make a target directory)."""
 
