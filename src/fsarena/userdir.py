@@ -149,9 +149,10 @@ def resolve_directory(spec: DirectorySpec, cache_dir: Path) -> tuple[DatasetSpec
         tree_digest=manifest.digest(),
     )
     cap = f", capped at {spec.max_bytes:,} B" if spec.max_bytes else ""
+    every = len(_listing(os.path.normpath(spec.path)))
     note = (
-        f"your directory {spec.path}: {len(entries)} files, {manifest.total_bytes / 1e6:.0f} MB "
-        f"({spec.fraction:.1%} of its files{cap})"
+        f"your directory {spec.path}: {len(entries)} of its {every} files (evenly spread"
+        f"{cap}), {manifest.total_bytes / 1e6:.0f} MB"
     )
     return real, note
 

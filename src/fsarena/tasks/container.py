@@ -18,6 +18,7 @@ profile's reason.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
 
@@ -46,8 +47,13 @@ def podman(ctx: TaskContext, *args: str) -> tuple[str, ...]:
 
 
 def _runroot(ctx: TaskContext) -> str:
-    """podman's run state, outside the test filesystem, one per filesystem."""
-    return f"{ctx.scratch}/podman-run-{ctx.profile.name}"
+    """podman's run state, outside the test filesystem, one per work directory and filesystem.
+
+    podman refuses a run root longer than 50 characters, so it is a short name
+    under /run (a tmpfs), removed by container_remove and before a fresh store.
+    """
+    key = hashlib.sha256(f"{ctx.scratch} {ctx.profile.name}".encode()).hexdigest()[:12]
+    return f"/run/fsarena-podman-{key}"
 
 
 def _fresh_runroot(ctx: TaskContext) -> None:
