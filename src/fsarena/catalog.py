@@ -20,9 +20,12 @@ from fsarena.datasets import (
     LargeFileSpec,
     TreeSpec,
 )
+from fsarena.debs import DebsSpec
 from fsarena.errors import FsarenaError
+from fsarena.gitrepo import GitRepoSpec
 from fsarena.kernel import KERNEL_LIKE, KernelSourceSpec, TarballSpec
 from fsarena.realistic import SizeSpec, SmallFilesSpec, TextTreeSpec
+from fsarena.userdir import DirectorySpec
 from fsarena.workloads import DbenchSpec, FioSpec, FsmarkSpec, PgbenchSpec, SqliteSpec
 
 # Article D's Portage tree: 354 MiB apparent (667 MiB by du on 4 KiB blocks), many
@@ -90,6 +93,8 @@ DATASETS: dict[str, DatasetSpec] = {
         FsmarkSpec(name="fsmark"),
         DbenchSpec(name="dbench"),
         FioSpec(name="fio"),
+        GitRepoSpec(name="gitrepo", of="kernel"),  # issue 16: the kernel tree with history
+        DebsSpec(name="debs"),  # issue 16: Debian packages for dpkg_unpack
     )
 }
 
@@ -108,6 +113,9 @@ KINDS: dict[str, type[DatasetSpec]] = {
         FsmarkSpec,
         DbenchSpec,
         FioSpec,
+        DirectorySpec,
+        GitRepoSpec,
+        DebsSpec,
     )
 }
 
@@ -160,7 +168,7 @@ def scaled_specs(
     """The named datasets with overrides, scaled; tarballs learn the size of what they archive."""
     specs = {n: customized(n, overrides.get(n, {})).scaled(scale) for n in sorted(names)}
     for name, spec in specs.items():
-        if isinstance(spec, TarballSpec):
+        if isinstance(spec, TarballSpec | GitRepoSpec):
             if spec.of not in specs:
                 raise FsarenaError(
                     f"datasets.{name}: archives dataset {spec.of!r}, which no task uses"

@@ -180,7 +180,7 @@ def _list_filesystems() -> None:
 PLAN_OPTIONS = (
     "suite", "fs_list", "repetitions", "scale", "seed", "workdir", "source",
     "task_timeout", "image_size", "device", "output", "target_ci", "max_repetitions",
-    "time_budget", "machine", "quick", "warmup", "age",
+    "time_budget", "machine", "quick", "warmup", "age", "commands", "prepare", "data",
 )  # fmt: skip
 
 
@@ -209,9 +209,12 @@ def _new_or_resumed(ctx: click.Context, opts: dict[str, Any]) -> tuple[Plan, Pat
         _reject_plan_options(ctx)
         recorded = resumable(opts["resume_path"])
         return plan_of(recorded, opts["resume_path"]), opts["resume_path"], recorded
+    from fsarena.yours import user_suite
+
+    suite = user_suite(opts["suite"], opts["commands"], opts["prepare"], opts["data"])
     plan = _with_drivers(
         make_plan(
-            opts["suite"],
+            suite,
             fs_names(opts["fs_list"]),
             opts["repetitions"],
             opts["scale"],
@@ -286,11 +289,21 @@ def _with_drivers(plan: Plan) -> Plan:
 
 @main.command()
 @click.option(
-    "--suite", default=DEFAULT_SUITE, show_default=True, help="Built-in suite or .toml file."
+    "--suite", default=None, help=f"Built-in suite or .toml file (default: {DEFAULT_SUITE})."
 )
 @click.option("--fs", "fs_list", default=None, help="Comma-separated filesystems, e.g. ext4,xfs.")
 @click.option(
     "--repetitions", "-n", type=int, default=None, help="Repetitions (default: the suite's)."
+)
+@click.option(
+    "--command",
+    "commands",
+    multiple=True,
+    help="Your command, timed on each filesystem (sh -c, cwd on it); repeatable.",
+)
+@click.option("--prepare", default=None, help="Untimed command run before each --command.")
+@click.option(
+    "--data", default=None, help="Your directory (read-only) in place of the suite's trees."
 )
 @click.option(
     "--scale", type=NUMBER, default=None, help="Dataset size factor, e.g. 0.02 for a quick run."

@@ -266,10 +266,14 @@ class RealExecutor:
         Path(path).write_bytes(data)
 
     def resolve_dataset(self, spec: DatasetSpec, cache_dir: str) -> tuple[DatasetSpec, str]:
-        from fsarena import kernel
+        from fsarena import debs, kernel, userdir
 
+        if isinstance(spec, debs.DebsSpec):
+            return debs.resolve(spec, Path(cache_dir))
         if isinstance(spec, kernel.KernelSourceSpec):
             return kernel.resolve(spec, Path(cache_dir))
+        if isinstance(spec, userdir.DirectorySpec):
+            return userdir.resolve_directory(spec, Path(cache_dir))
         return spec, "generated"
 
     def make_tarball(

@@ -78,6 +78,9 @@ class FilesystemProfile:
     unix_ownership: bool = True  # chmod/chown work; else tar needs --no-same-owner/-permissions
     mount_command: tuple[str, ...] = ()  # argv replacing `mount -t fstype` when set
     on_device: bool = True  # False: keeps its data in memory (device counters stay at zero)
+    # overlayfs can use it as a container's upper layer (d_type, xattrs, RENAME_WHITEOUT);
+    # "" when it can, else why not (a container task records a skip with it).
+    overlay_upper_unsupported: str = ""
     guest: str = ""  # the guest kernel that runs it, when driver == "guest"
     base: str = ""  # the profile this variant was made from ("" for a base profile)
     never: str = ""  # why no driver can ever run it here (e.g. never merged into Linux)
@@ -243,6 +246,9 @@ PROFILES: dict[str, FilesystemProfile] = {
             ),
             guest_modules=("vfat", "nls_cp437", "nls_iso8859-1"),  # default codepage, iocharset
             unix_ownership=False,
+            overlay_upper_unsupported=(
+                "FAT has no xattrs and no RENAME_WHITEOUT: overlayfs cannot use it as upper layer"
+            ),
             notes="FAT32 (-F 32), as article B used",
         ),
         FilesystemProfile(
@@ -255,6 +261,9 @@ PROFILES: dict[str, FilesystemProfile] = {
             fuse=FuseDriver(("mount.exfat-fuse", "{device}", "{mountpoint}"), "exfat-fuse"),
             guest_modules=("exfat", "nls_utf8"),  # its default iocharset
             unix_ownership=False,
+            overlay_upper_unsupported=(
+                "exFAT has no xattrs, no RENAME_WHITEOUT: overlayfs cannot use it as upper layer"
+            ),
             notes="User-Mode Linux (6.1) has no exfat; Debian's 6.1 kernel under qemu has",
         ),
         FilesystemProfile(
@@ -265,6 +274,9 @@ PROFILES: dict[str, FilesystemProfile] = {
             # ntfs-3g is how most systems mount NTFS, and Debian's 6.1 kernel has no ntfs3.
             drivers=("kernel", "fuse", "kvm", "qemu"),
             fuse=FuseDriver(("ntfs-3g", "{device}", "{mountpoint}"), "ntfs-3g"),
+            overlay_upper_unsupported=(
+                "ntfs3 has no RENAME_WHITEOUT: overlayfs cannot use it as an upper layer"
+            ),
             notes=(
                 "--quick: without it mkfs.ntfs writes zeros over the whole device first, "
                 "which times the device, not the filesystem (Windows formats quick by default); "
@@ -433,6 +445,9 @@ def variant(base: FilesystemProfile, driver: str) -> FilesystemProfile:
     changes: dict[str, object] = {"name": name, "driver": kind, "base": base.name}
     if kind == "guest":
         changes["guest"] = driver
+        changes["overlay_upper_unsupported"] = "the container engine runs on the host, not a guest"
+    if kind == "fuse":
+        changes["overlay_upper_unsupported"] = "overlayfs cannot use a FUSE filesystem as upper"
     if kind == "fuse" and base.fuse is not None:
         fuse = base.fuse
         changes["mount_command"] = fuse.command

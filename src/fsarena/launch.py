@@ -28,7 +28,6 @@ from fsarena.runner import MIN_ROUNDS, shuffled_orders, source_bytes
 from fsarena.system import CheckResult, existing_parent, preflight
 from fsarena.targets import guard
 from fsarena.targets.source import choose_source, mem_available_bytes, source_size_bytes
-from fsarena.tasks import TASKS
 
 GB = 1e9
 MIB = 1 << 20
@@ -327,7 +326,7 @@ def estimate(plan: Plan, results_dir: Path) -> str:
         sequences = len(plan.sequences()) * rounds
         ratios = {t: _tree_ratio(plan, earlier) if t in AGED_TASKS else ratio for t in known}
         total_s = sum(means[t] * ratios[t] for t in known) * sequences
-        missing = [t for t in plan.tasks if t not in means and TASKS[t].timed]
+        missing = [t for t in plan.tasks if t not in means and plan.task_class(t).timed]
         gaps = f"; no times for {', '.join(missing)}" if missing else ""
         more = (
             f"; more rounds only within the {_duration(plan.time_budget_s)} budget"

@@ -36,7 +36,7 @@ from fsarena.filesystems import (
     split_name,
 )
 from fsarena.machines.profiles import MachineProfile, resolve_machine
-from fsarena.tasks import TASKS
+from fsarena.tasks import TASKS, Task, UserCommand, check_commands, task_class
 
 DEFAULT_WORKDIR = "/var/tmp/fsarena"
 DEFAULT_SUITE = "article-a-2006"
@@ -96,7 +96,9 @@ class Suite(BaseModel):
     # A list of names, or a table NAME -> Variant (`[filesystems.btrfs-zstd]`, base = ...).
     # None given: --fs, or the default suite's filesystems (make_plan).
     filesystems: dict[str, Variant] = Field(default_factory=dict)
+    # A list of names, or a table NAME -> {} (a built-in) or a command (`[tasks.build]`).
     tasks: list[str] = Field(min_length=1)
+    commands: dict[str, UserCommand] = Field(default_factory=dict)  # the user's own tasks
     datasets: dict[str, dict[str, Any]] = Field(default_factory=dict)
     repetitions: int = Field(default=3, ge=1, le=1000)
     scale: float = Field(default=1.0, gt=0, le=100)
@@ -132,20 +134,32 @@ class Suite(BaseModel):
             return {name: {} for name in value}
         return value
 
-    @field_validator("tasks")
+    @model_validator(mode="before")
     @classmethod
-    def _known_tasks(cls, value: list[str]) -> list[str]:
-        unknown = [t for t in value if t not in TASKS]
-        if unknown:
-            raise ValueError(f"unknown task(s) {', '.join(unknown)}; known: {', '.join(TASKS)}")
-        return value
+    def _task_table(cls, data: Any) -> Any:
+        """`[tasks.NAME]` tables: in order, empty for a built-in, a command for the user's own."""
+        if not isinstance(data, dict) or not isinstance(data.get("tasks"), dict):
+            return data
+        if not isinstance(data.get("commands", {}), dict):
+            return data  # the field's own validation names the wrong type
+        table: dict[str, Any] = data["tasks"]
+        commands = dict(data.get("commands", {}))
+        for name, body in table.items():
+            if body or name not in TASKS:
+                commands[name] = body
+        return {**data, "tasks": list(table), "commands": commands}
+
+    @model_validator(mode="after")
+    def _known_tasks(self) -> Suite:
+        check_commands(self.tasks, self.commands)
+        return self
 
     @model_validator(mode="after")
     def _consistent(self) -> Suite:
         table = profile_table(self.variants)
         if self.filesystems:
             resolve(self.filesystem_names, table)
-        needed = {d for t in self.tasks for d in TASKS[t].datasets}
+        needed = {d for t in self.tasks for d in task_class(t, self.commands).datasets}
         for name in self.datasets:
             if name not in needed:
                 raise FsarenaError(
@@ -183,7 +197,10 @@ def _problem(error: Any) -> str:
         # machine profile's; any other, the suite's own.
         in_variant = loc[0] == "filesystems" and len(loc) == 3
         in_machine = loc[0] == "machines" and len(loc) == 3
-        model = Variant if in_variant else MachineProfile if in_machine else Suite
+        in_command = loc[0] == "commands" and len(loc) == 3
+        model: type[BaseModel] = Suite
+        if in_variant or in_machine or in_command:
+            model = Variant if in_variant else MachineProfile if in_machine else UserCommand
         msg = "unknown key (misspelled?)" + _did_you_mean(str(loc[-1]), list(model.model_fields))
     elif "input" in error and not isinstance(error["input"], dict | list):
         msg = f"{msg.replace('Input should be', 'must be')} (it is {error['input']!r})"
@@ -288,6 +305,17 @@ class Plan(BaseModel):
             )
         return self
 
+    commands: dict[str, UserCommand] = Field(default_factory=dict)  # the user's own tasks
+
+    @model_validator(mode="after")
+    def _known_tasks(self) -> Plan:
+        check_commands(self.tasks, self.commands)
+        return self
+
+    def task_class(self, name: str) -> type[Task]:
+        """The task of this name: built in, or one of the plan's own commands."""
+        return task_class(name, self.commands)
+
     @model_validator(mode="after")
     def _machine_on_loops(self) -> Plan:
         if self.machine is not None and self.machine.limits_disk and self.device is not None:
@@ -354,7 +382,7 @@ class Plan(BaseModel):
 
     def dataset_specs(self) -> dict[str, DatasetSpec]:
         """The datasets the tasks need, with the suite's overrides, scaled."""
-        names = sorted({d for t in self.tasks for d in TASKS[t].datasets})
+        names = sorted({d for t in self.tasks for d in self.task_class(t).datasets})
         return catalog.scaled_specs(names, self.datasets, self.scale)
 
     def image_size_for(self, profile: FilesystemProfile) -> int:
@@ -366,29 +394,44 @@ class Plan(BaseModel):
         if self.image_size_bytes is not None:
             # Never below what mkfs accepts: a smaller image could only fail mkfs.
             return max(self.image_size_bytes, profile.min_size_bytes)
-        need = self._tasks_need_bytes(profile)
-        if self.age is None:
-            return need
-        # Aged or fresh, the same image: the aged tree takes `fullness` of it and the
-        # tasks get the free space they would have on an empty image of their own.
-        size = int(need / (1 - self.age.fullness))
-        return (size + MIB - 1) // MIB * MIB
+        need = max(self.needed_bytes(), profile.min_size_bytes)
+        if self.age is not None:
+            # Aged or fresh, the same image: the aged tree takes `fullness` of it and the
+            # tasks get the free space they would have on an empty image of their own.
+            need = int(need / (1 - self.age.fullness))
+        return (need + MIB - 1) // MIB * MIB
 
-    def _tasks_need_bytes(self, profile: FilesystemProfile) -> int:
+    def needed_bytes(self) -> int:
+        """Room the datasets need on the test filesystem (see image_size_for)."""
         specs = self.dataset_specs().values()
         largest = max((s.total_bytes for s in specs), default=0)
         files = sum(n if isinstance(n := getattr(s, "files", 1), int) else 1 for s in specs)
         together = sum(s.total_bytes for s in specs) + files * 2 * 8192
-        need = int(max(2 * largest, together) * 1.3) + 256 * MIB
-        size = max(need, profile.min_size_bytes)
-        return (size + MIB - 1) // MIB * MIB
+        return int(max(2 * largest, together) * 1.3) + 256 * MIB
+
+    @model_validator(mode="after")
+    def _your_data_fits(self) -> Plan:
+        """The user's directory against a given --image-size, before anything runs."""
+        if self.image_size_bytes is None:
+            return self
+        yours = [s for s in self.dataset_specs().values() if s.kind == "directory"]
+        small = [p for p in self.profiles() if self.image_size_for(p) < self.needed_bytes()]
+        if yours and small:
+            d = yours[0]
+            raise FsarenaError(
+                f"dataset {d.name} ({d.description()}, {d.total_bytes / 1e6:,.0f} MB) does not "
+                f"fit a {self.image_size_for(small[0]) >> 20} MiB image of {small[0].name}: "
+                f"the tasks need about {self.needed_bytes() >> 20} MiB; raise --image-size, or "
+                "lower --scale or the dataset's max_bytes"
+            )
+        return self
 
     def summary(self) -> dict[str, Any]:
         return self.model_dump(mode="json")
 
 
 def make_plan(
-    suite_name: str,
+    suite_name: str | Suite,
     filesystems: list[str] | None,
     repetitions: int | None,
     scale: float | None,
@@ -397,7 +440,7 @@ def make_plan(
     **extra: Any,
 ) -> Plan:
     """Build and validate a plan from a suite and command-line overrides."""
-    suite = load_suite(suite_name)
+    suite = load_suite(suite_name) if isinstance(suite_name, str) else suite_name
     table = profile_table(suite.variants)
     names = suite.filesystem_names or load_suite(DEFAULT_SUITE).filesystem_names
     chosen = resolve(filesystems if filesystems is not None else names, table)
@@ -410,6 +453,7 @@ def make_plan(
             suite=suite.name,
             filesystems=[p.name for p in chosen],
             tasks=with_aged_tasks(list(suite.tasks)) if age is not None else list(suite.tasks),
+            commands=dict(suite.commands),
             variants={p.name: suite.variants[p.name] for p in chosen if p.name in suite.variants},
             datasets=dict(suite.datasets),
             repetitions=repetitions if repetitions is not None else suite.repetitions,

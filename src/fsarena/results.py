@@ -220,6 +220,7 @@ class Session(BaseModel):
         for metric in sorted(stale):
             self.warn(f"{metric}_unavailable", UNAVAILABLE_BEFORE[metric][1])
         return self
+
     aging: dict[str, dict[str, Any]] = Field(default_factory=dict)  # per filesystem (--age)
 
     def ceiling(self, direction: str) -> float | None:

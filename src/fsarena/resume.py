@@ -56,7 +56,7 @@ def plan_of(session: Session, path: Path) -> Plan:
         raise FsarenaError(
             f"{path}: its plan cannot be read by this fsarena: {exc.errors()[0]['msg']}"
         ) from None
-    unknown = [t for t in plan.tasks if t not in TASKS]
+    unknown = [t for t in plan.tasks if t not in TASKS and t not in plan.commands]
     unknown += [f for f in plan.filesystems if not _known(f, plan)]
     if unknown:
         raise FsarenaError(

@@ -54,6 +54,7 @@ from fsarena.errors import FsarenaError
 from fsarena.executor import Executor
 from fsarena.faults import explain
 from fsarena.filesystems import FilesystemProfile
+from fsarena.gitrepo import GitRepoSpec, make_repo
 from fsarena.kernel import TarballSpec
 from fsarena.measure import Command, Measurement, metric_value
 from fsarena.plan import Plan
@@ -68,11 +69,12 @@ from fsarena.targets import (
     sequence_executor,
 )
 from fsarena.targets.source import source_size_bytes
-from fsarena.tasks import FsState, SourceDataset, Task, TaskContext, get_task
+from fsarena.tasks import FsState, SourceDataset, Task, TaskContext
 from fsarena.tasks.base import Unsupported
 from fsarena.tasks.lifecycle import Mkfs, Mount, Umount
 
 MIN_ROUNDS = 2  # a decisive run's budget may stop it here: the fewest rounds with an interval
+_OF_A_TREE = (TarballSpec, GitRepoSpec)  # datasets made from a tree dataset, after it
 
 
 @dataclass(frozen=True)
@@ -303,8 +305,10 @@ class Runner:
                 planned, self._workdir("cache")
             )
         for name, spec in specs.items():  # a tarball is as big as the tree it archives
-            if isinstance(spec, TarballSpec):
+            if isinstance(spec, TarballSpec | GitRepoSpec):
                 specs[name] = replace(spec, source_bytes=specs[spec.of].total_bytes)
+            if isinstance(spec, GitRepoSpec):
+                origins[name] = f"git history built from dataset {spec.of} ({origins[spec.of]})"
         return specs, origins
 
     def _prepare_source(self, stack: ExitStack) -> dict[str, SourceDataset]:
@@ -325,8 +329,8 @@ class Runner:
         self.session.source = source.describe()
         self._guest_source = self._prepare_guest_source(stack, source)
         found: dict[str, SourceDataset] = {}
-        # Trees first: tarballs archive them.
-        for name, spec in sorted(specs.items(), key=lambda kv: isinstance(kv[1], TarballSpec)):
+        # Trees first: tarballs archive them, git repositories commit them.
+        for name, spec in sorted(specs.items(), key=lambda kv: isinstance(kv[1], _OF_A_TREE)):
             origin = origins[name]
             self.on_event(
                 Event("setup", f"dataset {name}: {origin} ({spec.total_bytes / 1e6:.0f} MB)")
@@ -359,6 +363,10 @@ class Runner:
             return self.executor.make_tarball(
                 spec, dest, tree.manifest, dest, self._workdir("cache")
             )
+        if isinstance(spec, GitRepoSpec):
+            tree = found[spec.of]
+            cache = Path(self._workdir("cache"))
+            return make_repo(spec, Path(tree.root), tree.manifest, Path(dest), cache)
         if not spec.on_source:
             return spec.expected_manifest()
         return self.executor.generate_dataset(spec, dest, self._workdir("cache"))
@@ -543,14 +551,17 @@ class _Sequence:
     def run_all(self) -> None:
         stopped_by = ""
         for name in self.runner.plan.tasks:
-            task = get_task(name)
+            task = self.runner.plan.task_class(name)()
             if self.aged and task.formats:
                 why = "not applicable: an aged filesystem is restored from its snapshot, never made"
-                self._record(task, "skipped", _Outcome(error=why), now())
+                self._record(task, "skipped", _Outcome(skipped=why), now())
                 continue
             if stopped_by:
                 skipped = _Outcome(error=f"not run: {stopped_by} failed earlier")
                 self._record(task, "skipped", skipped, now())
+                continue
+            if why := task.unsupported(self.ctx):  # the rest of the sequence still runs
+                self._record(task, "skipped", _Outcome(skipped=f"not supported here: {why}"), now())
                 continue
             if not self._execute(task):
                 stopped_by = name
@@ -736,8 +747,7 @@ def source_bytes(specs: dict[str, DatasetSpec]) -> int:
 
 def new_session(plan: Plan, host: dict[str, object], tool_versions: dict[str, str]) -> Session:
     """A session carrying the plan and its provenance, before anything is measured."""
-    from fsarena.tasks import TASKS
-
+    classes = {name: plan.task_class(name) for name in plan.tasks}
     return Session(
         tool_version=__version__,
         created_at=now(),
@@ -747,14 +757,15 @@ def new_session(plan: Plan, host: dict[str, object], tool_versions: dict[str, st
             **plan.summary(),
             "task_info": {
                 name: {
-                    "kind": TASKS[name].kind,
-                    "timed": TASKS[name].timed,
-                    "writes": TASKS[name].writes,
-                    "payload": TASKS[name].payload,
-                    "description": TASKS[name].describe(),
-                    **({"columns": list(c)} if (c := TASKS[name].columns) else {}),
+                    "kind": task.kind,
+                    "timed": task.timed,
+                    "writes": task.writes,
+                    "payload": task.payload,
+                    "description": task.describe(),
+                    "datasets": list(task.datasets),
+                    **({"columns": list(c)} if (c := task.columns) else {}),
                 }
-                for name in plan.tasks
+                for name, task in classes.items()
             },
         },
         profiles_as_run={

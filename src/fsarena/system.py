@@ -17,7 +17,7 @@ from fsarena.filesystems import FilesystemProfile, Support, split_name
 # Tools whose versions go into every session: the real-world tasks' tools and mkfs.
 BASE_TOOLS = ("cp", "rm", "ls", "find", "sync", "mount", "umount", "losetup")
 # The article suites' tools (archives, dd, du, bonnie++).
-TASK_TOOLS = ("tar", "gzip", "bzip2", "dd", "du", "mv", "bonnie++")
+TASK_TOOLS = ("tar", "gzip", "bzip2", "dd", "du", "mv", "bonnie++", "rsync", "git", "dpkg")
 # Today's server workloads' tools (server-2026); fs_mark prints no version
 # before it runs: Debian's fsmark 3.3 is what setup installs.
 SERVER_TOOLS = ("sqlite3", "pgbench", "dbench", "fio")

@@ -41,13 +41,18 @@ KINDS = {
     *SERVER_KINDS,
     "aged_reads",
     "layout",
+    "development",
+    "packages_containers",
+    "backups",
 }
 AGED_KINDS = {"aged_reads", "layout"}  # tasks that need --age (a tree aged before them)
+# Today's workloads (issue 16): in workstation-2026 and in all, beside the articles'.
+WORKSTATION_KINDS = {"development", "packages_containers", "backups"}
 
 
 def test_the_article_suites_quick_all_and_powerloss_each_say_what_they_reproduce() -> None:
     suites = builtin_suites()
-    assert set(suites) == {*VOCABULARY, "quick", "all", "powerloss"}
+    assert set(suites) == {*VOCABULARY, "quick", "all", "powerloss", "workstation-2026"}
     for suite in suites.values():
         assert suite.article and suite.description
 
@@ -60,12 +65,14 @@ def test_article_suites_have_every_task_of_their_article(name: str) -> None:
 def test_all_has_every_article_task_and_quick_every_kind() -> None:
     suites = builtin_suites()
     every = {t for tasks in VOCABULARY.values() for t in tasks.split()}
-    assert set(suites["all"].tasks) == every
+    today = set(suites["workstation-2026"].tasks)
+    assert set(suites["all"].tasks) == every | today
+    assert {TASKS[t].kind for t in today} <= WORKSTATION_KINDS
     # Power-loss safety is a test of its own (minutes per filesystem), not a kind of work;
     # the server workloads start real servers and run for seconds each: server-2026 has them;
-    # the aged-tree reads need --age.
+    # the aged-tree reads need --age; today's workstation tasks are in workstation-2026.
     quick = {TASKS[t].kind for t in suites["quick"].tasks}
-    assert quick == KINDS - {"safety"} - SERVER_KINDS - AGED_KINDS
+    assert quick == KINDS - {"safety"} - SERVER_KINDS - AGED_KINDS - WORKSTATION_KINDS
 
 
 def test_every_task_declares_a_known_kind_and_datasets() -> None:

@@ -129,6 +129,17 @@ def _gap(session: Session) -> dict[str, float]:
     return out
 
 
+def _on_user_data(session: Session) -> set[str]:
+    """Tasks that ran on the user's own directory: the articles' figures are of other data."""
+    yours = {
+        name
+        for name, d in session.datasets.items()
+        if isinstance(d, dict) and str(d.get("origin", "")).startswith("your directory")
+    }
+    info = session.plan.get("task_info", {})
+    return {t for t, i in info.items() if yours & set(i.get("datasets", ()))}
+
+
 def spearman(pairs: list[tuple[float, float]]) -> float | None:
     """Spearman's rho of the pairs (ties get mean ranks), None below three or if undefined."""
     if len(pairs) < MIN_COMMON or len({a for a, _ in pairs}) < 2 or len({b for _, b in pairs}) < 2:
@@ -141,7 +152,7 @@ def comparisons(session: Session) -> list[ArticleComparison]:
     """One row set per published figure whose task this session ran."""
     figures, mapping = _reference()
     aliases = mapping.get("filesystems", {})
-    tasks = set(session.tasks())
+    tasks = set(session.tasks()) - _on_user_data(session)
     rows = []
     for spec in mapping["figures"]:
         metric = spec["metric"]

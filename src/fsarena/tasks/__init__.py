@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from fsarena.errors import FsarenaError
 from fsarena.tasks.aged import AgedCat, AgedGrep, AgedLayout, AgedTar
+from fsarena.tasks.backup import RsyncDelete, RsyncFull, RsyncIncremental
 from fsarena.tasks.base import Check, FsState, SourceDataset, Task, TaskContext
 from fsarena.tasks.bigiso import BigisoCopyBack, BigisoCopyThere
+from fsarena.tasks.command import UserCommand, check_name, command_task
+from fsarena.tasks.container import ContainerCopyUp, ContainerLoad, ContainerRemove
 from fsarena.tasks.dbench import Dbench1, DbenchN
 from fsarena.tasks.ddfile import DdDelete, DdRead, DdWriteSynced, DdWriteUnsynced
+from fsarena.tasks.dpkg import DpkgUnpack, DpkgUnpackUnsafeIo
 from fsarena.tasks.films import Film1Copy, Film1Delete, Film2Copy, Film2Delete
 from fsarena.tasks.fio import FioRandRead, FioRandWrite
 from fsarena.tasks.fsmark import FsmarkSynced
+from fsarena.tasks.git import GitCheckout, GitClone, GitDelete, GitRepack, GitStatus
 from fsarena.tasks.kerneltar import (
     KernelBz2Copy,
     KernelBz2Extract,
@@ -118,16 +125,64 @@ TASKS: dict[str, type[Task]] = {
         AgedGrep,
         AgedTar,
         AgedCat,
+        # Today's workstation and operations workloads (issue 16)
+        GitClone,
+        GitCheckout,
+        GitStatus,
+        GitRepack,
+        GitDelete,
+        RsyncFull,
+        RsyncIncremental,
+        RsyncDelete,
+        DpkgUnpack,
+        DpkgUnpackUnsafeIo,
+        ContainerLoad,
+        ContainerCopyUp,
+        ContainerRemove,
     )
 }
 
 
-def get_task(name: str) -> Task:
+def task_class(name: str, commands: Mapping[str, UserCommand] | None = None) -> type[Task]:
+    """A built-in task, or a user's command task the plan defines under that name."""
+    if commands and name in commands:
+        return command_task(name, commands[name])
     try:
-        return TASKS[name]()
+        return TASKS[name]
     except KeyError:
         known = ", ".join(TASKS)
         raise FsarenaError(f"unknown task {name!r}; known tasks: {known}") from None
 
 
-__all__ = ["TASKS", "Check", "FsState", "SourceDataset", "Task", "TaskContext", "get_task"]
+def check_commands(tasks: list[str], commands: dict[str, UserCommand]) -> None:
+    """Every task is built in or defined; no definition shadows a built-in or goes unused."""
+    for name in commands:
+        check_name(name)
+        if name in TASKS:
+            raise FsarenaError(f"tasks.{name}: a built-in task's name; give your command another")
+        if name not in tasks:
+            raise FsarenaError(f"commands.{name}: defined but not in the task list")
+    unknown = [t for t in tasks if t not in TASKS and t not in commands]
+    if unknown:
+        raise FsarenaError(
+            f"unknown task(s) {', '.join(unknown)}; known: {', '.join(TASKS)} "
+            "(or define your own: [tasks.NAME] command = ...)"
+        )
+
+
+def get_task(name: str, commands: Mapping[str, UserCommand] | None = None) -> Task:
+    return task_class(name, commands)()
+
+
+__all__ = [
+    "TASKS",
+    "Check",
+    "FsState",
+    "SourceDataset",
+    "Task",
+    "TaskContext",
+    "UserCommand",
+    "check_commands",
+    "get_task",
+    "task_class",
+]

@@ -130,6 +130,13 @@ class Task:
     # one the sequence goes on from. between_samples() restores the state in between.
     samples: ClassVar[int] = 1
 
+    def unsupported(self, ctx: TaskContext) -> str:
+        """Why this filesystem cannot run the task (a skip with that reason), or "" if it can.
+
+        Decided from the profile's capabilities, never its name.
+        """
+        return ""
+
     def prepare(self, ctx: TaskContext) -> None:
         """Untimed set-up before caches are dropped (e.g. make a target directory)."""
 
@@ -226,4 +233,8 @@ TASK_KINDS: Mapping[str, str] = {
     "random_io": "random I/O (VM and database images, fio)",
     "aged_reads": "reads of a whole aged tree (layout-sensitive: Conway et al., FAST '17)",
     "layout": "on-disk layout (extents, layout score, free space)",
+    "development": "development (git)",
+    "packages_containers": "packages and containers",
+    "backups": "backups (rsync)",
+    "your_workload": "your workload",
 }
