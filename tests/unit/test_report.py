@@ -32,18 +32,46 @@ def normalised(fmt_name: str, text: str) -> str:
     return SVG.sub("<svg>(chart)</svg>", text) if fmt_name == "html" else text
 
 
+GOLDEN_FIXTURES = ("session-v1", "session-v2", "three-filesystems")
+TEXT_WIDTH = 80  # what the text report uses when standard output is not a terminal
+
+
 @pytest.fixture
 def session() -> Session:
     return load(FIXTURES / "session-v1.json")
 
 
+@pytest.mark.parametrize("fixture", GOLDEN_FIXTURES)
 @pytest.mark.parametrize("fmt_name", sorted(SUFFIX))
-def test_golden(session: Session, fmt_name: str) -> None:
-    out = normalised(fmt_name, render(session, fmt_name))
-    path = GOLDEN / f"session-v1.{SUFFIX[fmt_name]}"
+def test_golden(fixture: str, fmt_name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("COLUMNS", raising=False)
+    out = normalised(fmt_name, render(load(FIXTURES / f"{fixture}.json"), fmt_name))
+    path = GOLDEN / f"{fixture}.{SUFFIX[fmt_name]}"
     if os.environ.get("FSARENA_UPDATE_GOLDEN"):
         path.write_text(out)
     assert out == path.read_text()
+
+
+@pytest.mark.parametrize("fixture", GOLDEN_FIXTURES)
+@pytest.mark.parametrize("fmt_name", ["text", "markdown", "html"])
+def test_golden_reports_read_as_numbers_for_people(fixture: str, fmt_name: str) -> None:
+    """No exponent, no Python None, and text no wider than the terminal."""
+    page = (GOLDEN / f"{fixture}.{SUFFIX[fmt_name]}").read_text()
+    assert not re.search(r"\de[+-]\d", page), "a number in exponent notation"
+    assert not re.search(r"\bNone\b", page)
+    assert "nan" not in re.findall(r"\b\w+\b", page)
+    if fmt_name == "text":
+        wide = [line for line in page.splitlines() if len(line) > TEXT_WIDTH]
+        assert wide == []
+
+
+def test_text_follows_the_terminal_width(monkeypatch: pytest.MonkeyPatch) -> None:
+    session = load(FIXTURES / "three-filesystems.json")
+    for width in (60, 132):
+        monkeypatch.setenv("COLUMNS", str(width))
+        lines = render(session, "text").splitlines()
+        assert max(len(line) for line in lines) <= width
+        assert max(len(line) for line in lines) > width - 15  # and uses it
 
 
 def test_every_exporter_is_deterministic(session: Session) -> None:
@@ -119,7 +147,9 @@ def test_newer_or_damaged_sessions_are_refused(session: Session, tmp_path: Path)
         (0.0, "0"),
         (0.0222, "0.0222"),
         (9.0, "9"),
-        (14.7051, "14.71"),
+        (14.7051, "14.7"),
+        (2097152.0, "2,097,152"),
+        (0.000000123, "0.000000123"),
         (3811.2, "3,811"),
         (0.00043, "0.00043"),
     ],
