@@ -19,7 +19,6 @@ from fsarena.report.csv import raw_unit
 from fsarena.report.table import Comparison
 from fsarena.stats import Ranking
 
-
 SCHEMA = "fsarena-summary-2"
 SCHEMA_FILE = "summary.schema.json"  # in this package
 
