@@ -85,8 +85,9 @@ def describe(ranking: Ranking, word: str) -> str:
         pair = ranking.pair(best, other)
         if pair is not None:
             versus.append(_versus(ranking, pair, word, other))
+    exact = all(p.low == p.high for p in ranking.pairs)  # deterministic figures: no contest
     if len(ranking.winners) == 1:
-        return f"{best} wins: {', '.join(versus)}"
+        return f"{best}{'' if exact else ' wins'}: {', '.join(versus)}"
     return f"{names(sorted(ranking.winners))} tie for best; {best}: " + ", ".join(versus)
 
 
