@@ -340,11 +340,11 @@ def _heat(comparison: Comparison, png: bool) -> Chart | None:
         if result and not any(matters(metric, means[winners[0]], m) for m in means.values()):
             winners = tuple(means)  # no practical difference: every one is as good as the best
         best.update((fs, table.task) for fs in winners)
-    if not tasks:
-        return None
     filesystems = [
         fs for fs in comparison.session.filesystems() if any((fs, t) in ratios for t in tasks)
     ]
+    if not tasks or len(filesystems) < 2:  # one filesystem is "best" at everything: no map
+        return None
     title = "Heat map: every task relative to the best filesystem"
     return render("heatmap", title, lambda: heat_figure(tasks, filesystems, ratios, best), png)
 

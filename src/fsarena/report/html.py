@@ -45,7 +45,7 @@ def bundle(comparison: Comparison, asset_dir: str | None) -> tuple[str, list[cha
     by_name = {c.name: c for c in drawn}
     context = {
         "title": _title(comparison),
-        "answer": answer.build(comparison),
+        "answer": answer.build(full),  # it knows the groups left out of the ranking
         "header": header_lines(comparison.session),
         "method": prose.METHOD,
         "kinds": prose.verdicts(comparison),
