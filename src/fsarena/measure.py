@@ -97,6 +97,15 @@ class Metric:
     better: Direction
     mean: MeanKind = "arithmetic"  # harmonic for rates (mmtests), arithmetic for times and counts
     scale: float = 1.0  # multiply the raw value by this to show it in `unit`
+    # The practical threshold: a difference matters to a person only when it exceeds
+    # both this share of the better value and this many raw units (seconds, bytes,
+    # faults, percentage points). Below it reports say "no practical difference",
+    # never "wins", however significant (7 against 9 major faults, a few KB read).
+    practical_rel: float = 0.05
+    practical_abs: float = 0.0
+    # A deterministic figure (capacity, a fixed copy's bytes): the same on every run
+    # of one filesystem, so it is shown as measured, without sd, CI, CV or flags.
+    exact: bool = False
 
 
 def _bonnie_metrics() -> tuple[Metric, ...]:
@@ -128,47 +137,109 @@ def _bonnie_metrics() -> tuple[Metric, ...]:
 METRICS: dict[str, Metric] = {
     m.name: m
     for m in (
-        Metric("wall_s", "time", "s", "lower"),
-        Metric("user_s", "user CPU", "s", "lower"),
-        Metric("sys_s", "sys CPU", "s", "lower"),
-        Metric("cpu_pct", "CPU", "%", "lower"),
-        Metric("cpu_s", "CPU time", "s", "lower"),  # user + sys of the task's processes
-        Metric("minor_faults", "minor faults", "", "lower"),
-        Metric("major_faults", "major faults", "", "lower"),
-        Metric("max_rss_kib", "max RSS", "MiB", "lower", scale=1 / 1024),
-        Metric("device_read_bytes", "device read", "MB", "lower", scale=1e-6),
-        Metric("device_write_bytes", "device written", "MB", "lower", scale=1e-6),
-        Metric("system_busy_s", "system CPU busy", "s", "lower"),
-        Metric("system_iowait_s", "system iowait", "s", "lower"),
-        Metric("capacity_pct", "capacity", "%", "higher"),
+        Metric("wall_s", "time", "s", "lower", practical_abs=0.01),
+        Metric("user_s", "user CPU", "s", "lower", practical_abs=0.01),
+        Metric("sys_s", "sys CPU", "s", "lower", practical_abs=0.01),
+        Metric("cpu_pct", "CPU", "%", "lower", practical_abs=2.0),
+        Metric(
+            "cpu_s", "CPU time", "s", "lower", practical_abs=0.01
+        ),  # user + sys of the task's processes
+        Metric("minor_faults", "minor faults", "", "lower", practical_abs=1000),
+        Metric("major_faults", "major faults", "", "lower", practical_abs=100),
+        Metric("max_rss_kib", "max RSS", "MiB", "lower", scale=1 / 1024, practical_abs=1024),
+        Metric("device_read_bytes", "device read", "MB", "lower", scale=1e-6, practical_abs=1e6),
+        Metric(
+            "device_write_bytes", "device written", "MB", "lower", scale=1e-6, practical_abs=1e6
+        ),
+        Metric("system_busy_s", "system CPU busy", "s", "lower", practical_abs=0.01),
+        Metric("system_iowait_s", "system iowait", "s", "lower", practical_abs=0.01),
+        Metric(
+            "capacity_pct",
+            "capacity",
+            "%",
+            "higher",
+            practical_rel=0,
+            practical_abs=0.5,
+            exact=True,
+        ),
         # Logical bytes the task moved (extra["payload_bytes"]) per second of wall time.
         Metric("throughput_bytes_per_s", "throughput", "MB/s", "higher", "harmonic", 1e-6),
         # That throughput as a share of the best raw device throughput fio measured.
-        Metric("ceiling_pct", "of device ceiling", "%", "higher", "harmonic"),
-        Metric("available_bytes", "available", "MB", "higher", scale=1e-6),
+        Metric("ceiling_pct", "of device ceiling", "%", "higher", "harmonic", practical_abs=2.0),
+        Metric(
+            "available_bytes",
+            "available",
+            "MB",
+            "higher",
+            scale=1e-6,
+            practical_abs=1e6,
+            exact=True,
+        ),
         # Rates of the article tasks (MB = 10^6 bytes, as the articles printed).
         Metric("files_per_s", "files created", "/s", "higher", "harmonic"),
         # Article D's space probe, in MiB as the article printed.
-        Metric("df_used_before_bytes", "df used before", "MiB", "lower", scale=1 / 2**20),
-        Metric("df_used_after_bytes", "df used after", "MiB", "lower", scale=1 / 2**20),
-        Metric("df_used_difference_bytes", "difference", "MiB", "lower", scale=1 / 2**20),
-        Metric("du_bytes", "du", "MiB", "lower", scale=1 / 2**20),
-        Metric("du_apparent_bytes", "du --apparent-size", "MiB", "lower", scale=1 / 2**20),
-        Metric("space_overhead_bytes", "overhead", "MiB", "lower", scale=1 / 2**20),
+        Metric(
+            "df_used_before_bytes",
+            "df used before",
+            "MiB",
+            "lower",
+            scale=1 / 2**20,
+            practical_abs=2**20,
+            exact=True,
+        ),
+        Metric(
+            "df_used_after_bytes",
+            "df used after",
+            "MiB",
+            "lower",
+            scale=1 / 2**20,
+            practical_abs=2**20,
+            exact=True,
+        ),
+        Metric(
+            "df_used_difference_bytes",
+            "difference",
+            "MiB",
+            "lower",
+            scale=1 / 2**20,
+            practical_abs=2**20,
+            exact=True,
+        ),
+        Metric("du_bytes", "du", "MiB", "lower", scale=1 / 2**20, practical_abs=2**20, exact=True),
+        Metric(
+            "du_apparent_bytes",
+            "du --apparent-size",
+            "MiB",
+            "lower",
+            scale=1 / 2**20,
+            practical_abs=2**20,
+            exact=True,
+        ),
+        Metric(
+            "space_overhead_bytes",
+            "overhead",
+            "MiB",
+            "lower",
+            scale=1 / 2**20,
+            practical_abs=2**20,
+            exact=True,
+        ),
         # bonnie++'s own figures (article C), from its CSV.
         *_bonnie_metrics(),
         Metric("bonnie_tests_too_fast", "bonnie++ tests too fast to time", "", "lower"),
-        Metric("bonnie_size_mib", "bonnie++ file", "MiB", "higher"),
-        Metric("bonnie_ram_mib", "bonnie++ -r (cgroup limit)", "MiB", "lower"),
-        Metric("bonnie_files_k", "bonnie++ files", "x1024", "higher"),
+        Metric("bonnie_size_mib", "bonnie++ file", "MiB", "higher", exact=True),
+        Metric("bonnie_ram_mib", "bonnie++ -r (cgroup limit)", "MiB", "lower", exact=True),
+        Metric("bonnie_files_k", "bonnie++ files", "x1024", "higher", exact=True),
         Metric("cgroup_memory_limit_bytes", "memory limit", "MiB", "lower", scale=1 / 2**20),
         Metric("cgroup_memory_peak_bytes", "memory peak", "MiB", "lower", scale=1 / 2**20),
         # powerloss (crash test), per filesystem over all its workloads' crash states
         Metric("crash_states", "states tested", "", "higher"),
-        Metric("crash_mounted_pct", "mounted", "%", "higher"),
-        Metric("crash_fsck_clean_pct", "fsck clean", "%", "higher"),
-        Metric("crash_states_losing_data", "states losing fsync'ed data", "", "lower"),
-        Metric("crash_files_lost", "fsync'ed files lost", "", "lower"),
+        Metric("crash_mounted_pct", "mounted", "%", "higher", practical_rel=0),
+        Metric("crash_fsck_clean_pct", "fsck clean", "%", "higher", practical_rel=0),
+        Metric(
+            "crash_states_losing_data", "states losing fsync'ed data", "", "lower", practical_rel=0
+        ),
+        Metric("crash_files_lost", "fsync'ed files lost", "", "lower", practical_rel=0),
         Metric("crash_recovery_mount_ms", "recovery mount", "ms", "lower"),
         Metric("crash_clean_mount_ms", "clean mount", "ms", "lower"),
         Metric("crash_fsck_ms", "fsck", "ms", "lower"),

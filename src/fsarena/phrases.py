@@ -16,13 +16,31 @@ def ratio_text(pair: Pair) -> str:
     """'1.32× (1.25–1.40)', or '1.32×' when the interval is unknown."""
     if math.isnan(pair.ratio):
         return "n/a"
-    known = not (math.isnan(pair.low) or math.isnan(pair.high))
+    # An exact comparison (deterministic values: capacity) has no interval to show.
+    known = not (math.isnan(pair.low) or math.isnan(pair.high) or pair.low == pair.high)
     # A third decimal when the interval is too narrow for two to show it.
     digits = 3 if known and pair.high - pair.low < 0.02 and pair.ratio < 10 else 2
     text = f"{_num(pair.ratio, digits)}×"
     if known:
         text += f" ({_num(pair.low, digits)}–{_num(pair.high, digits)})"
     return text
+
+
+def number(value: float, digits: int = 3) -> str:
+    """A number for people: `digits` significant digits (integer digits are never rounded
+    away), one thousands separator (","), never an exponent, trailing zeros dropped."""
+    if math.isnan(value):
+        return "n/a"
+    if math.isinf(value):
+        return "∞" if value > 0 else "-∞"
+    if value == 0:
+        return "0"
+    magnitude = math.floor(math.log10(abs(value))) + 1
+    decimals = min(max(0, digits - magnitude), 12)
+    text = f"{value:,.{decimals}f}"
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
+    return "0" if text in ("-0", "") else text
 
 
 def _num(x: float, digits: int = 2) -> str:
@@ -67,8 +85,9 @@ def describe(ranking: Ranking, word: str) -> str:
         pair = ranking.pair(best, other)
         if pair is not None:
             versus.append(_versus(ranking, pair, word, other))
+    exact = all(p.low == p.high for p in ranking.pairs)  # deterministic figures: no contest
     if len(ranking.winners) == 1:
-        return f"{best} wins: {', '.join(versus)}"
+        return f"{best}{'' if exact else ' wins'}: {', '.join(versus)}"
     return f"{names(sorted(ranking.winners))} tie for best; {best}: " + ", ".join(versus)
 
 
@@ -76,5 +95,5 @@ def _versus(ranking: Ranking, pair: Pair, word: str, other: str) -> str:
     """'1.32× (1.25–1.40) faster than ext3', or the two estimates when no ratio exists."""
     if math.isnan(pair.ratio):
         best, worse = ranking.estimates[pair.better], ranking.estimates[other]
-        return f"{word} {other} ({best:.4g} against {worse:.4g})"
+        return f"{word} {other} ({number(best)} against {number(worse)})"
     return f"{ratio_text(pair)} {word} {other}"

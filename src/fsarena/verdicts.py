@@ -290,13 +290,13 @@ def _cpu_verdict(index: Index, columns: Mapping[str, Sequence[str]]) -> KindVerd
 
 def _recommend(session: Session, kinds: Sequence[KindVerdict]) -> Recommendation:
     decided = [k for k in kinds if not k.ranking.all_tied]
-    caveats = tuple(_caveats(session))
+    notes = tuple(caveats(session))
     if not kinds:  # nothing compared: no tie either, only no data
         return Recommendation(
             (),
             "No recommendation: no kind of work has results from two or more filesystems.",
             (),
-            caveats,
+            notes,
         )
     if not decided:
         return Recommendation(
@@ -305,7 +305,7 @@ def _recommend(session: Session, kinds: Sequence[KindVerdict]) -> Recommendation
             "Choose on safety across power loss, features (quotas, ACLs, resizing, "
             "snapshots) and what you can repair.",
             (),
-            caveats,
+            notes,
         )
     unsafe = {
         fs
@@ -324,7 +324,7 @@ def _recommend(session: Session, kinds: Sequence[KindVerdict]) -> Recommendation
         if fs not in unsafe
     }
     if not score:
-        return Recommendation((), "No filesystem kept its data safe in every test.", (), caveats)
+        return Recommendation((), "No filesystem kept its data safe in every test.", (), notes)
     top = max(score.values())
     chosen = tuple(fs for fs in filesystems if score.get(fs) == top)
     reasons = [
@@ -349,11 +349,12 @@ def _recommend(session: Session, kinds: Sequence[KindVerdict]) -> Recommendation
         chosen,
         summary,
         tuple(reasons),
-        tuple(lost) + tuple(excluded) + caveats,
+        tuple(lost) + tuple(excluded) + notes,
     )
 
 
-def _caveats(session: Session) -> list[str]:
+def caveats(session: Session) -> list[str]:
+    """What every answer from this session must carry: fresh filesystems, this hardware, n."""
     host, plan = session.host, session.plan
     backing = host.get("workdir_backing", {}) or {}
     out = [

@@ -70,7 +70,7 @@ def test_article_d_times_beside_todays_with_rank_agreement() -> None:
     assert row.common == 5 and row.spearman == pytest.approx(1.0)
     text = render(session, "text")
     assert "AGAINST THE ARTICLES" in text and "other hardware and kernels" in text
-    assert "rank agreement (Spearman): +1.00 over 5 filesystems" in text
+    assert "agreement +1.00 over 5" in text  # one table: Spearman's rho over 5 in common
     assert "## Against the articles" in render(session, "markdown")
 
 

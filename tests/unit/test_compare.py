@@ -28,8 +28,8 @@ def test_same_filesystem_is_compared_across_sessions() -> None:
     by_task = {(c.task, c.filesystem): c for c in cross.changes}
     assert set(by_task) == {("iso_copy_in", "ext4"), ("tree_copy_in", "ext4")}
     faster = by_task[("iso_copy_in", "ext4")].sentence()
-    assert faster.startswith("6.18 wins: 1.50× (1.") and faster.endswith("faster than 6.1")
-    assert by_task[("tree_copy_in", "ext4")].sentence().startswith("tie between 6.1 and 6.18")
+    assert faster.startswith("6.18 1.5× faster than 6.1 (95 % CI 1.")
+    assert by_task[("tree_copy_in", "ext4")].sentence().startswith("no change that matters")
     # All groups keep their own rows.
     table = next(t for t in cross.merged.tables if t.task == "iso_copy_in")
     assert [r.filesystem for r in table.rows] == ["6.1/ext4", "6.1/xfs", "6.18/ext4"]
@@ -38,12 +38,12 @@ def test_same_filesystem_is_compared_across_sessions() -> None:
 def test_renderings() -> None:
     cross = compare([OLD, NEW])
     text = render_text(cross)
-    assert "SAME FILESYSTEM ACROSS SESSIONS" in text and "s2 wins: 1.50×" in text
+    assert "SAME FILESYSTEM ACROSS SESSIONS" in text and "s2 1.5× faster than s1" in text
     assert "s1/xfs" in text
     md = render_markdown(cross)
     assert md.startswith("# fsarena comparison of sessions") and "### iso_copy_in" in md
     html = render_html(cross)
-    assert "<script" not in html and html.count("<svg") >= 3 and "s2 wins: 1.50×" in html
+    assert "<script" not in html and html.count("<svg") >= 3 and "s2 1.5× faster than s1" in html
 
 
 def test_bad_arguments_are_one_clear_message() -> None:
@@ -63,7 +63,7 @@ def test_cli_compare(tmp_path: Path) -> None:
         main, ["compare", str(a), str(b), "--label", "old", "--label", "new"]
     )
     assert result.exit_code == 0, result.output
-    assert "new wins: 1.50×" in result.output
+    assert "new 1.5× faster than old" in result.output
     out = tmp_path / "c.html"
     result = CliRunner().invoke(
         main, ["compare", str(a), str(b), "--format", "html", "-o", str(out)]
@@ -71,3 +71,50 @@ def test_cli_compare(tmp_path: Path) -> None:
     assert result.exit_code == 0 and out.read_text().startswith("<!DOCTYPE html>")
     result = CliRunner().invoke(main, ["compare", str(a)])
     assert result.exit_code == 2 and "two or more session files" in result.output
+
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+
+
+def test_a_session_compared_with_itself_keeps_its_own_verdicts() -> None:
+    """Holm's correction over every LABEL/filesystem pair used to turn a clear win into a tie."""
+    from fsarena.report import build
+    from fsarena.report.table import comparison_line
+    from fsarena.results import load
+
+    session = load(FIXTURES / "three-filesystems.json")
+    own = build(session)
+    table = next(t for t in own.tables if t.task == "tree_copy_in")
+    verdict = comparison_line(own, table)
+    assert verdict.startswith("xfs wins:") and "faster than btrfs" in verdict  # a clear win
+    text = " ".join(render_text(compare([session, session])).split())
+    assert f"s1, s2: {verdict}" in text
+    assert "tie between s1/" not in text  # nothing ranks one session's groups among all
+    assert "are the same session" in text
+    assert "No change that matters in 39 task × filesystem pairs" in text
+
+
+def test_what_differs_is_said_and_a_different_scale_is_a_warning() -> None:
+    small = OLD.model_copy(deep=True)
+    small.plan["scale"] = 0.01
+    small.host["kernel"] = "6.1.0"
+    small.tool_versions["mkfs.ext4"] = "mke2fs 1.46.2"
+    cross = compare([OLD, small], ["a", "b"])
+    assert any(d.startswith("scale: a ") and d.endswith("b 0.01") for d in cross.differences)
+    assert any(d.startswith("kernel: ") for d in cross.differences)
+    assert any("mkfs.ext4" in d for d in cross.differences)
+    assert any(w.startswith("Different dataset scales") for w in cross.warnings)
+    assert not any("kernel" in w for w in cross.warnings)  # a kernel change is what one compares
+    text = render_text(cross)
+    assert text.index("WHAT DIFFERS") < text.index("SAME FILESYSTEM ACROSS SESSIONS")
+
+
+def test_an_empty_session_is_refused() -> None:
+    empty = OLD.model_copy(update={"runs": []})
+    with pytest.raises(FsarenaError, match=r"session b .*no runs: nothing to compare"):
+        compare([OLD, empty], ["a", "b"])
+    failed = OLD.model_copy(deep=True)
+    for run in failed.runs:
+        run.status = "failed"
+    with pytest.raises(FsarenaError, match="none successful: nothing to compare"):
+        compare([failed, NEW])

@@ -67,7 +67,7 @@ def test_report_draws_every_chart_offline(tmp_path: Path) -> None:
                 assert box is not None and box["width"] > 200 and box["height"] > 80
                 # Drawn: bars, cells or lines are there as SVG shapes.
                 assert svg.locator("path").count() > 5
-            assert page.locator("h2").first.inner_text() == "Verdicts"
+            assert page.locator("h2").first.inner_text() == "Answer"
             # Nothing runs off the page sideways: wide tables scroll within themselves.
             page_width = page.evaluate("document.documentElement.scrollWidth")
             assert page_width <= page.viewport_size["width"]  # type: ignore[index]
@@ -77,3 +77,39 @@ def test_report_draws_every_chart_offline(tmp_path: Path) -> None:
             browser.close()
     assert blocked == []
     assert requested == [url]
+
+
+# A phone, a laptop, a desktop: widths and the height of their first screen.
+VIEWPORTS = ((390, 844), (1280, 800), (1920, 1080))
+CLIPPED_TABLES = """() => [...document.querySelectorAll('table')]
+    .filter(t => t.scrollWidth > t.clientWidth + 1
+              || t.getBoundingClientRect().right > window.innerWidth + 1)
+    .map(t => t.outerHTML.slice(0, 120))"""
+
+
+@pytest.mark.parametrize(
+    "fixture", ["three-filesystems.json", "session-v1.json", "session-v2.json"]
+)
+def test_the_answer_is_on_the_first_screen_and_nothing_is_clipped(
+    tmp_path: Path, fixture: str
+) -> None:
+    from playwright.sync_api import sync_playwright
+
+    report = tmp_path / "report.html"
+    write(load(FIXTURES / fixture), "html", report)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(
+            executable_path=str(CHROMIUM), args=["--no-sandbox", "--headless", "--disable-gpu"]
+        )
+        try:
+            for width, height in VIEWPORTS:
+                page = browser.new_page(viewport={"width": width, "height": height})
+                page.goto(report.as_uri(), wait_until="load")
+                box = page.locator("p.recommendation").bounding_box()
+                assert box is not None, "no recommendation line"
+                assert box["y"] + box["height"] <= height, f"below the first screen at {width}"
+                assert page.evaluate("document.documentElement.scrollWidth") <= width
+                assert page.evaluate(CLIPPED_TABLES) == [], f"a table is clipped at {width}"
+                page.close()
+        finally:
+            browser.close()

@@ -33,18 +33,46 @@ def normalised(fmt_name: str, text: str) -> str:
     return SVG.sub("<svg>(chart)</svg>", text) if fmt_name == "html" else text
 
 
+GOLDEN_FIXTURES = ("session-v1", "session-v2", "three-filesystems")
+TEXT_WIDTH = 80  # what the text report uses when standard output is not a terminal
+
+
 @pytest.fixture
 def session() -> Session:
     return load(FIXTURES / "session-v1.json")
 
 
+@pytest.mark.parametrize("fixture", GOLDEN_FIXTURES)
 @pytest.mark.parametrize("fmt_name", sorted(SUFFIX))
-def test_golden(session: Session, fmt_name: str) -> None:
-    out = normalised(fmt_name, render(session, fmt_name))
-    path = GOLDEN / f"session-v1.{SUFFIX[fmt_name]}"
+def test_golden(fixture: str, fmt_name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("COLUMNS", raising=False)
+    out = normalised(fmt_name, render(load(FIXTURES / f"{fixture}.json"), fmt_name))
+    path = GOLDEN / f"{fixture}.{SUFFIX[fmt_name]}"
     if os.environ.get("FSARENA_UPDATE_GOLDEN"):
         path.write_text(out)
     assert out == path.read_text()
+
+
+@pytest.mark.parametrize("fixture", GOLDEN_FIXTURES)
+@pytest.mark.parametrize("fmt_name", ["text", "markdown", "html"])
+def test_golden_reports_read_as_numbers_for_people(fixture: str, fmt_name: str) -> None:
+    """No exponent, no Python None, and text no wider than the terminal."""
+    page = (GOLDEN / f"{fixture}.{SUFFIX[fmt_name]}").read_text()
+    assert not re.search(r"\de[+-]\d", page), "a number in exponent notation"
+    assert not re.search(r"\bNone\b", page)
+    assert "nan" not in re.findall(r"\b\w+\b", page)
+    if fmt_name == "text":
+        wide = [line for line in page.splitlines() if len(line) > TEXT_WIDTH]
+        assert wide == []
+
+
+def test_text_follows_the_terminal_width(monkeypatch: pytest.MonkeyPatch) -> None:
+    session = load(FIXTURES / "three-filesystems.json")
+    for width in (60, 132):
+        monkeypatch.setenv("COLUMNS", str(width))
+        lines = render(session, "text").splitlines()
+        assert max(len(line) for line in lines) <= width
+        assert max(len(line) for line in lines) > width - 15  # and uses it
 
 
 def test_every_exporter_is_deterministic(session: Session) -> None:
@@ -120,7 +148,9 @@ def test_newer_or_damaged_sessions_are_refused(session: Session, tmp_path: Path)
         (0.0, "0"),
         (0.0222, "0.0222"),
         (9.0, "9"),
-        (14.7051, "14.71"),
+        (14.7051, "14.7"),
+        (2097152.0, "2,097,152"),
+        (0.000000123, "0.000000123"),
         (3811.2, "3,811"),
         (0.00043, "0.00043"),
     ],
@@ -151,11 +181,14 @@ def test_max_rss_of_an_older_session_is_unavailable_in_every_format(version: int
     assert all(r.value("max_rss_kib") is None for r in timed)
     assert any(w.code == "max_rss_kib_unavailable" for w in old.warnings)
     for name in EXPORTERS:
-        assert "max RSS is unavailable in sessions of schema version 1 and 2" in render(
-            old, name
-        ) or (name == "csv" and "unavailable: recorded before schema 3" in render(old, name))
+        out = " ".join(render(old, name).split())  # reports wrap to the page's width
+        assert "max RSS is unavailable in sessions of schema version 1 and 2" in out or (
+            name == "csv" and "unavailable: recorded before schema 3" in out
+        )
     text = render(old, "text")
-    assert "max RSS MiB" in text and "–" in text.split("max RSS MiB")[1].splitlines()[2]
+    after = text.split("max RSS (MiB)")[1].splitlines()[2:]
+    rows = after[: after.index("")]  # the first table's rows under the header
+    assert rows and all(line.split()[2] == "–" for line in rows), rows
 
 
 def test_max_rss_of_a_current_session_is_shown_per_task() -> None:

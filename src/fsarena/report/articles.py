@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import math
+import textwrap
 import tomllib
 from dataclasses import dataclass
 from functools import cache
@@ -197,33 +198,66 @@ def cell(value: float | None) -> str:
     return "-" if value is None else fmt(value)
 
 
-def text_lines(session: Session) -> list[str]:
-    rows = comparisons(session)
+HEADERS = ["figure", "article, best first", "today, best first", "rank agreement"]
+
+
+def _ranked(row: ArticleComparison, column: int) -> str:
+    """'xfs 0.7, jfs 1.3, ext3 14.7': one side's figures, best first (as published: values
+    from other hardware and decades are for the order, not to be compared with today's)."""
+    metric = METRICS.get(row.metric)
+    found = [(fs, value) for fs, *v in row.cells if (value := v[column]) is not None]
+    if metric is not None:
+        found.sort(key=lambda c: -c[1] if metric.better == "higher" else c[1])
+    return ", ".join(f"{fs} {cell(v)}" for fs, v in found) or "-"
+
+
+def _short_agreement(row: ArticleComparison) -> str:
+    if row.spearman is None:
+        return f"n/a ({row.common} in common, need {MIN_COMMON})"
+    return f"{row.spearman:+.2f} over {row.common}"
+
+
+def table(session: Session) -> list[list[str]]:
+    """Every published figure beside today's, one row each: the one "against the articles" table."""
+    return [
+        [
+            f"{row.task}: {row.label} ({row.article.partition(':')[0]})",
+            _ranked(row, 0),
+            _ranked(row, 1),
+            _short_agreement(row),
+        ]
+        for row in comparisons(session)
+    ]
+
+
+def _articles(session: Session) -> list[str]:
+    """The articles cited, by letter: 'A: Linux filesystems compared (2006)'."""
+    return sorted({row.article for row in comparisons(session)})
+
+
+def text_lines(session: Session, width: int = 80) -> list[str]:
+    rows = table(session)
     if not rows:
         return []
-    out = [f"AGAINST THE ARTICLES ({CAVEAT})", ""]
+    out = [f"AGAINST THE ARTICLES ({CAVEAT}; rank agreement is Spearman's rho)"]
     if note := left_out(session):
-        out[-1:] = [f"  {note}", ""]
-    for row in rows:
-        out.append(f"{row.task}: {row.label}  [{row.article}]")
-        width = max(len(fs) for fs, _, _ in row.cells)
-        out.append(f"  {'filesystem'.ljust(width)}  {'article':>10}  {'today':>10}")
-        for fs, then, now in row.cells:
-            out.append(f"  {fs.ljust(width)}  {cell(then):>10}  {cell(now):>10}")
-        out.extend([f"  {agreement(row)}", ""])
-    return out
+        out.append(note)
+    out = [line for text in out for line in textwrap.wrap(text, width, subsequent_indent="  ")]
+    out += [f"  {a}" for a in _articles(session)]
+    for figure, then, now, rho in rows:
+        text = f"- {figure}: article {then}; today {now}; agreement {rho}"
+        out += textwrap.wrap(text, width, initial_indent="  ", subsequent_indent="      ")
+    return [*out, ""]
 
 
 def markdown_lines(session: Session) -> list[str]:
-    rows = comparisons(session)
+    rows = table(session)
     if not rows:
         return []
     out = ["## Against the articles", "", f"_{CAVEAT[0].upper() + CAVEAT[1:]}._", ""]
     if note := left_out(session):
         out.extend([f"_{note[0].upper() + note[1:]}._", ""])
-    for row in rows:
-        out.extend([f"### {row.task}: {row.label}", "", f"{row.article}; {agreement(row)}.", ""])
-        out.extend(["| filesystem | article | today |", "|---|---:|---:|"])
-        out.extend(f"| {fs} | {cell(then)} | {cell(now)} |" for fs, then, now in row.cells)
-        out.append("")
-    return out
+    out.extend([*(f"- {a}" for a in _articles(session)), ""])
+    out.extend(["| " + " | ".join(HEADERS) + " |", "|---|---|---|---|"])
+    out.extend("| " + " | ".join(r) + " |" for r in rows)
+    return [*out, ""]

@@ -21,11 +21,16 @@ from typing import Any, cast
 import matplotlib
 import numpy as np
 from matplotlib.axes import Axes
-from matplotlib.colors import LinearSegmentedColormap
+from matplotlib.colors import LinearSegmentedColormap, ListedColormap
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
 
 from fsarena.measure import METRICS, Metric
-from fsarena.report.table import Comparison, Row, TaskTable, shown
+from fsarena.phrases import number
+from fsarena.report.sentence import matters
+from fsarena.report.table import Comparison, Row, TaskTable
+from fsarena.report.units import Unit, column_unit
 
 RC: dict[str, Any] = {
     "svg.hashsalt": "fsarena",  # deterministic ids
@@ -36,7 +41,10 @@ RC: dict[str, Any] = {
     "axes.spines.right": False,
 }
 PALETTE = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1")
-HEAT = LinearSegmentedColormap.from_list("fsarena", ["#2e7d32", "#fff59d", "#c62828"])
+# Behind the best: light to dark (a sequential scheme, safe for colour-blind readers).
+HEAT = LinearSegmentedColormap.from_list("fsarena", ["#fff7bc", "#fe9929", "#993404"])
+BEST_COLOUR = "#2c6db5"  # best or tied for best: another hue and lightness than any of HEAT
+BEST = ListedColormap([BEST_COLOUR])
 HEAT_CAP = 3.0  # ratios to the best beyond this share the darkest colour
 
 
@@ -54,9 +62,9 @@ def direction_text(metric: Metric) -> str:
     return "lower is better" if metric.better == "lower" else "higher is better"
 
 
-def axis_label(metric: Metric) -> str:
-    unit = f" ({metric.unit})" if metric.unit else ""
-    return f"{metric.label}{unit} — {direction_text(metric)}"
+def axis_label(metric: Metric, unit: Unit | None = None) -> str:
+    label = unit.label if unit is not None else metric.unit
+    return f"{metric.label}{f' ({label})' if label else ''} — {direction_text(metric)}"
 
 
 def colours(comparison: Comparison) -> dict[str, str]:
@@ -96,49 +104,76 @@ def render(name: str, title: str, draw: Callable[[], Figure], png: bool) -> Char
 # ---------------------------------------------------------------- per task
 
 
-def _ci(row: Row, metric: Metric) -> tuple[float, float, float] | None:
+def _ci(row: Row, metric: Metric, unit: Unit) -> tuple[float, float, float] | None:
     s = row.stats.get(metric.name)
     if s is None:
         return None
     low = s.ci_low if math.isfinite(s.ci_low) else s.mean
     high = s.ci_high if math.isfinite(s.ci_high) else s.mean
-    return shown(s.mean, metric), shown(low, metric), shown(high, metric)
+    return s.mean * unit.factor, low * unit.factor, high * unit.factor
+
+
+def _marks_legend(ax: Axes, outliers: bool, exact: bool) -> None:
+    """What every mark means, below the plot."""
+    handles: list[Any] = [Patch(facecolor="#999", label="mean")]
+    if not exact:
+        handles += [
+            Line2D([], [], color="#222", marker="|", markersize=8, label="95 % CI"),
+            Line2D([], [], color="#222", marker="o", mfc="white", ls="", ms=4, label="each run"),
+        ]
+    if outliers:
+        handles.append(
+            Line2D([], [], color="#c62828", marker="o", mfc="white", ls="", ms=4, label="outlier")
+        )
+    ax.legend(
+        handles=handles,
+        loc="upper center",
+        bbox_to_anchor=(0.5, -0.32),
+        ncols=len(handles),
+        frameon=False,
+        fontsize=8,
+    )
 
 
 def task_figure(
     table: TaskTable, samples: dict[str, list[tuple[int, float]]], colour: dict[str, str]
 ) -> Figure:
-    """Bars of the headline mean per filesystem, 95 % CI error bars, every sample as a dot."""
+    """Bars of the headline mean per filesystem (value written on each), 95 % CI error bars,
+    every sample as a dot; a legend names every mark."""
     metric = METRICS[table.columns[0]]
     rows = [r for r in table.rows if metric.name in r.stats]
-    fig = Figure(figsize=(6.4, 0.45 * max(len(rows), 2) + 1.1))
+    unit = column_unit(metric, [r.stats[metric.name].mean for r in rows])
+    fig = Figure(figsize=(6.4, 0.45 * max(len(rows), 2) + 1.5))
     ax = fig.add_subplot()
     for y, row in enumerate(rows):
-        mean, low, high = _ci(row, metric) or (0.0, 0.0, 0.0)
+        mean, low, high = _ci(row, metric, unit) or (0.0, 0.0, 0.0)
         ax.barh(y, mean, color=colour.get(row.filesystem, PALETTE[0]), alpha=0.85, height=0.6)
-        ax.errorbar(
-            mean, y, xerr=[[max(mean - low, 0)], [max(high - mean, 0)]], color="#222", capsize=4
-        )
         points = samples.get(row.filesystem, [])
-        xs = [shown(v, metric) for _, v in points]
-        edge = ["#c62828" if rep in row.outliers else "#222" for rep, _ in points]
-        ax.scatter(xs, [y] * len(xs), s=14, facecolors="white", edgecolors=edge, zorder=3)
-        if row.unstable:
-            ax.annotate(
-                "unstable",
-                (max(high, *xs, mean), y),
-                xytext=(6, 0),
-                textcoords="offset points",
-                va="center",
-                fontsize=8,
-                color="#c62828",
+        xs = [v * unit.factor for _, v in points]
+        if not metric.exact:
+            ax.errorbar(
+                mean, y, xerr=[[max(mean - low, 0)], [max(high - mean, 0)]], color="#222", capsize=4
             )
+            edge = ["#c62828" if rep in row.outliers else "#222" for rep, _ in points]
+            ax.scatter(xs, [y] * len(xs), s=14, facecolors="white", edgecolors=edge, zorder=3)
+        label = unit.text(mean / unit.factor) + (" unstable" if row.unstable else "")
+        ax.annotate(
+            label,
+            (max(high, *xs, mean) if not metric.exact else mean, y),
+            xytext=(6, 0),
+            textcoords="offset points",
+            va="center",
+            fontsize=8,
+            color="#c62828" if row.unstable else "#222",
+        )
     ax.set_yticks(range(len(rows)), [r.filesystem for r in rows])
     ax.invert_yaxis()
-    ax.set_xlabel(axis_label(metric))
-    ax.set_title(f"{table.task}: mean, 95 % CI and every run", loc="left", fontsize=10)
+    ax.set_xlabel(axis_label(metric, unit))
+    what = "value" if metric.exact else "mean, 95 % CI and every run"
+    ax.set_title(f"{table.task}: {what}", loc="left", fontsize=10)
     ax.set_xlim(left=0)
-    ax.margins(x=0.12)
+    ax.margins(x=0.18)
+    _marks_legend(ax, any(r.outliers for r in rows), metric.exact)
     return fig
 
 
@@ -151,29 +186,50 @@ def heat_figure(
     ratios: dict[tuple[str, str], float],
     best: set[tuple[str, str]],
 ) -> Figure:
-    """Filesystems x tasks, each cell its headline relative to the best (1 = best)."""
-    fig = Figure(figsize=(max(4.5, 0.62 * len(tasks) + 1.8), 0.5 * len(filesystems) + 2.2))
+    """Filesystems x tasks, each cell its headline relative to the best (1 = best).
+
+    Colour and label say the same thing: a cell that is best or tied for best (not
+    significantly worse than the best) is blue with its ratio and "best"/"tie"; the
+    others are shaded by how far behind they are, light to dark (YlOrBr: sequential
+    in lightness, readable with any colour vision).
+    """
+    fig = Figure(figsize=(max(4.5, 0.62 * len(tasks) + 1.8), 0.5 * len(filesystems) + 2.6))
     ax = fig.add_subplot()
     grid = [
-        [min(ratios[(fs, t)], HEAT_CAP) if (fs, t) in ratios else math.nan for t in tasks]
+        [
+            math.nan if (fs, t) in best else min(ratios.get((fs, t), math.nan), HEAT_CAP)
+            for t in tasks
+        ]
         for fs in filesystems
     ]
+    tied = [[1.0 if (fs, t) in best else math.nan for t in tasks] for fs in filesystems]
     # Vector cells (pcolormesh), not a raster image: crisp, and no embedded PNG in the SVG.
+    cells: dict[str, Any] = {"edgecolors": "white", "linewidth": 1.0}
     image = ax.pcolormesh(
         np.ma.masked_invalid(np.array(grid, dtype=float)),
         cmap=HEAT,
         vmin=1.0,
         vmax=HEAT_CAP,
-        edgecolors="white",
-        linewidth=1.0,
+        **cells,
     )
+    ax.pcolormesh(np.ma.masked_invalid(np.array(tied, dtype=float)), cmap=BEST, **cells)
     for i, fs in enumerate(filesystems):
         for j, t in enumerate(tasks):
             value = ratios.get((fs, t))
+            top = (fs, t) in best
             text = "–" if value is None else f"{value:.2f}"
-            weight = "bold" if (fs, t) in best else "normal"
+            if top and value is not None:
+                text += "\nbest" if value == 1.0 else "\ntie"
+            dark = top or (value is not None and value > 1 + 0.6 * (HEAT_CAP - 1))
             ax.text(
-                j + 0.5, i + 0.5, text, ha="center", va="center", fontsize=7.5, fontweight=weight
+                j + 0.5,
+                i + 0.5,
+                text,
+                ha="center",
+                va="center",
+                fontsize=7,
+                color="white" if dark else "#222",
+                fontweight="bold" if top else "normal",
             )
     ax.set_xticks([j + 0.5 for j in range(len(tasks))], tasks, rotation=45, ha="right")
     ax.set_yticks([i + 0.5 for i in range(len(filesystems))], filesystems)
@@ -183,11 +239,18 @@ def heat_figure(
     bar = fig.colorbar(image, ax=ax, fraction=0.04, pad=0.02)
     if bar.solids is not None:
         bar.solids.set_rasterized(False)  # vector gradient: no embedded PNG in the SVG
-    bar.set_label(f"× the best (≥ {HEAT_CAP:g} same colour)")
+    bar.set_label(f"× the best, significantly worse (≥ {HEAT_CAP:g} same colour)")
+    ax.legend(
+        handles=[
+            Patch(facecolor=BEST_COLOUR, label="best, or tied for best (no significant difference)")
+        ],
+        loc="lower left",
+        bbox_to_anchor=(0, 1.0),
+        frameon=False,
+        fontsize=8,
+    )
     ax.set_title(
-        "Each task relative to the best filesystem (1.00 = best; bold: best or tied for best)",
-        loc="left",
-        fontsize=10,
+        "Each task relative to the best filesystem (1.00 = best)", loc="left", fontsize=10, pad=22
     )
     return fig
 
@@ -203,11 +266,14 @@ def grouped_figure(
     values: dict[tuple[str, str], float],
     colour: dict[str, str],
 ) -> Figure:
-    """Per task, one bar per filesystem of a metric's mean (already in display units)."""
-    fig = Figure(figsize=(max(5.0, 0.55 * len(tasks) * max(len(filesystems), 2) / 2 + 2), 3.4))
+    """Per task, one bar per filesystem of a metric's mean (raw values), its value on top."""
+    unit = column_unit(metric, values.values())
+    shown = {k: v * unit.factor for k, v in values.items()}
+    fig = Figure(figsize=(max(5.0, 0.55 * len(tasks) * max(len(filesystems), 2) / 2 + 2), 3.6))
     ax = fig.add_subplot()
-    _grouped(ax, tasks, filesystems, values, colour)
-    ax.set_ylabel(axis_label(metric))
+    _grouped(ax, tasks, filesystems, shown, colour)
+    ax.set_ylabel(axis_label(metric, unit))
+    ax.margins(y=0.18)
     ax.set_title(title, loc="left", fontsize=10)
     ax.legend(fontsize=8, frameon=False, ncols=min(len(filesystems), 4))
     return fig
@@ -224,7 +290,9 @@ def _grouped(
     for k, fs in enumerate(filesystems):
         xs = [i + (k - (len(filesystems) - 1) / 2) * width for i in range(len(tasks))]
         ys = [values.get((fs, t), 0.0) for t in tasks]
-        ax.bar(xs, ys, width=width, label=fs, color=colour.get(fs, PALETTE[0]))
+        bars = ax.bar(xs, ys, width=width, label=fs, color=colour.get(fs, PALETTE[0]))
+        labels = [number(y) if (fs, t) in values else "" for y, t in zip(ys, tasks, strict=True)]
+        ax.bar_label(bars, labels=labels, rotation=90, padding=2, fontsize=6)
     ax.set_xticks(range(len(tasks)), tasks, rotation=40, ha="right")
 
 
@@ -242,13 +310,13 @@ def _samples(comparison: Comparison, task: str, metric: str) -> dict[str, list[t
 def _means(
     comparison: Comparison, metric: Metric, tasks: Sequence[str]
 ) -> dict[tuple[str, str], float]:
-    """Mean of a metric per (filesystem, task), in display units, by the metric's mean kind."""
+    """Mean of a metric per (filesystem, task), raw, by the metric's mean kind."""
     from fsarena.stats import summarize
 
     out = {}
     for task in tasks:
         for fs, points in _samples(comparison, task, metric.name).items():
-            out[(fs, task)] = shown(summarize([v for _, v in points], metric.mean).mean, metric)
+            out[(fs, task)] = summarize([v for _, v in points], metric.mean).mean
     return out
 
 
@@ -268,12 +336,15 @@ def _heat(comparison: Comparison, png: bool) -> Chart | None:
         for fs, mean in means.items():
             ratios[(fs, table.task)] = mean / top if metric.better == "lower" else top / mean
         result = comparison.verdicts.task(table.task, metric.name) if comparison.verdicts else None
-        best.update((fs, table.task) for fs in (result.ranking.winners if result else ()))
-    if not tasks:
-        return None
+        winners = result.ranking.winners if result else ()
+        if result and not any(matters(metric, means[winners[0]], m) for m in means.values()):
+            winners = tuple(means)  # no practical difference: every one is as good as the best
+        best.update((fs, table.task) for fs in winners)
     filesystems = [
         fs for fs in comparison.session.filesystems() if any((fs, t) in ratios for t in tasks)
     ]
+    if not tasks or len(filesystems) < 2:  # one filesystem is "best" at everything: no map
+        return None
     title = "Heat map: every task relative to the best filesystem"
     return render("heatmap", title, lambda: heat_figure(tasks, filesystems, ratios, best), png)
 

@@ -1,23 +1,32 @@
 """`fsarena compare`: the same tasks across sessions (machines, kernels, mount options).
 
-Sessions are merged into one whose groups are "LABEL/filesystem", so every
-table, chart and test of a single session applies unchanged. On top of that,
-each filesystem present in two or more sessions gets its own comparison per
-task: the same filesystem, measured in different conditions, with ratios and
-significance (Holm within each task and filesystem).
+Said first: what differs between the sessions and what makes the comparison
+doubtful (crossdiff). Then each session's own answer and per-task verdicts,
+exactly as its own report gives them: a comparison never re-ranks one
+session's filesystems among everyone else's (Holm's correction over every
+LABEL/filesystem pair would turn a clear single-session win into a tie).
+Then, for each filesystem present in two or more sessions, the change per task:
+the ratio to the first session with its 95 % interval (Holm within each task
+and filesystem); changes too small to matter or not significant collapse into
+one line with the largest change they could hide. The sessions are also
+merged into one whose groups are "LABEL/filesystem", for the tables and charts.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from fsarena.errors import FsarenaError
 from fsarena.measure import METRICS
-from fsarena.phrases import describe, metric_word
-from fsarena.report import charts, markdown, prose, text
-from fsarena.report.table import Comparison, build, header_lines
+from fsarena.phrases import metric_word, number
+from fsarena.report import charts, crossdiff, markdown, prose, text
+from fsarena.report.answer import build as build_answer
+from fsarena.report.sentence import matters
+from fsarena.report.table import Comparison, build, comparison_line, header_lines
 from fsarena.results import Run, Session
 from fsarena.stats import Ranking, rank
 
@@ -30,17 +39,55 @@ class Change:
     filesystem: str
     metric: str
     ranking: Ranking
+    reference: str  # the first session's label: every other is compared with it
+
+    def changed(self) -> list[str]:
+        """'6.18 1.50× faster than 6.1 (95 % CI 1.47–1.53×)' for each change that matters."""
+        metric, est = METRICS[self.metric], self.ranking.estimates
+        out = []
+        for label in self.ranking.order:
+            pair = self.ranking.pair(self.reference, label) if label != self.reference else None
+            if pair is None or not pair.significant:
+                continue
+            if not matters(metric, est[pair.better], est[pair.worse]):
+                continue
+            interval = (
+                f" (95 % CI {number(pair.low)}–{number(pair.high)}×)"
+                if math.isfinite(pair.low) and pair.low != pair.high
+                else ""
+            )
+            word = metric_word(metric)
+            out.append(f"{pair.better} {number(pair.ratio)}× {word} {pair.worse}{interval}")
+        return out
+
+    def bound(self) -> float | None:
+        """The largest relative change the pairs' intervals allow (for the unchanged)."""
+        bounds = [
+            max(p.high, 1 / p.low) - 1
+            for p in self.ranking.pairs
+            if math.isfinite(p.low) and math.isfinite(p.high) and p.low > 0
+        ]
+        return max(bounds) if bounds else None
 
     def sentence(self) -> str:
-        return describe(self.ranking, metric_word(METRICS[self.metric]))
+        changed = self.changed()
+        if changed:
+            return "; ".join(changed)
+        bound = self.bound()
+        return "no change that matters" + (
+            f" (none above {number(100 * bound, 2)} %)" if bound is not None else ""
+        )
 
 
 @dataclass(frozen=True)
 class CrossComparison:
     labels: tuple[str, ...]
     sessions: tuple[Session, ...]
-    merged: Comparison  # groups named LABEL/filesystem
+    merged: Comparison  # groups named LABEL/filesystem; no verdicts across sessions
     changes: tuple[Change, ...]
+    own: tuple[Comparison, ...] = ()  # each session's own comparison, verdicts included
+    differences: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
 
 
 def group(label: str, filesystem: str) -> str:
@@ -79,6 +126,7 @@ def merge(labelled: Sequence[tuple[str, Session]]) -> Session:
 
 
 def _changes(labelled: Sequence[tuple[str, Session]], merged: Comparison) -> tuple[Change, ...]:
+    reference = labelled[0][0]
     found = []
     for table in merged.tables:
         metric = table.columns[0]
@@ -94,9 +142,9 @@ def _changes(labelled: Sequence[tuple[str, Session]], merged: Comparison) -> tup
                 if values:
                     shared.setdefault(fs, {})[label] = values
         for fs, samples in shared.items():
-            if len(samples) >= 2:
+            if len(samples) >= 2 and reference in samples:
                 ranking = rank(samples, METRICS[metric].better == "higher")
-                found.append(Change(table.task, fs, metric, ranking))
+                found.append(Change(table.task, fs, metric, ranking, reference))
     return tuple(found)
 
 
@@ -112,8 +160,19 @@ def compare(sessions: Sequence[Session], labels: Sequence[str] | None = None) ->
     if bad:
         raise FsarenaError(f"a label cannot contain '/': {', '.join(bad)}")
     labelled = list(zip(names, sessions, strict=True))
-    merged = build(merge(labelled))
-    return CrossComparison(tuple(names), tuple(sessions), merged, _changes(labelled, merged))
+    crossdiff.refuse_empty(labelled)
+    # The merged comparison keeps its tables and charts but no verdicts: ranking every
+    # LABEL/filesystem against every other would contradict each session's own verdicts.
+    merged = dataclasses.replace(build(merge(labelled)), verdicts=None)
+    return CrossComparison(
+        tuple(names),
+        tuple(sessions),
+        merged,
+        _changes(labelled, merged),
+        tuple(build(s) for s in sessions),
+        tuple(crossdiff.differences(labelled)),
+        tuple(crossdiff.warnings(labelled)),
+    )
 
 
 # ---------------------------------------------------------------- rendering
@@ -124,34 +183,109 @@ def legend(cross: CrossComparison) -> list[tuple[str, list[str]]]:
     return [(label, header_lines(s)) for label, s in zip(cross.labels, cross.sessions, strict=True)]
 
 
-def _change_lines(cross: CrossComparison) -> list[prose.Item]:
-    by_task: dict[str, list[str]] = {}
-    for c in cross.changes:
-        by_task.setdefault(c.task, []).append(f"{c.filesystem}: {c.sentence()}")
-    return [prose.Item(task, "", tuple(lines)) for task, lines in by_task.items()]
+@dataclass(frozen=True)
+class Digest:
+    """What every format shows, in order, as plain strings."""
+
+    differences: list[str]
+    warnings: list[str]
+    answers: list[tuple[str, str]]  # (label, that session's recommendation line)
+    changed: list[tuple[str, str, str]]  # (task, filesystem, the change)
+    unchanged: str  # one line for every pair without a change that matters
+    verdicts: list[tuple[str, list[tuple[str, str]]]]  # task -> (label, its own verdict)
+
+
+def _unchanged(rest: Sequence[Change], others: bool) -> str:
+    """One line for every pair without a change that matters, with what it could hide."""
+    if not rest:
+        return ""
+    pairs = "task × filesystem pairs" if len(rest) > 1 else "task × filesystem pair"
+    line = f"No change that matters in {'the other ' if others else ''}{len(rest)} {pairs}"
+    bounded = sorted(((b, c) for c in rest if (b := c.bound()) is not None), key=lambda bc: bc[0])
+    if bounded:
+        middle = bounded[len(bounded) // 2][0]
+        widest, where = bounded[-1]
+        line += (
+            f"; the 95 % intervals still allow a change of up to {number(100 * middle, 2)} % "
+            f"(median) and {number(100 * widest, 2)} % at the widest "
+            f"({where.task} on {where.filesystem})"
+        )
+    return line + "."
+
+
+def digest(cross: CrossComparison) -> Digest:
+    diffs = cross.differences or (
+        "nothing but the labels: same suite, scale, repetitions, kernel, host and tool versions",
+    )
+    answers = []
+    for label, own in zip(cross.labels, cross.own, strict=True):
+        a = build_answer(own)
+        answers.append(
+            (label, a.recommendation if a.empty else f"Recommendation: {a.recommendation}")
+        )
+    changed = [(c.task, c.filesystem, line) for c in cross.changes for line in c.changed()]
+    rest = [c for c in cross.changes if not c.changed()]
+    unchanged = _unchanged(rest, bool(changed))
+    verdicts = []
+    for task in dict.fromkeys(t.task for own in cross.own for t in own.tables):
+        lines = [
+            (label, line)
+            for label, own in zip(cross.labels, cross.own, strict=True)
+            for t in own.tables
+            if t.task == task and (line := comparison_line(own, t))
+        ]
+        if len(lines) > 1 and len({v for _, v in lines}) == 1:  # all agree: say it once
+            lines = [(", ".join(label for label, _ in lines), lines[0][1])]
+        if lines:
+            verdicts.append((task, lines))
+    return Digest(list(diffs), list(cross.warnings), answers, changed, unchanged, verdicts)
 
 
 def render_text(cross: CrossComparison) -> str:
-    out = ["fsarena comparison of sessions", ""]
-    for label, lines in legend(cross):
-        out.append(f"{label}:")
-        out.extend(f"  {line}" for line in lines)
-    out.extend(["", "SAME FILESYSTEM ACROSS SESSIONS", f"  {prose.METHOD}", ""])
-    for item in _change_lines(cross):
-        out.append(f"{item.title}")
-        out.extend(f"  - {d}" for d in item.details)
-    out.extend(["", "ALL GROUPS (LABEL/FILESYSTEM)", "", *text.body(cross.merged)])
+    width = text.terminal_width()
+    d = digest(cross)
+    out = ["fsarena comparison of sessions", "", "WHAT DIFFERS"]
+    out += [line for x in d.differences for line in text.wrap(f"- {x}", "  ", width)]
+    if d.warnings:
+        out += ["", "WARNINGS ABOUT THIS COMPARISON"]
+        out += [line for w in d.warnings for line in text.wrap(f"- {w}", "  ", width)]
+    out += ["", "EACH SESSION'S OWN ANSWER"]
+    out += [line for label, a in d.answers for line in text.wrap(f"{label}: {a}", "  ", width)]
+    out += ["", "SAME FILESYSTEM ACROSS SESSIONS (ratio to the first, 95 % interval)"]
+    for task, fs, line in d.changed:
+        out += text.wrap(f"- {task}, {fs}: {line}", "  ", width)
+    if d.unchanged:
+        out += text.wrap(f"- {d.unchanged}", "  ", width)
+    out += ["", "EACH SESSION'S OWN VERDICT PER TASK"]
+    for task, lines in d.verdicts:
+        out.append(f"  {task}")
+        out += [line for label, v in lines for line in text.wrap(f"{label}: {v}", "    ", width)]
+    out += ["", "SESSIONS"]
+    for label, provenance in legend(cross):
+        out += [f"{label}:", *(x for line in provenance for x in text.wrap(line, "  ", width))]
+    out.extend(["", "ALL GROUPS (LABEL/FILESYSTEM)", "", *text.body(cross.merged, width)])
     return "\n".join(out).rstrip() + "\n"
 
 
 def render_markdown(cross: CrossComparison) -> str:
-    out = ["# fsarena comparison of sessions", ""]
-    for label, lines in legend(cross):
-        out.append(f"- **{label}**: " + "; ".join(lines))
-    out.extend(["", "## Same filesystem across sessions", "", prose.METHOD, ""])
-    for item in _change_lines(cross):
-        out.append(f"- **{item.title}**")
-        out.extend(f"  - {d}" for d in item.details)
+    d = digest(cross)
+    out = ["# fsarena comparison of sessions", "", "## What differs", ""]
+    out += [f"- {x}" for x in d.differences]
+    if d.warnings:
+        out += ["", "## Warnings about this comparison", "", *(f"- {w}" for w in d.warnings)]
+    out += ["", "## Each session's own answer", "", *(f"- **{k}**: {a}" for k, a in d.answers)]
+    out += ["", "## Same filesystem across sessions", "", prose.METHOD, ""]
+    if d.changed:
+        out += ["| task | filesystem | change (95 % interval) |", "|---|---|---|"]
+        out += [f"| {t} | {fs} | {line} |" for t, fs, line in d.changed]
+        out.append("")
+    if d.unchanged:
+        out += [d.unchanged, ""]
+    out += ["## Each session's own verdict per task", ""]
+    for task, lines in d.verdicts:
+        out += [f"- **{task}**", *(f"  - {label}: {v}" for label, v in lines)]
+    out += ["", "## Sessions", ""]
+    out += [f"- **{label}**: " + "; ".join(lines) for label, lines in legend(cross)]
     out.extend(["", "## All groups (label/filesystem)", "", *markdown.body(cross.merged, "###")])
     return "\n".join(out).rstrip() + "\n"
 
@@ -162,8 +296,8 @@ def render_html(cross: CrossComparison) -> str:
     drawn = charts.build(cross.merged)
     context: dict[str, Any] = {
         "legend": legend(cross),
+        "digest": digest(cross),
         "method": prose.METHOD,
-        "changes": _change_lines(cross),
         "heatmap": next((c for c in drawn if c.name == "heatmap"), None),
         "tasks": [
             html.task_context(cross.merged, t, {c.name: c for c in drawn})

@@ -2,6 +2,9 @@
 
 A metric the session stores but that cannot be trusted (results.UNAVAILABLE_BEFORE:
 max RSS before schema 3) has a row with an empty value and a note saying why.
+Every row also names its session (its start time, unique per session), suite,
+scale, kernel and host, so the CSVs of many sessions can be concatenated
+(`tail -n +2`) into one table and grouped by any of them.
 """
 
 from __future__ import annotations
@@ -26,14 +29,30 @@ RAW_METRICS = (
     "system_iowait_s",
     *PROBE_COLUMNS,
 )
-FIELDS = ("filesystem", "task", "repetition", "status", "metric", "value", "unit", "error", "note")
+SESSION_FIELDS = ("session", "suite", "scale", "kernel", "host")
+FIELDS = (
+    *SESSION_FIELDS,
+    *("filesystem", "task", "repetition", "status", "metric", "value", "unit", "error", "note"),
+)
 UNAVAILABLE_NOTE = "unavailable: recorded before schema 3, it was fsarena's own memory"
+
+
+def _session_cells(comparison: Comparison) -> list[str]:
+    s = comparison.session
+    return [
+        s.created_at,
+        str(s.plan.get("suite", "")),
+        str(s.plan.get("scale", "")),
+        str(s.host.get("kernel", "")),
+        str(s.host.get("hostname", "")),
+    ]
 
 
 def render(comparison: Comparison) -> str:
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(FIELDS)
+    first = _session_cells(comparison)
     for run in comparison.session.runs:
         extra = set(run.values) | set(run.measurement.extra if run.measurement else {})
         names = [*RAW_METRICS, *sorted(extra - set(RAW_METRICS))]
@@ -44,13 +63,25 @@ def render(comparison: Comparison) -> str:
         ]
         if not values:
             writer.writerow(
-                [run.filesystem, run.task, run.repetition, run.status, "", "", "", run.error, ""]
+                [
+                    *first,
+                    run.filesystem,
+                    run.task,
+                    run.repetition,
+                    run.status,
+                    "",
+                    "",
+                    "",
+                    run.error,
+                    "",
+                ]
             )
         for name, value in values:
-            unit = _raw_unit(name)
+            unit = raw_unit(name)
             shown, note = ("", UNAVAILABLE_NOTE) if value is None else (repr(value), "")
             writer.writerow(
                 [
+                    *first,
                     run.filesystem,
                     run.task,
                     run.repetition,
@@ -65,7 +96,7 @@ def render(comparison: Comparison) -> str:
     return buf.getvalue()
 
 
-def _raw_unit(name: str) -> str:
+def raw_unit(name: str) -> str:
     """The unit of the raw stored value (not the display unit)."""
     if name.endswith("_s"):
         return "s"

@@ -15,8 +15,9 @@ import statistics
 from dataclasses import dataclass
 
 from fsarena.measure import METRICS
+from fsarena.report.cells import grid
 from fsarena.report.scope import KERNEL, group_of, ranked_group
-from fsarena.report.table import Comparison, Row, TaskTable, fmt, grid, run_value
+from fsarena.report.table import Comparison, Row, TaskTable, fmt, run_value
 from fsarena.results import Session
 
 # Per group: a title, one sentence beside each of its tables, and the full

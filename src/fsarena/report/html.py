@@ -8,30 +8,18 @@ then links to them (links are not fetched).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from typing import Any
 
 import jinja2
 
 from fsarena.measure import METRICS
-from fsarena.phrases import describe, metric_word
-from fsarena.report import aged, articles, charts, outcome, prose
+from fsarena.report import aged, answer, articles, cells, charts, outcome, prose
 from fsarena.report.groups import explanations, unranked_sections
 from fsarena.report.machine import machine_rows
 from fsarena.report.scope import verdict_scope
-from fsarena.report.table import (
-    Comparison,
-    Row,
-    TaskTable,
-    build,
-    comparison_line,
-    fmt,
-    header_lines,
-    pct_text,
-    row_flags,
-    shown,
-)
+from fsarena.report.sentence import task_sentence
+from fsarena.report.table import Comparison, TaskTable, build, comparison_line, fmt, header_lines
 
 _ENV = jinja2.Environment(
     loader=jinja2.PackageLoader("fsarena.report", "templates"),
@@ -57,6 +45,7 @@ def bundle(comparison: Comparison, asset_dir: str | None) -> tuple[str, list[cha
     by_name = {c.name: c for c in drawn}
     context = {
         "title": _title(comparison),
+        "answer": answer.build(full),  # it knows the groups left out of the ranking
         "header": header_lines(comparison.session),
         "outcome": None if (told := outcome.outcome(full.session)).complete else told,
         "method": prose.METHOD,
@@ -81,14 +70,8 @@ def bundle(comparison: Comparison, asset_dir: str | None) -> tuple[str, list[cha
         "articles_caveat": "; ".join(
             filter(None, (articles.CAVEAT, articles.left_out(full.session)))
         ),
-        "articles": [
-            {
-                "title": f"{r.task}: {r.label}",
-                "note": f"{r.article}; {articles.agreement(r)}",
-                "rows": [[fs, articles.cell(a), articles.cell(b)] for fs, a, b in r.cells],
-            }
-            for r in articles.comparisons(full.session)  # it picks what compares (articles.py)
-        ],
+        "articles_headers": articles.HEADERS,
+        "articles": articles.table(full.session),  # it picks what compares (articles.py)
     }
     return template("report.html.j2").render(context), drawn
 
@@ -111,61 +94,13 @@ def _title(comparison: Comparison) -> str:
 # ---------------------------------------------------------------- per task
 
 
-def _headers(table: TaskTable) -> list[str]:
-    metric = METRICS[table.columns[0]]
-    unit = f" ({metric.unit})" if metric.unit else ""
-    first = [
-        "filesystem",
-        "n",
-        f"{metric.label}{unit} mean",
-        "median",
-        "sd",
-        "CV",
-        "95 % CI",
-        "min–max",
-    ]
-    rest = [
-        f"{METRICS[c].label}{' (' + METRICS[c].unit + ')' if METRICS[c].unit else ''}"
-        for c in table.columns[1:]
-    ]
-    return [*first, *rest, "flags"]
-
-
-def _cells(row: Row, table: TaskTable) -> list[str]:
-    metric = METRICS[table.columns[0]]
-    s = row.stats.get(metric.name)
-    n = str(row.n_ok)
-    if row.n_failed or row.n_skipped:
-        n += f" ({row.n_failed} failed, {row.n_skipped} skipped)"
-    if s is None:
-        head = ["–"] * 6
-    else:
-        ci = "–"
-        if s.n >= 2 and math.isfinite(s.ci_high):
-            ci = f"{fmt(shown(s.ci_low, metric))}–{fmt(shown(s.ci_high, metric))}"
-        head = [
-            fmt(shown(s.mean, metric)),
-            fmt(shown(s.median, metric)),
-            fmt(shown(s.stdev, metric), 2),
-            f"{pct_text(100 * s.cv)} %",
-            ci,
-            f"{fmt(shown(s.min, metric))}–{fmt(shown(s.max, metric))}",
-        ]
-    rest = [
-        fmt(shown(row.stats[c].mean, METRICS[c])) if c in row.stats else "–"
-        for c in table.columns[1:]
-    ]
-    return [row.filesystem, n, *head, *rest, ", ".join(row_flags(row, table))]
-
-
 def _other_metrics(comparison: Comparison, table: TaskTable) -> list[str]:
     """Verdicts on the table's other metrics (CPU, faults, device bytes)."""
     lines = []
     for name in table.columns[1:]:
         result = comparison.verdicts.task(table.task, name) if comparison.verdicts else None
         if result is not None and len(result.ranking.order) >= 2:
-            metric = METRICS[name]
-            lines.append(f"{metric.label}: {describe(result.ranking, metric_word(metric))}")
+            lines.append(f"{METRICS[name].label}: {task_sentence(result)}")
     return lines
 
 
@@ -173,12 +108,16 @@ def task_context(
     comparison: Comparison, table: TaskTable, by_name: Mapping[str, charts.Chart]
 ) -> dict[str, Any]:
     """What the template shows for one task: its table, verdicts and chart."""
+    headers, rows = cells.headline_grid(table)
+    other_headers, other_rows = cells.other_grid(table)
     return {
         "task": table.task,
         "kind": table.kind,
         "description": table.description,
-        "headers": _headers(table),
-        "rows": [_cells(r, table) for r in table.rows],
+        "headers": headers,
+        "rows": rows,
+        "other_headers": other_headers,
+        "other_rows": other_rows,
         "verdict": comparison_line(comparison, table),
         "others": _other_metrics(comparison, table),
         "chart": by_name.get(f"task-{table.task}"),
@@ -197,7 +136,7 @@ def _flat(data: Mapping[str, Any], prefix: str = "") -> list[tuple[str, str]]:
         elif isinstance(value, list | tuple):
             rows.append((f"{prefix}{key}", " ".join(str(v) for v in value)))
         else:
-            rows.append((f"{prefix}{key}", str(value)))
+            rows.append((f"{prefix}{key}", "–" if value is None else str(value)))
     return rows
 
 

@@ -1,4 +1,11 @@
-"""JSON summary: the statistics of every task and filesystem, computed from the session."""
+"""JSON summary: the statistics of every task and filesystem, computed from the session.
+
+Its form is a contract: summary.schema.json beside this module (JSON Schema
+2020-12) describes it, and SCHEMA names its version. Version history:
+- fsarena-summary-1: the first form; `cv` a fraction (0.05).
+- fsarena-summary-2: `cv_pct` in percent (5.0), as every report prints it, replaces
+  `cv`; `answer` (the recommendation and one line per kind of work) added.
+"""
 
 from __future__ import annotations
 
@@ -8,8 +15,24 @@ from dataclasses import asdict
 from typing import Any
 
 from fsarena.report import outcome
+from fsarena.report.answer import build as build_answer
+from fsarena.report.csv import raw_unit
 from fsarena.report.table import Comparison
 from fsarena.stats import Ranking
+
+SCHEMA = "fsarena-summary-2"
+SCHEMA_FILE = "summary.schema.json"  # in this package
+
+
+def _answer(comparison: Comparison) -> dict[str, Any]:
+    a = build_answer(comparison)
+    return {
+        "recommendation": a.recommendation,
+        "empty": a.empty,
+        "kinds": [asdict(k) for k in a.kinds],
+        "ties": a.ties,
+        "caveats": list(a.caveats),
+    }
 
 
 def _ranking(ranking: Ranking) -> dict[str, Any]:
@@ -60,7 +83,12 @@ def _verdicts(comparison: Comparison) -> dict[str, Any]:
 def render(comparison: Comparison) -> str:
     session = comparison.session
     doc = {
-        "schema": "fsarena-summary-1",
+        "schema": SCHEMA,
+        "answer": _answer(comparison),
+        "metric_units": {
+            name: raw_unit(name)
+            for name in sorted({n for t in comparison.tables for r in t.rows for n in r.stats})
+        },
         "tool_version": session.tool_version,
         "created_at": session.created_at,
         "status": outcome.status_of(session),
@@ -84,7 +112,7 @@ def render(comparison: Comparison) -> str:
                         "outliers": list(r.outliers),
                         "unstable": r.unstable,
                         "metrics": {
-                            name: _finite({**asdict(s), "cv": s.cv})
+                            name: _finite({**asdict(s), "cv_pct": 100 * s.cv})
                             for name, s in sorted(r.stats.items())
                         },
                     }

@@ -1,11 +1,14 @@
-"""Markdown tables, for issues, wikis and mailing lists."""
+"""Markdown report, for issues, wikis and mailing lists: the answer first, provenance last."""
 
 from __future__ import annotations
 
 from fsarena.report import aged, articles, outcome, prose
+from fsarena.report.answer import Answer
+from fsarena.report.answer import build as build_answer
 from fsarena.report.groups import explanations, split
 from fsarena.report.powerloss import sections
 from fsarena.report.table import Comparison, comparison_line, header_lines
+from fsarena.results import Session
 
 
 def _escape(cell: str) -> str:
@@ -27,32 +30,58 @@ def _items(items: list[prose.Item]) -> list[str]:
     return out
 
 
+def answer_lines(answer: Answer) -> list[str]:
+    first = answer.recommendation if answer.empty else f"Recommendation: {answer.recommendation}"
+    out = ["## Answer", "", f"**{first}**", ""]
+    out += [f"- **{k.title}**: {k.text}" for k in answer.kinds]
+    if answer.ties:
+        out.append(f"- {answer.ties}")
+    if answer.caveats:
+        out += ["", "Caveats:", "", *(f"- {c}" for c in answer.caveats)]
+    return [*out, ""]
+
+
 def _verdicts(comparison: Comparison) -> list[str]:
     kinds = prose.verdicts(comparison)
     if not kinds:
         return []
-    return [
-        "## Verdicts",
-        "",
-        prose.METHOD,
-        "",
-        *_items(kinds),
-        "",
-        *_items(prose.recommendation(comparison)),
-        "",
-    ]
+    return ["## Verdicts in detail", "", prose.METHOD, "", *_items(kinds), ""]
+
+
+def provenance_lines(session: Session) -> list[str]:
+    """Tool versions, and each filesystem's mkfs argv and mount options, as run."""
+    out = ["## Environment and provenance", "", *(f"- {h}" for h in header_lines(session)), ""]
+    if session.profiles_as_run:
+        out += ["### Filesystems as run", ""]
+        rows = [
+            [
+                name,
+                str(p.get("driver", "")),
+                "`" + " ".join(str(a) for a in p.get("mkfs", [])) + "`",
+                ",".join(str(o) for o in p.get("mount_options", [])) or "defaults",
+            ]
+            for name, p in sorted(session.profiles_as_run.items())
+        ]
+        out += [*_table(["filesystem", "driver", "mkfs", "mount options"], rows), ""]
+    if session.tool_versions:
+        out += ["### Tool versions", ""]
+        rows = [[tool, version] for tool, version in sorted(session.tool_versions.items())]
+        out += [*_table(["tool", "version"], rows), ""]
+    return out
 
 
 def render(comparison: Comparison) -> str:
-    lines = (f"- {line}" for line in header_lines(comparison.session))
-    groups = [line for words in explanations(comparison.session) for line in (words, "")]
-    told = [f"> {_escape(line)}  " for line in outcome.lines(comparison.session)]
-    head = ["# fsarena results", "", *told, *([""] if told else []), *lines, ""]
-    head += [*groups, *_verdicts(comparison)]
-    if line := aged.verdict(comparison.session):
+    session = comparison.session
+    groups = [line for words in explanations(session) for line in (words, "")]
+    told = [f"> {_escape(line)}  " for line in outcome.lines(session)]
+    head = ["# fsarena results", "", *told, *([""] if told else [])]
+    head += answer_lines(build_answer(comparison))
+    if line := aged.verdict(session):
         head += [f"**Age.** {line}", ""]
-    against = articles.markdown_lines(comparison.session)
-    return "\n".join([*head, *body(comparison), "", *against]).rstrip() + "\n"
+    head += [*groups, *_verdicts(comparison)]
+    against = articles.markdown_lines(session)
+    tail = provenance_lines(session)
+    return "\n".join([*head, *body(comparison), "", *against, *tail]).rstrip() + "\n"
 
 
 def body(comparison: Comparison, level: str = "##") -> list[str]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from fsarena.phrases import number
 from fsarena.report.table import FLAG_ADVICE, Comparison
 from fsarena.stats import ALPHA, CONFIDENCE, WINSOR_SIGMAS
 
@@ -69,9 +70,9 @@ def ceiling_rows(comparison: Comparison) -> list[list[str]]:
         [
             c.task,
             c.filesystem,
-            f"{c.throughput_bytes_per_s / 1e6:.1f}",
-            f"{c.ceiling_bytes_per_s / 1e6:.1f} ({c.direction})",
-            f"{c.pct:.0f} %",
+            number(c.throughput_bytes_per_s / 1e6),
+            f"{number(c.ceiling_bytes_per_s / 1e6)} ({c.direction})",
+            f"{number(c.pct, 2)} %",
             f"{c.n_invalid} invalid (above the ceiling)" if c.n_invalid else "",
         ]
         for c in comparison.verdicts.ceilings

@@ -12,10 +12,11 @@ import math
 from dataclasses import dataclass, field
 
 from fsarena.measure import METRICS, Metric
-from fsarena.phrases import describe, metric_word
+from fsarena.phrases import number
 from fsarena.report.machine import machine_lines
 from fsarena.report.outcome import status_of
 from fsarena.report.scope import scope_words, verdict_scope
+from fsarena.report.sentence import task_sentence
 from fsarena.results import Run, Session
 from fsarena.stats import (
     OUTLIER_SIGMAS,
@@ -259,52 +260,13 @@ def build(session: Session) -> Comparison:
     )
 
 
-def fmt(value: float, digits: int = 4) -> str:
-    """A number to `digits` significant digits (all integer digits kept), no exponent."""
-    if value != value:
-        return "nan"
-    if value == 0:
-        return "0"
-    magnitude = math.floor(math.log10(abs(value))) + 1
-    decimals = max(0, digits - magnitude)
-    text = f"{value:,.{decimals}f}"
-    if "." in text:
-        text = text.rstrip("0").rstrip(".")
-    return text
+def fmt(value: float, digits: int = 3) -> str:
+    """A number for people: three significant digits, no exponent (phrases.number)."""
+    return number(value, digits)
 
 
 def shown(summary_value: float, metric: Metric) -> float:
     return summary_value * metric.scale
-
-
-def _cell_texts(row: Row, table: TaskTable) -> list[str]:
-    cells = [row.filesystem, str(row.n_ok)]
-    for i, name in enumerate(table.columns):
-        metric = METRICS[name]
-        s = row.stats.get(name)
-        if s is None:
-            # "–": measured, but unavailable (a warning says why); "-": not measured.
-            none = "–" if name in row.unavailable else "-"
-            cells.extend([none, none] if i == 0 and table.timed else [none])
-            continue
-        if i == 0 and table.timed:
-            # The headline metric carries its spread: mean ± stdev, and min–max.
-            cells.append(f"{fmt(shown(s.mean, metric))} ± {fmt(shown(s.stdev, metric), 2)}")
-            cells.append(f"{fmt(shown(s.min, metric))}–{fmt(shown(s.max, metric))}")
-        else:
-            cells.append(fmt(shown(s.mean, metric)))
-    not_ok = [
-        f"{count} {label}"
-        for count, label in (
-            (row.n_failed, "failed"),
-            (row.n_invalid, "invalid"),
-            (row.n_skipped, "skipped"),
-        )
-        if count
-    ]
-    if not_ok:
-        cells[1] += f" ({', '.join(not_ok)})"
-    return cells
 
 
 def pct_text(pct: float) -> str:
@@ -323,24 +285,6 @@ def row_flags(row: Row, table: TaskTable) -> list[str]:
     return labels
 
 
-def grid(table: TaskTable) -> tuple[list[str], list[list[str]]]:
-    """Headers and cell texts of a task's table, shared by the text and Markdown exporters."""
-    headers = ["filesystem", "n"]
-    for i, name in enumerate(table.columns):
-        metric = METRICS[name]
-        unit = f" {metric.unit}" if metric.unit else ""
-        if i == 0 and table.timed:
-            headers.extend([f"{metric.label}{unit} (mean ± sd)", "min–max"])
-        else:
-            headers.append(f"{metric.label}{unit}")
-    rows = [_cell_texts(row, table) for row in table.rows]
-    flags = [", ".join(row_flags(row, table)) for row in table.rows]
-    if any(flags):
-        headers.append("flags")
-        rows = [[*cells, f] for cells, f in zip(rows, flags, strict=True)]
-    return headers, rows
-
-
 def comparison_line(comparison: Comparison, table: TaskTable) -> str:
     """The headline metric's verdict for one task: winners with ratios, or a tie."""
     if comparison.verdicts is None:
@@ -348,7 +292,7 @@ def comparison_line(comparison: Comparison, table: TaskTable) -> str:
     result = comparison.verdicts.task(table.task, table.columns[0])
     if result is None:
         return ""
-    text = describe(result.ranking, metric_word(METRICS[result.metric]))
+    text = task_sentence(result)
     if result.invalid:
         text += f" (invalid runs of {', '.join(result.invalid)} left out: faster than the device)"
     scope = scope_words(comparison.session)  # other driver groups are never ranked with these

@@ -1,107 +1,158 @@
-"""Plain-text tables for a terminal."""
+"""Plain-text report for a terminal: the answer first, every line within the terminal's width.
+
+Width: the COLUMNS environment variable when set, else the terminal's width
+when standard output is one, else 80 columns (a file, a pipe, a log: the
+width every pager and mail client shows whole). Tables wider than that are
+cut into several blocks of columns, each repeating the filesystem column.
+"""
 
 from __future__ import annotations
 
+import os
+import shutil
+import sys
 import textwrap
 
 from fsarena.report import aged, articles, outcome, prose
+from fsarena.report.answer import Answer
+from fsarena.report.answer import build as build_answer
 from fsarena.report.groups import explanations, split
 from fsarena.report.powerloss import sections
 from fsarena.report.table import Comparison, comparison_line, header_lines
 
-WIDTH = 100
+DEFAULT_WIDTH = 80
+MIN_WIDTH = 40
 
 
-def _layout(headers: list[str], rows: list[list[str]]) -> list[str]:
+def terminal_width() -> int:
+    """COLUMNS, else the terminal's width when stdout is a terminal, else 80."""
+    if os.environ.get("COLUMNS", "").isdigit():
+        return max(MIN_WIDTH, int(os.environ["COLUMNS"]))
+    if sys.stdout is not None and sys.stdout.isatty():
+        return max(MIN_WIDTH, shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns)
+    return DEFAULT_WIDTH
+
+
+def layout(headers: list[str], rows: list[list[str]], width: int) -> list[str]:
+    """A table as lines; cut into blocks of columns (each with the first) to fit `width`."""
     widths = [max(len(r[i]) for r in [headers, *rows]) for i in range(len(headers))]
+    blocks: list[list[int]] = [[]]
+    used = widths[0]
+    for i in range(1, len(headers)):
+        if blocks[-1] and used + 2 + widths[i] > width:
+            blocks.append([])
+            used = widths[0]
+        blocks[-1].append(i)
+        used += 2 + widths[i]
+    out: list[str] = []
+    for block in blocks:
+        keep = [0, *block]
 
-    def line(cells: list[str]) -> str:
-        first = cells[0].ljust(widths[0])
-        rest = [c.rjust(w) for c, w in zip(cells[1:], widths[1:], strict=True)]
-        return "  ".join([first, *rest]).rstrip()
+        def line(cells: list[str], keep: list[int] = keep) -> str:
+            first = cells[0].ljust(widths[0])
+            rest = [cells[i].rjust(widths[i]) for i in keep[1:]]
+            return "  ".join([first, *rest]).rstrip()
 
-    return [line(headers), "  ".join("-" * w for w in widths), *(line(r) for r in rows)]
-
-
-def _wrap(text: str, indent: str, hang: str = "  ") -> list[str]:
-    return textwrap.wrap(
-        text,
-        WIDTH,
-        initial_indent=indent,
-        subsequent_indent=indent + hang,
-        break_on_hyphens=False,  # keep --options and file names whole
-        break_long_words=False,
-    )
-
-
-def _items(items: list[prose.Item]) -> list[str]:
-    out = []
-    for item in items:
-        head = f"{item.title}: {item.text}" if item.text else f"{item.title}:"
-        out.extend(_wrap(head, "  "))
-        for detail in item.details:
-            out.extend(_wrap(f"- {detail}", "      "))
+        if out:
+            out.append("")
+        out += [line(headers), "  ".join("-" * widths[i] for i in keep)]
+        out += [line(r) for r in rows]
     return out
 
 
-def _verdicts(comparison: Comparison) -> list[str]:
+def wrap(text: str, indent: str, width: int, hang: str = "  ") -> list[str]:
+    return textwrap.wrap(
+        text,
+        width,
+        initial_indent=indent,
+        subsequent_indent=indent + hang,
+        break_on_hyphens=False,  # keep --options and file names whole
+        break_long_words=True,  # a path longer than the line must still fit
+    ) or [""]
+
+
+def _items(items: list[prose.Item], width: int) -> list[str]:
+    out = []
+    for item in items:
+        head = f"{item.title}: {item.text}" if item.text else f"{item.title}:"
+        out.extend(wrap(head, "  ", width))
+        for detail in item.details:
+            out.extend(wrap(f"- {detail}", "      ", width))
+    return out
+
+
+def answer_lines(answer: Answer, width: int) -> list[str]:
+    """The answer block: recommendation, one line per decided kind, the ties, the caveats."""
+    first = answer.recommendation if answer.empty else f"Recommendation: {answer.recommendation}"
+    out = ["ANSWER", *wrap(first, "  ", width)]
+    for kind in answer.kinds:
+        out += wrap(f"- {kind.title}: {kind.text}", "  ", width)
+    if answer.ties:
+        out += wrap(f"- {answer.ties}", "  ", width)
+    if answer.caveats:
+        out.append("  Caveats:")
+        out += [line for c in answer.caveats for line in wrap(f"- {c}", "    ", width)]
+    return [*out, ""]
+
+
+def _verdicts(comparison: Comparison, width: int) -> list[str]:
     kinds = prose.verdicts(comparison)
     if not kinds:
         return []
-    out = ["VERDICTS", *_wrap(prose.METHOD, "  ", ""), "", *_items(kinds), ""]
-    return [*out, *_items(prose.recommendation(comparison)), ""]
+    return [
+        "VERDICTS IN DETAIL",
+        *wrap(prose.METHOD, "  ", width, ""),
+        "",
+        *_items(kinds, width),
+        "",
+    ]
 
 
-def render(comparison: Comparison) -> str:
+def render(comparison: Comparison, width: int | None = None) -> str:
+    width = width or terminal_width()
     groups = [
-        line for words in explanations(comparison.session) for line in (*_wrap(words, ""), "")
+        line for words in explanations(comparison.session) for line in (*wrap(words, "", width), "")
     ]
-    # The outcome first, at 80 columns: the one thing a reader of a failed run needs.
-    told = [
-        wrapped
-        for line in outcome.lines(comparison.session)
-        for wrapped in textwrap.wrap(line, 80, subsequent_indent="  ", break_on_hyphens=False)
-    ]
-    head = ["fsarena results", *told, *([""] if told else []), *header_lines(comparison.session)]
-    head += ["", *groups]
-    head += _verdicts(comparison)
+    provenance = [line for h in header_lines(comparison.session) for line in wrap(h, "", width)]
+    # What was not measured comes first: the one thing a reader of a failed run needs.
+    told = [line for t in outcome.lines(comparison.session) for line in wrap(t, "", width)]
+    head = ["fsarena results", *told, "", *answer_lines(build_answer(comparison), width)]
     if line := aged.verdict(comparison.session):
-        head += [*_wrap(f"Age: {line} See 'Aged ... beside fresh' below.", ""), ""]
-    against = articles.text_lines(comparison.session)
-    return "\n".join([*head, *body(comparison), "", *against]).rstrip() + "\n"
+        head += [*wrap(f"Age: {line} See 'Aged ... beside fresh' below.", "", width), ""]
+    head += [*provenance, "", *groups, *_verdicts(comparison, width)]
+    against = articles.text_lines(comparison.session, width)
+    return "\n".join([*head, *body(comparison, width), "", *against]).rstrip() + "\n"
 
 
-def body(comparison: Comparison) -> list[str]:
+def body(comparison: Comparison, width: int = DEFAULT_WIDTH) -> list[str]:
     """The tables, device ceiling, failures and warnings: everything after the verdicts."""
     out: list[str] = []
     for table in comparison.tables:
-        title = f"{table.task}  [{table.kind}]"
-        out.append(title)
+        out.append(f"{table.task}  [{table.kind}]")
         if table.description:
-            out.append(f"  {table.description}")
+            out.extend(wrap(table.description, "  ", width))
         for part in split(comparison.session, table):  # by driver group (one if all kernel)
             if part.title:
-                out.append(f"  [{part.title}]")
-                out.extend(_wrap(part.explanation, "  ", ""))
-            out.extend(_layout(part.headers, part.cells))
+                out.extend(wrap(f"[{part.title}]", "  ", width))
+                out.extend(wrap(part.explanation, "  ", width, ""))
+            out.extend(layout(part.headers, part.cells, width))
         if line := comparison_line(comparison, table):
-            out.extend(_wrap(f"verdict: {line}", "  "))
+            out.extend(wrap(f"verdict: {line}", "  ", width))
         out.append("")
     if ceilings := prose.ceiling_rows(comparison):
-        out.extend(["DEVICE CEILING", *_layout(prose.CEILING_HEADERS, ceilings), ""])
+        out.extend(["DEVICE CEILING", *layout(prose.CEILING_HEADERS, ceilings, width), ""])
     for section in [*aged.sections(comparison.session), *sections(comparison.session)]:
         out.append(section.title)
         if section.rows:
-            out.extend(_layout(section.headers, section.rows))
-        out.extend(f"  {note}" for note in section.notes)
+            out.extend(layout(section.headers, section.rows, width))
+        out.extend(line for note in section.notes for line in wrap(note, "  ", width))
         out.append("")
     if comparison.failures:
         out.append("FAILED, INVALID OR SKIPPED RUNS")
         for f in comparison.failures:
-            out.append(
-                f"  {f.filesystem} {f.task} repetition {f.repetition}: {f.status}: {f.error}"
-            )
+            text = f"{f.filesystem} {f.task} repetition {f.repetition}: {f.status}: {f.error}"
+            out.extend(wrap(text, "  ", width))
         out.append("")
     if warnings := prose.warnings(comparison):
-        out.extend(["WARNINGS", *_items(warnings)])
+        out.extend(["WARNINGS", *_items(warnings, width)])
     return out

@@ -1,0 +1,129 @@
+"""What differs between the sessions `fsarena compare` is given, and when that makes it doubtful.
+
+A comparison of sessions is only as good as what they share. Said before any
+figure: every setting that differs (suite, scale, repetitions, kernel, host,
+emulated machine, tool versions), and a warning where a difference mixes
+something else into the change the user is looking for (another dataset size,
+another machine, the same session twice, an incomplete session). A session in
+which nothing was measured is refused: it has nothing to compare.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from fsarena.errors import FsarenaError
+from fsarena.results import Session
+
+Labelled = Sequence[tuple[str, Session]]
+
+
+def refuse_empty(labelled: Labelled) -> None:
+    """A session without one successful run cannot be compared: say which and why."""
+    for label, session in labelled:
+        if not any(r.status == "ok" for r in session.runs):
+            what = f"{len(session.runs)} runs, none successful" if session.runs else "no runs"
+            raise FsarenaError(
+                f"session {label} (started {session.created_at or '?'}) has {what}: nothing to "
+                "compare; give a session that measured something (fsarena report FILE shows one)"
+            )
+
+
+def _plan(key: str) -> Callable[[Session], str]:
+    return lambda s: str(s.plan.get(key, "?"))
+
+
+def _host(key: str) -> Callable[[Session], str]:
+    return lambda s: str(s.host.get(key, "?"))
+
+
+def _repetitions(s: Session) -> str:
+    return str(len(s.order) or s.plan.get("repetitions", "?"))
+
+
+def _machine(s: Session) -> str:
+    return str((s.machine or {}).get("profile", {}).get("name", "none"))
+
+
+# (what, how to read it from a session, the warning when it differs, or "" for none)
+SETTINGS: tuple[tuple[str, Callable[[Session], str], str], ...] = (
+    (
+        "suite",
+        _plan("suite"),
+        "different suites: only the tasks every session ran are compared side by side",
+    ),
+    (
+        "scale",
+        _plan("scale"),
+        "different dataset scales: a task's time grows with its data, so a difference "
+        "between these sessions is mostly the size, not the change you are looking for; "
+        "compare sessions run at the same --scale",
+    ),
+    ("repetitions", _repetitions, ""),
+    ("kernel", _host("kernel"), ""),
+    (
+        "host",
+        _host("hostname"),
+        "different hosts: hardware, disk and background load differ too, and are mixed "
+        "into every difference",
+    ),
+    (
+        "CPU",
+        _host("cpu_model"),
+        "different CPUs: CPU-bound tasks (archives, small files) change with the processor",
+    ),
+    (
+        "emulated machine",
+        _machine,
+        "different emulated machines (--machine): memory, CPU and disk limits differ",
+    ),
+)
+
+
+def _tools(labelled: Labelled) -> list[str]:
+    """Tools whose recorded version differs between the sessions."""
+    names = sorted({t for _, s in labelled for t in s.tool_versions})
+    out = []
+    for tool in names:
+        versions = [(label, s.tool_versions.get(tool, "not recorded")) for label, s in labelled]
+        if len({v for _, v in versions}) > 1:
+            out.append(f"{tool} (" + "; ".join(f"{label}: {v}" for label, v in versions) + ")")
+    return out
+
+
+def differences(labelled: Labelled) -> list[str]:
+    """Every setting that differs between the sessions, as 'scale: s1 0.5, s2 0.01'."""
+    out = []
+    for what, read, _ in SETTINGS:
+        values = [(label, read(s)) for label, s in labelled]
+        if len({v for _, v in values}) > 1:
+            out.append(f"{what}: " + ", ".join(f"{label} {v}" for label, v in values))
+    if tools := _tools(labelled):
+        out.append("tool versions: " + ", ".join(tools))
+    return out
+
+
+def warnings(labelled: Labelled) -> list[str]:
+    """What makes this comparison questionable, one sentence each."""
+    out = []
+    for what, read, warning in SETTINGS:
+        if warning and len({read(s) for _, s in labelled}) > 1:
+            out.append(warning[0].upper() + warning[1:] + f" ({what} differs).")
+    seen: dict[tuple[str, str], str] = {}
+    for label, s in labelled:
+        key = (s.created_at, str(s.host.get("hostname")))
+        if key in seen:
+            out.append(
+                f"{seen[key]} and {label} are the same session (started {s.created_at}): "
+                "they can only agree; did you mean another file?"
+            )
+        seen.setdefault(key, label)
+    out += [
+        f"Session {label} is {s.status}: some of its runs are missing."
+        for label, s in labelled
+        if s.status != "complete"
+    ]
+    common = set.intersection(*(set(s.tasks()) for _, s in labelled))
+    if not common:
+        out.append("The sessions have no task in common: nothing is compared side by side.")
+    return out
