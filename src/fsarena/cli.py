@@ -225,7 +225,7 @@ def _new_or_resumed(ctx: click.Context, opts: dict[str, Any]) -> tuple[Plan, Pat
             image_size_bytes=parse_size(opts["image_size"]) if opts["image_size"] else None,
             device=opts["device"],
             machine=opts["machine"],
-            **_repetition_mode(opts),
+            **_repetition_mode(opts, _sets_repetitions(suite)),
             age=opts["age"],
         )
     )
@@ -238,9 +238,24 @@ def _new_or_resumed(ctx: click.Context, opts: dict[str, Any]) -> tuple[Plan, Pat
 DEFAULT_BUDGET_S = 600.0  # the default run's time budget: what a user waits for an answer
 
 
-def _repetition_mode(opts: dict[str, Any]) -> dict[str, Any]:
-    """Decisive within a budget by default; --quick, --repetitions, --target-ci as they say."""
-    fixed = opts["quick"] or opts["repetitions"] is not None
+def _sets_repetitions(suite: Any) -> bool:
+    """A user's suite file that states its repetitions means them, as --repetitions does."""
+    from fsarena.plan import builtin_suites, load_suite
+
+    if isinstance(suite, str):
+        if suite in builtin_suites():
+            return False
+        suite = load_suite(suite)
+    return suite.name not in builtin_suites() and "repetitions" in suite.model_fields_set
+
+
+def _repetition_mode(opts: dict[str, Any], suite_fixed: bool = False) -> dict[str, Any]:
+    """Decisive within a budget by default; --quick, --repetitions, --target-ci as they say.
+
+    A built-in suite's repetitions are where a decisive run starts; a suite file of the
+    user's that states `repetitions = N` gets exactly N, like --repetitions N.
+    """
+    fixed = opts["quick"] or opts["repetitions"] is not None or suite_fixed
     if opts["quick"] and (opts["target_ci"] or opts["time_budget"] or opts["max_repetitions"]):
         raise FsarenaError("--quick runs the suite's repetitions once: drop the adaptive options")
     adaptive = opts["target_ci"] is not None

@@ -13,7 +13,7 @@ import math
 from fsarena import catalog
 from fsarena.errors import FsarenaError
 from fsarena.plan import Plan
-from fsarena.tasks import TASKS
+from fsarena.workloads import WorkloadSpec
 
 # A dataset whose floor (1 MiB, 10 files, ...) more than doubles its share of the full
 # size is no longer a scaled copy of the article's: its figures would compare nothing.
@@ -21,11 +21,20 @@ FLOOR_FACTOR = 2.0
 
 
 def _held_by_floor(plan: Plan, scale: float) -> list[str]:
-    """Datasets of the plan that, at this scale, are their floor rather than their share."""
-    names = sorted({d for t in plan.tasks for d in TASKS[t].datasets})
+    """Datasets of the plan that, at this scale, are their floor rather than their share.
+
+    A server workload's parameters (workloads.py) have floors by design (a scale factor
+    of 1, a 5 s run): there the report flags a working set that fits in memory instead.
+    """
+    names = sorted({d for t in plan.tasks for d in plan.task_class(t).datasets})
     full = catalog.scaled_specs(names, plan.datasets, 1.0)
     at = catalog.scaled_specs(names, plan.datasets, scale)
-    return [n for n in names if at[n].total_bytes > FLOOR_FACTOR * scale * full[n].total_bytes]
+    return [
+        n
+        for n in names
+        if not isinstance(full[n], WorkloadSpec)
+        and at[n].total_bytes > FLOOR_FACTOR * scale * full[n].total_bytes
+    ]
 
 
 def smallest_scale(plan: Plan) -> float:

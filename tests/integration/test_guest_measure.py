@@ -33,7 +33,9 @@ def test_max_rss_in_a_uml_guest_is_the_commands(workdir: Path) -> None:
     host.create_image(image, 64 << 20)
     guest = boot(GuestSpec("uml", image, str(workdir / "run"), str(workdir)), host)
     try:
-        out = "/tmp/gnu-time.out"
+        # Inside the guest the host's root, /tmp included, is read-only; the work
+        # directory is the agent's writable scratch.
+        out = str(workdir / "gnu-time.out")
         argv = ("/usr/bin/time", "-f", "%M %R", "-o", out, *FIND)
         timed = guest.measure([Command(argv)], None, 300)
         ours, theirs = timed.measurement, [int(x) for x in guest.read_text(out).split()[-2:]]

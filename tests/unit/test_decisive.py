@@ -122,3 +122,16 @@ def test_the_announcement_uses_measured_whole_rounds(tmp_path: Path) -> None:
     assert text.startswith("about 3 min for 4 rounds of ")  # 4 rounds of about 50 s
     assert f"rounds of {per_round:.0f} s each" in text
     assert "PAST the" in text and "too few to decide" in text
+
+
+def test_a_suite_file_that_states_its_repetitions_is_a_fixed_run(tmp_path: Path) -> None:
+    """`repetitions = 1` in the user's own file means 1, as --repetitions 1 does."""
+    from fsarena.cli import _sets_repetitions
+
+    stated = tmp_path / "mine.toml"
+    stated.write_text('name = "mine"\nrepetitions = 1\ntasks = ["mkfs", "mount", "umount"]\n')
+    unstated = tmp_path / "theirs.toml"
+    unstated.write_text('name = "theirs"\ntasks = ["mkfs", "mount", "umount"]\n')
+    assert _sets_repetitions(str(stated))
+    assert not _sets_repetitions(str(unstated))
+    assert not _sets_repetitions("article-a-2006")  # a built-in's count is where it starts

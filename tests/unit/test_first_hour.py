@@ -161,3 +161,11 @@ def test_the_smallest_scale_named_is_usable() -> None:
 def test_bare_fsarena_still_prints_the_help() -> None:
     result = _cli()
     assert result.output.startswith("Usage: fsarena") and "Commands:" in result.output
+
+
+def test_server_workloads_take_a_tiny_scale_and_are_flagged_instead() -> None:
+    """Their parameters have floors by design (scale factor 1, 5 s): not a refusal."""
+    plan = make_plan("server-2026", ["ext4"], 1, 0.01, 1, "/w")
+    require_proportional(plan)  # accepted; the run flags a working set that fits in memory
+    with pytest.raises(Exception, match="too small"):
+        require_proportional(make_plan("article-a-2006", ["ext4"], 1, 1e-5, 1, "/w"))
