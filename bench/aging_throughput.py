@@ -3,7 +3,7 @@
 Usage (root): python bench/aging_throughput.py [--fs ext4] [--size 1G] [--workdir DIR]
 
 On one loop image (direct I/O, as fsarena's targets), in one run, side by side:
-1. fio's raw sequential write ceiling of the loop device (fsarena.ceiling, the
+1. fio's raw sequential write ceiling of the loop device (fsarena.targets.ceiling, the
    same command and parameters a run uses);
 2. the aging workload (fsarena.aging: fill to 50 %, churn until 1x the image
    is written) with fs-drift's 20 % of new files fsync'ed, on a fresh
@@ -31,9 +31,9 @@ except ImportError:  # run from a checkout without installing the package
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
     from fsarena.aging.profiles import resolve_age
 from fsarena.aging.workload import AgingPlan, Writer
-from fsarena.ceiling import fio_argv, parse_fio
-from fsarena.filesystems import PROFILES
-from fsarena.plan import parse_size
+from fsarena.filesystems.profiles import PROFILES
+from fsarena.plan.core import parse_size
+from fsarena.targets.ceiling import fio_argv, parse_fio
 
 
 def _cpu_s() -> float:

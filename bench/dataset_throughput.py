@@ -29,11 +29,13 @@ import time
 from pathlib import Path
 
 try:
-    from fsarena import catalog, datasets
+    from fsarena.datasets import core as datasets
+    from fsarena.plan import catalog
 except ImportError:  # run from a checkout without installing the package
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-    from fsarena import catalog, datasets
-from fsarena.kernel import KERNEL_LIKE
+    from fsarena.datasets import core as datasets
+    from fsarena.plan import catalog
+from fsarena.datasets.linux_source import KERNEL_LIKE
 
 DD_BLOCK_BYTES = 4 << 20
 _LIBC = ctypes.CDLL(None, use_errno=True)

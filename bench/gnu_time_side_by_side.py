@@ -19,9 +19,9 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-import fsarena.executor
-from fsarena.cli import main
-from fsarena.measure import Command, Timed, measure_commands
+import fsarena.measure.executor
+from fsarena.cli.commands import main
+from fsarena.measure.core import Command, Timed, measure_commands
 
 PAIRS: list[tuple[int | None, int]] = []
 UNTIMED = {"fio"}  # the device ceiling is measured through the same seam; no task row
@@ -59,7 +59,7 @@ def _table(session_path: Path) -> None:
 
 
 if __name__ == "__main__":
-    fsarena.executor.measure_commands = _gnu_time_wrapped  # type: ignore[assignment]
+    fsarena.measure.executor.measure_commands = _gnu_time_wrapped  # type: ignore[assignment]
     results = Path(sys.argv[sys.argv.index("--results-dir") + 1])
     try:
         main(["run", *sys.argv[1:]], standalone_mode=False)

@@ -20,10 +20,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from fsarena.executor import RealExecutor
-from fsarena.guest.host import GuestSpec, boot
+from fsarena.guest.host import boot
 from fsarena.guest.kernels import GUESTS
-from fsarena.measure import Command
+from fsarena.measure.core import Command
+from fsarena.measure.executor import GuestSpec, RealExecutor
 
 TRUE = [Command(("true",))]
 

@@ -20,7 +20,7 @@ import subprocess
 import tempfile
 import time
 
-from fsarena.native import native_tool
+from fsarena.measure.native import native_tool
 
 COMMANDS = (("true",), ("find", "/usr/lib/python3", "-name", "*.py"))
 

@@ -19,9 +19,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from fsarena.executor import RealExecutor
-from fsarena.filesystems import PROFILES
-from fsarena.measure import Command
+from fsarena.filesystems.profiles import PROFILES
+from fsarena.measure.core import Command
+from fsarena.measure.executor import RealExecutor
 
 GNU_TIME = "/usr/bin/time"
 

@@ -6,12 +6,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from fsarena.datasets import DatasetSpec, FileEntry, Manifest, TreeSpec, VerifyResult
-from fsarena.executor import SpaceInfo
-from fsarena.guest.host import GuestSpec
-from fsarena.kernel import KernelSourceSpec, TarballSpec
-from fsarena.measure import Command, Measurement, Timed
-from fsarena.realistic import TextTreeSpec
+from fsarena.datasets.core import DatasetSpec, FileEntry, Manifest, TreeSpec, VerifyResult
+from fsarena.datasets.linux_source import KernelSourceSpec, TarballSpec
+from fsarena.datasets.realistic import TextTreeSpec
+from fsarena.measure.core import Command, Measurement, Timed
+from fsarena.measure.executor import GuestSpec, SpaceInfo
 from fsarena.tasks.tree import FIND_PATTERN, LISTING
 
 MIB = 1 << 20

@@ -1,5 +1,5 @@
 """Entry point for ``python -m fsarena``."""
 
-from fsarena.cli import main
+from fsarena.cli.commands import main
 
 main()

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from fsarena.filesystems import PROFILES, probe
-from fsarena.results import load
+from fsarena.filesystems.drivers import probe
+from fsarena.filesystems.profiles import PROFILES
+from fsarena.session.store import load
 from tests.integration.conftest import fsarena, leftovers
 
 SUPPORTED = [name for name, p in PROFILES.items() if probe(p).available]

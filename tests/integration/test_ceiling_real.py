@@ -13,10 +13,10 @@ from typing import ClassVar
 
 import pytest
 
-from fsarena.executor import RealExecutor
-from fsarena.measure import Command
-from fsarena.plan import make_plan
-from fsarena.runner import Runner, new_session
+from fsarena.measure.core import Command
+from fsarena.measure.executor import RealExecutor
+from fsarena.plan.core import make_plan
+from fsarena.run.runner import Runner, new_session
 from fsarena.tasks import TASKS, Check, Task, TaskContext
 from fsarena.tasks.largefile import ISO_DIRS, _iso_file
 

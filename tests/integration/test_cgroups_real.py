@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from fsarena import cgroups
+from fsarena.measure import cgroups
 
 
 def test_command_runs_inside_a_limited_cgroup_which_is_then_removed() -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from fsarena.drivers import choose
+from fsarena.filesystems.drivers import choose
 from tests.integration.conftest import REPO, fsarena
 
 pytestmark = pytest.mark.skipif(

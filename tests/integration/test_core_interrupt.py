@@ -8,7 +8,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from fsarena.results import load
+from fsarena.session.store import load
 from tests.integration.conftest import FSARENA, REPO, leftovers
 
 

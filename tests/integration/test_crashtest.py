@@ -10,14 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from fsarena.crashtest import engine, machine
+from fsarena.crashtest import engine
+from fsarena.crashtest import scratch as machine
 from fsarena.crashtest.log import FSYNC, WRITE, FlogLog, apply
 from fsarena.crashtest.model import Model
-from fsarena.crashtest.record import Recording, record, replay_matches, sparse_copy
-from fsarena.crashtest.records import parse_details, summarize
+from fsarena.crashtest.recorder import Recording, record, replay_matches, sparse_copy
+from fsarena.crashtest.results import parse_details, summarize
 from fsarena.crashtest.workload import parse_workload
-from fsarena.filesystems import CRASH_CONTROL, PROFILES
-from fsarena.results import load
+from fsarena.filesystems.profiles import CRASH_CONTROL, PROFILES
+from fsarena.session.store import load
 from tests.integration.conftest import FSARENA, REPO, fsarena, leftovers
 
 FS = "ext4"

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from fsarena.drivers import choose
-from fsarena.results import load
+from fsarena.filesystems.drivers import choose
+from fsarena.session.store import load
 from tests.integration.conftest import FSARENA, REPO, fsarena, leftovers
 
 pytestmark = pytest.mark.skipif(
@@ -135,8 +135,8 @@ def test_exfat_in_a_qemu_guest(workdir: Path) -> None:
 def test_a_guest_serves_what_the_article_tasks_ask_of_an_executor(workdir: Path) -> None:
     # Files the host writes (a text pool of megabytes), command output and memory
     # cgroups (bonnie++), inside a real User-Mode Linux guest.
-    from fsarena.executor import RealExecutor
-    from fsarena.guest.host import GuestSpec, boot
+    from fsarena.guest.host import boot
+    from fsarena.measure.executor import GuestSpec, RealExecutor
 
     host = RealExecutor()
     image = str(workdir / "target.img")

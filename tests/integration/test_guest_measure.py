@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from fsarena.drivers import choose
-from fsarena.measure import Command
+from fsarena.filesystems.drivers import choose
+from fsarena.measure.core import Command
 from tests.integration.conftest import leftovers
 
 pytestmark = pytest.mark.skipif(
@@ -25,8 +25,8 @@ FIND = ("find", "/usr/lib/python3", "-name", "*.py")
 
 
 def test_max_rss_in_a_uml_guest_is_the_commands(workdir: Path) -> None:
-    from fsarena.executor import RealExecutor
-    from fsarena.guest.host import GuestSpec, boot
+    from fsarena.guest.host import boot
+    from fsarena.measure.executor import GuestSpec, RealExecutor
 
     host = RealExecutor()
     image = str(workdir / "target.img")

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from fsarena.drivers import choose
+from fsarena.filesystems.drivers import choose
 from tests.integration.conftest import REPO
 
 pytestmark = pytest.mark.skipif(
@@ -45,8 +45,8 @@ def checkout_with_venv(checkout: Path, venv: Path) -> Path:
 
 def fsarena_in_guest(python: Path, workdir: Path) -> str:
     """Boot a guest with that python as its agent; where fsarena is imported from inside it."""
-    from fsarena.executor import RealExecutor
-    from fsarena.guest.host import GuestSpec, boot
+    from fsarena.guest.host import boot
+    from fsarena.measure.executor import GuestSpec, RealExecutor
 
     host = RealExecutor()
     image = str(workdir / "target.img")
@@ -54,8 +54,8 @@ def fsarena_in_guest(python: Path, workdir: Path) -> str:
     spec = GuestSpec("uml", image, str(workdir / "run"), str(workdir), python=str(python))
     guest = boot(spec, host)
     try:
-        # fsarena.datasets imports numpy: what the agent imports late, to verify a copy.
-        code = "import fsarena.datasets, numpy; print(fsarena.datasets.__file__)"
+        # fsarena.datasets.core imports numpy: what the agent imports late, to verify a copy.
+        code = "import fsarena.datasets.core, numpy; print(fsarena.datasets.core.__file__)"
         found = guest.output((str(python), "-c", code)).strip()
         assert guest.exists(str(workdir / "run" / "config.json")) is False  # covered by its tmpfs
         return found
@@ -80,8 +80,8 @@ def test_a_guest_sees_a_venv_inside_its_work_directory(under_tmp: Path) -> None:
 
 def test_a_failed_boot_quotes_the_line_that_explains_it(workdir: Path) -> None:
     from fsarena.errors import FsarenaError
-    from fsarena.executor import RealExecutor
-    from fsarena.guest.host import GuestSpec, boot
+    from fsarena.guest.host import boot
+    from fsarena.measure.executor import GuestSpec, RealExecutor
 
     host = RealExecutor()
     image = str(workdir / "target.img")

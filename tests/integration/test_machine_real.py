@@ -16,14 +16,15 @@ from pathlib import Path
 
 import pytest
 
-from fsarena import cgroups, settings
-from fsarena.ledger import STATE_FILE, Ledger
 from fsarena.machines.backends import device_number
 from fsarena.machines.enforce import MachineExecutor, in_force
 from fsarena.machines.probe import probe_cpu
-from fsarena.machines.profiles import MIB, MachineProfile
-from fsarena.measure import Command
-from fsarena.results import load
+from fsarena.measure import cgroups
+from fsarena.measure import sysctls as settings
+from fsarena.measure.core import Command
+from fsarena.measure.ledger import STATE_FILE, Ledger
+from fsarena.plan.machines import MIB, MachineProfile
+from fsarena.session.store import load
 from tests.integration.conftest import FSARENA, REPO, fsarena
 
 BLKIO = Path("/sys/fs/cgroup/blkio")

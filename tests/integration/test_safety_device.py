@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from fsarena.results import load
+from fsarena.session.store import load
 from tests.integration.conftest import fsarena
 
 MIB = 1 << 20

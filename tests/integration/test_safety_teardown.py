@@ -10,8 +10,8 @@ import subprocess
 import time
 from pathlib import Path
 
-from fsarena.ledger import STATE_FILE
-from fsarena.results import load
+from fsarena.measure.ledger import STATE_FILE
+from fsarena.session.store import load
 from tests.integration.conftest import FSARENA, REPO, fsarena, leftovers
 
 TASKS = 13

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from fsarena.executor import RealExecutor
-from fsarena.toolparse import parse_du_total
+from fsarena.measure.executor import RealExecutor
+from fsarena.tasks.toolparse import parse_du_total
 
 MKFS = {"ext4": ("mkfs.ext4", "-F", "-q"), "xfs": ("mkfs.xfs", "-f", "-q")}
 

@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from fsarena.results import load
+from fsarena.session.store import load
 from tests.integration.conftest import REPO, leftovers
 
 

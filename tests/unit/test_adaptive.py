@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
+from fsarena.cli.progress import RunProgress
 from fsarena.errors import FsarenaError
-from fsarena.measure import Command, Timed
-from fsarena.plan import make_plan
-from fsarena.progress import RunProgress
+from fsarena.measure.core import Command, Timed
+from fsarena.plan.core import make_plan
 from fsarena.report import render
-from fsarena.results import load
-from fsarena.runner import Runner, new_session, shuffled_orders
+from fsarena.run.runner import Runner, new_session, shuffled_orders
+from fsarena.session.store import load
 from tests.fakes import FakeExecutor
 
 

@@ -11,10 +11,10 @@ from fsarena.aging.layout import tree_layout
 from fsarena.aging.profiles import builtin_profiles, resolve_age
 from fsarena.aging.workload import AgingPlan, NewFile, Writer, digest, scan
 from fsarena.errors import FsarenaError
-from fsarena.measure import Measurement
-from fsarena.plan import make_plan
+from fsarena.measure.core import Measurement
+from fsarena.plan.core import make_plan
 from fsarena.report import aged, render
-from fsarena.results import Run, Session
+from fsarena.session.store import Run, Session
 
 TINY = resolve_age(
     {

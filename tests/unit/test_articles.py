@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from fsarena.measure import Measurement
+from fsarena.measure.core import Measurement
 from fsarena.report import articles, render
-from fsarena.results import Run, Session, load
+from fsarena.session.store import Run, Session, load
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 SHARED = Path(__file__).resolve().parents[3] / "shared" / "reference" / "articles.json"
@@ -43,7 +43,7 @@ def test_packaged_copy_matches_the_shared_reference() -> None:
 
 
 def test_every_mapped_task_exists_and_every_metric_is_registered() -> None:
-    from fsarena.measure import METRICS
+    from fsarena.measure.core import METRICS
     from fsarena.tasks import TASKS
 
     figures, mapping = articles._reference()

@@ -11,8 +11,8 @@ from click.testing import CliRunner, Result
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fsarena.cli import main
-from fsarena.plan import Suite
+from fsarena.cli.commands import main
+from fsarena.plan.core import Suite
 
 
 def _cli(*args: str) -> Result:

@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from fsarena.ceiling import ceiling_bytes, parse_fio
 from fsarena.errors import FsarenaError
-from fsarena.plan import make_plan
+from fsarena.plan.core import make_plan
 from fsarena.report import render
-from fsarena.results import load
-from fsarena.runner import Runner, new_session
+from fsarena.run.runner import Runner, new_session
+from fsarena.session.store import load
+from fsarena.targets.ceiling import ceiling_bytes, parse_fio
 from tests.fakes import FIO_FIXTURES, FakeExecutor
 
 MIB = 1 << 20

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from fsarena import cgroups
 from fsarena.errors import FsarenaError
+from fsarena.measure import cgroups
 
 
 def test_v2_with_memory_is_preferred(tmp_path: Path) -> None:

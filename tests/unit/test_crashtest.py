@@ -9,7 +9,7 @@ import pytest
 
 from fsarena.crashtest.log import FSYNC, MARK, WRITE, FlogLog
 from fsarena.crashtest.model import Model, Snapshot, matches
-from fsarena.crashtest.records import (
+from fsarena.crashtest.results import (
     PowerlossDetails,
     StateOutcome,
     ViolationRecord,
@@ -21,7 +21,7 @@ from fsarena.crashtest.states import generate, intervals
 from fsarena.crashtest.workload import builtin_workloads, parse_script, parse_workload
 from fsarena.errors import FsarenaError
 from fsarena.report import render
-from fsarena.results import Run, Session
+from fsarena.session.store import Run, Session
 
 
 def workload(script: str, watch: str = "") -> Model:
@@ -259,7 +259,7 @@ def test_csv_and_json_carry_the_values() -> None:
 
 def test_guest_and_fuse_drivers_are_not_crash_tested() -> None:
     from fsarena.crashtest.engine import testable
-    from fsarena.filesystems import profile_for
+    from fsarena.filesystems.profiles import profile_for
 
     assert testable(profile_for("ext4@uml")) == (
         "the crash test runs host kernel drivers only, not the uml guest kernel"

@@ -1,4 +1,4 @@
-"""Tests for fsarena.datasets: determinism, exact sizes, manifests, caching, verification."""
+"""Tests for fsarena.datasets.core: determinism, exact sizes, manifests, caching, verification."""
 
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from fsarena import datasets
-from fsarena.datasets import (
+from fsarena.datasets import core as datasets
+from fsarena.datasets.core import (
     ARTICLE_A_ISO,
     ARTICLE_A_TREE,
     MIB,

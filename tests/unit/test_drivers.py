@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from fsarena import drivers
 from fsarena.errors import FsarenaError
-from fsarena.filesystems import PROFILES, Support, profile_for, split_name, variant
+from fsarena.filesystems import drivers
+from fsarena.filesystems.profiles import PROFILES, Support, profile_for, split_name, variant
 
 
 def test_variants_are_named_by_driver_and_keep_the_kernel_name_bare() -> None:
@@ -107,7 +107,7 @@ def test_guest_probe_reads_the_guest_kernel_modules(tmp_path, monkeypatch) -> No
 def test_a_suite_variant_runs_through_drivers_like_a_built_in(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    from fsarena.plan import make_plan
+    from fsarena.plan.core import make_plan
 
     suite = tmp_path / "zstd.toml"
     suite.write_text(
@@ -125,7 +125,7 @@ def test_a_suite_variant_runs_through_drivers_like_a_built_in(
 
 
 def test_a_suite_cannot_give_options_to_a_driver_name(tmp_path: Path) -> None:
-    from fsarena.plan import load_suite
+    from fsarena.plan.core import load_suite
 
     suite = tmp_path / "bad.toml"
     suite.write_text(
@@ -141,7 +141,7 @@ def test_a_suite_cannot_give_options_to_a_driver_name(tmp_path: Path) -> None:
 def test_check_names_the_chosen_driver_and_why_the_others_are_not(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from fsarena.system import _check_filesystem
+    from fsarena.run.preflight import _check_filesystem
 
     _pretend(monkeypatch, {"jfs@uml", "jfs@qemu"})
     found = _check_filesystem(PROFILES["jfs"])
@@ -161,8 +161,8 @@ def test_check_names_the_chosen_driver_and_why_the_others_are_not(
 def test_guests_are_skipped_with_a_reason_on_a_real_device(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    from fsarena.launch import unavailable_filesystems
-    from fsarena.plan import make_plan
+    from fsarena.plan.core import make_plan
+    from fsarena.run.launch import unavailable_filesystems
 
     _pretend(monkeypatch, {"ext4", "jfs@uml", "ext4@uml"})
     fs = drivers.plan_names(["ext4", "jfs"])
@@ -176,8 +176,8 @@ def test_guests_are_skipped_with_a_reason_on_a_real_device(
 def test_a_guest_kernel_s_reason_is_told_once_and_referred_to(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from fsarena import system
     from fsarena.guest import kernels
+    from fsarena.run import preflight as system
 
     why = "qemu or a static busybox is missing: run scripts/setup-qemu-guest.sh"
     monkeypatch.setattr(kernels.QemuKernel, "missing", lambda self: why)  # kvm and qemu

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from fsarena.faults import explain
+from fsarena.run.faults import explain
 
 
 @pytest.mark.parametrize(

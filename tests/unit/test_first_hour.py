@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from fsarena.cli import main
-from fsarena.floors import require_proportional, smallest_scale
-from fsarena.plan import load_suite, make_plan
+from fsarena.cli.commands import main
+from fsarena.plan.core import load_suite, make_plan
+from fsarena.plan.floors import require_proportional, smallest_scale
 
 
 def _cli(*args: str) -> Result:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from fsarena.report import write
-from fsarena.results import load
+from fsarena.session.store import load
 
 CHROMIUM = Path("/usr/bin/chromium")
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from fsarena import ledger
-from fsarena.ledger import Entry, Ledger, cleanup, leftovers
+from fsarena.measure import ledger
+from fsarena.measure.ledger import Entry, Ledger, cleanup, leftovers
 
 
 def test_track_and_untrack_persist_in_the_state_file(tmp_path: Path) -> None:
@@ -80,7 +80,7 @@ def test_state_file_is_plain_json(tmp_path: Path) -> None:
 
 
 def test_check_does_not_call_a_live_runs_resources_leftovers(tmp_path: Path) -> None:
-    from fsarena.launch import check_leftovers, workdir_lock
+    from fsarena.run.launch import check_leftovers, workdir_lock
 
     Ledger(str(tmp_path)).track("image", str(tmp_path / "x.img"))
     (tmp_path / "x.img").write_bytes(b"")

@@ -7,9 +7,9 @@ from typing import Any
 import pytest
 
 from fsarena.machines.probe import MIB, misses, probe_bytes
-from fsarena.machines.profiles import Limits, builtin_machines, limits_for
+from fsarena.plan.machines import Limits, builtin_machines, limits_for
 from fsarena.report import render
-from fsarena.report.machine import machine_lines
+from fsarena.report.machine_section import machine_lines
 from tests.sessions import make_session
 
 LIMITS = Limits(512 * MIB, 0.232, 21 * MIB, 20 * MIB, None, None)

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from fsarena.errors import FsarenaError
-from fsarena.machines.profiles import (
+from fsarena.plan.core import make_plan
+from fsarena.plan.machines import (
     LIMIT_FIELDS,
     MIB,
     MachineProfile,
@@ -17,9 +18,8 @@ from fsarena.machines.profiles import (
     load_machine_file,
     resolve_machine,
 )
-from fsarena.plan import make_plan
-from fsarena.results import Session
-from fsarena.resume import plan_of
+from fsarena.run.resume import plan_of
+from fsarena.session.store import Session
 
 ARTICLES = ("2001-desktop", "2006-fileserver", "2008-p3", "2009-phenom")
 

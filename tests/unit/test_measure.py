@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from fsarena import launcher
-from fsarena.measure import METRICS, Command, Measurement, measure_commands, metric_value
-from fsarena.native import find_native_tool
+from fsarena.measure import launcher
+from fsarena.measure.core import METRICS, Command, Measurement, measure_commands, metric_value
+from fsarena.measure.native import find_native_tool
 
 GNU_TIME = "/usr/bin/time"
 

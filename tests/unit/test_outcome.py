@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 
 from fsarena.errors import FsarenaError
-from fsarena.plan import Plan, make_plan
+from fsarena.plan.core import Plan, make_plan
 from fsarena.report import render
 from fsarena.report.outcome import outcome
-from fsarena.results import Session, load, save
-from fsarena.resume import resumable
-from fsarena.runner import Runner, new_session
+from fsarena.run.resume import resumable
+from fsarena.run.runner import Runner, new_session
+from fsarena.session.store import Session, load, save
 from tests.fakes import FakeExecutor
 
 TASKS = 13  # article A's sequence

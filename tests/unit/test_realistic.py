@@ -13,12 +13,18 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fsarena import distributions, realistic
-from fsarena.catalog import PORTAGE, SMALL_FILES
-from fsarena.datasets import MIB, generate, verify
-from fsarena.kernel import KERNEL_LIKE, RealTreeSpec, TarballSpec, _tree_manifest, make_tarball
-from fsarena.native import native_tool
-from fsarena.realistic import SizeSpec, TextTreeSpec, histogram
+from fsarena.datasets import distributions, realistic
+from fsarena.datasets.core import MIB, generate, verify
+from fsarena.datasets.linux_source import (
+    KERNEL_LIKE,
+    RealTreeSpec,
+    TarballSpec,
+    _tree_manifest,
+    make_tarball,
+)
+from fsarena.datasets.realistic import SizeSpec, TextTreeSpec, histogram
+from fsarena.measure.native import native_tool
+from fsarena.plan.catalog import PORTAGE, SMALL_FILES
 
 SMALL_TEXT = dataclasses.replace(PORTAGE, name="text", seed=5).scaled(0.002)
 
@@ -151,7 +157,7 @@ def test_real_tree_subset_and_tarballs(tmp_path: Path) -> None:
 
 
 def test_documented_histograms() -> None:
-    """The size histograms stated in fsarena.catalog's comments are the generators' own."""
+    """The size histograms stated in fsarena.plan.catalog's comments are the generators' own."""
     portage = histogram([s for _, s in PORTAGE.plan().files])
     assert portage == {"<1k": 32254, "1k-4k": 54222, "4k-16k": 21216, "16k-64k": 2154,
                        "64k-256k": 140, "256k-1M": 11, ">=1M": 3}  # fmt: skip

@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 
 from fsarena.errors import FsarenaError
-from fsarena.measure import Measurement
+from fsarena.measure.core import Measurement
 from fsarena.report import EXPORTERS, build, render
 from fsarena.report.table import fmt
-from fsarena.results import SCHEMA_VERSION, Session, load, save
+from fsarena.session.store import SCHEMA_VERSION, Session, load, save
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 GOLDEN = Path(__file__).resolve().parents[1] / "golden"

@@ -5,11 +5,11 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from fsarena.plan import make_plan
+from fsarena.plan.core import make_plan
 from fsarena.report import build, render
 from fsarena.report.groups import split
-from fsarena.results import Session, load
-from fsarena.runner import Runner, new_session
+from fsarena.run.runner import Runner, new_session
+from fsarena.session.store import Session, load
 from tests.fakes import FakeExecutor
 
 # Wall time of every timed run, per filesystem and repetition.

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from fsarena.cli import main
-from fsarena.results import load, save
+from fsarena.cli.commands import main
+from fsarena.session.store import load, save
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "session-v2.json"
 

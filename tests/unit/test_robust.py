@@ -10,9 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from fsarena.analysis import Index
-from fsarena.results import load
-from fsarena.stats import (
+from fsarena.analysis.evidence import Index
+from fsarena.analysis.stats import (
     detectable,
     hodges_lehmann,
     rank,
@@ -21,7 +20,8 @@ from fsarena.stats import (
     robust_scale,
     winsorize,
 )
-from fsarena.verdicts import analyse
+from fsarena.analysis.verdicts import analyse
+from fsarena.session.store import load
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 FAST = [1.00, 1.02, 0.99, 1.01, 1.00]

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from fsarena.plan import make_plan
-from fsarena.results import load
-from fsarena.runner import Runner, new_session
+from fsarena.plan.core import make_plan
+from fsarena.run.runner import Runner, new_session
+from fsarena.session.store import load
 from tests.fakes import FakeExecutor
 
 

@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 
 from fsarena.errors import FsarenaError
-from fsarena.plan import Plan, make_plan
-from fsarena.results import Session, load, save
-from fsarena.resume import check_unchanged, mismatches, resumable
-from fsarena.runner import Runner, finished_sequences, new_session
+from fsarena.plan.core import Plan, make_plan
+from fsarena.run.resume import check_unchanged, mismatches, resumable
+from fsarena.run.runner import Runner, finished_sequences, new_session
+from fsarena.session.store import Session, load, save
 from tests.fakes import FakeExecutor
 
 TASKS = 13  # article A's sequence

@@ -6,21 +6,21 @@ from pathlib import Path
 
 import pytest
 
-from fsarena.catalog import DATASETS, customized, scaled_specs
+from fsarena.datasets.workloads import PgbenchSpec
 from fsarena.errors import FsarenaError
-from fsarena.plan import make_plan
+from fsarena.plan.catalog import DATASETS, customized, scaled_specs
+from fsarena.plan.core import make_plan
 from fsarena.report.outcome import lines as outcome_lines
-from fsarena.results import load
-from fsarena.runner import Runner, new_session
+from fsarena.run.runner import Runner, new_session
+from fsarena.session.store import load
 from fsarena.tasks.sqlite import insert_script
-from fsarena.toolparse import (
+from fsarena.tasks.toolparse import (
     parse_dbench,
     parse_fio,
     parse_fsmark,
     parse_pgbench,
     percentile_from_pgbench_log,
 )
-from fsarena.workloads import PgbenchSpec
 from tests.fakes import FakeExecutor
 
 TOOLS = Path(__file__).resolve().parents[1] / "fixtures" / "tools"

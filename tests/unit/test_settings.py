@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fsarena import ledger, settings
-from fsarena.ledger import Ledger, cleanup
+from fsarena.measure import ledger
+from fsarena.measure import sysctls as settings
+from fsarena.measure.ledger import Ledger, cleanup
 
 
 def test_plain_setting_is_restored_once(tmp_path: Path) -> None:

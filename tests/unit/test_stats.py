@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy import stats as sps
 
-from fsarena.stats import (
+from fsarena.analysis.stats import (
     holm,
     needs_more_repetitions,
     outliers,
@@ -174,7 +174,7 @@ def test_interval_of_a_positive_quantity_never_goes_below_zero() -> None:
 
 
 def test_an_unbounded_interval_reads_unbounded() -> None:
-    from fsarena.stats import instability
+    from fsarena.analysis.stats import instability
 
     s = summarize([100.0, 1.0, 900.0], "harmonic")  # the interval of 1/x reaches zero
     assert math.isinf(s.ci_half_width_rel)

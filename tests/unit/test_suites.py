@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from fsarena.catalog import DATASETS, customized
 from fsarena.errors import FsarenaError
-from fsarena.plan import builtin_suites, load_suite, make_plan, parse_suite
+from fsarena.plan.catalog import DATASETS, customized
+from fsarena.plan.core import builtin_suites, load_suite, make_plan, parse_suite
 from fsarena.tasks import TASKS
 
 VOCABULARY = {  # the task names every branch agreed on, per article

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from fsarena.errors import FsarenaError
-from fsarena.toolparse import parse_bonnie_csv, parse_du_total
+from fsarena.tasks.toolparse import parse_bonnie_csv, parse_du_total
 
 TOOLS = Path(__file__).resolve().parents[1] / "fixtures" / "tools"
 

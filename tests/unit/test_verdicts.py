@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from fsarena.measure import METRICS, Metric
+from fsarena.analysis.verdicts import KINDS, Verdicts
+from fsarena.measure.core import METRICS, Metric
 from fsarena.report import build, render
-from fsarena.verdicts import KINDS, Verdicts
 from tests.sessions import make_session
 
 CLEAR = {  # xfs about 1.32x faster than ext3 at large files, and much faster than ext4
@@ -137,9 +137,9 @@ def test_counts_with_zeros_are_compared_directly(monkeypatch: pytest.MonkeyPatch
 
 def test_a_task_without_any_value_is_left_out_with_a_note() -> None:
     """bonnie++ prints "+++++" for tests too fast to time: no value anywhere, no crash."""
-    from fsarena.measure import Measurement
+    from fsarena.measure.core import Measurement
     from fsarena.report import build
-    from fsarena.results import Run, Session
+    from fsarena.session.store import Run, Session
 
     runs = [
         Run(filesystem=fs, task="bonnie", repetition=r, started_at="", status="ok",

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
+from fsarena.datasets.userdir import DirectorySpec
 from fsarena.errors import FsarenaError
-from fsarena.plan import make_plan, parse_suite
+from fsarena.plan.core import make_plan, parse_suite
+from fsarena.plan.yours import user_suite
 from fsarena.tasks import TaskContext
-from fsarena.userdir import DirectorySpec
-from fsarena.yours import user_suite
 
 TABLE = """
 name = "mine"
@@ -98,7 +98,7 @@ def test_directory_selection_is_an_even_share_under_the_cap(tmp_path: Path) -> N
 
 
 def test_container_tasks_skip_what_overlayfs_cannot_use_as_upper_layer() -> None:
-    from fsarena.filesystems import PROFILES, variant
+    from fsarena.filesystems.profiles import PROFILES, variant
     from fsarena.tasks.container import ContainerLoad
 
     def why(name: str, driver: str = "kernel") -> str:

@@ -23,8 +23,8 @@ import struct
 from dataclasses import dataclass
 
 from fsarena.errors import FsarenaError
-from fsarena.executor import Executor
-from fsarena.filesystems import FilesystemProfile
+from fsarena.filesystems.profiles import FilesystemProfile
+from fsarena.measure.executor import Executor
 
 FS_IOC_FIEMAP = 0xC020660B  # _IOWR('f', 11, struct fiemap)
 FIEMAP_FLAG_SYNC = 0x1

@@ -13,17 +13,35 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Any
+from typing import Any, Protocol
 
 from fsarena.aging.snapshot import copy_image
-from fsarena.aging.workload import ROOT, AgingPlan, Writer, digest, scan
+from fsarena.aging.workload import ROOT, AgingPlan, Writer, digest, mark_tree, scan
 from fsarena.errors import FsarenaError
-from fsarena.measure import read_device_stat
-from fsarena.tasks.aged import mark_tree
-from fsarena.tasks.base import TaskContext
+from fsarena.filesystems.profiles import FilesystemProfile
+from fsarena.measure.core import read_device_stat
+from fsarena.measure.executor import Executor
 
 
-def age_mounted(ctx: TaskContext, plan: AgingPlan) -> dict[str, Any]:
+class Mounted(Protocol):
+    """What aging needs of the mounted filesystem (a task's context has it)."""
+
+    @property
+    def device(self) -> str: ...
+
+    @property
+    def mountpoint(self) -> str: ...
+
+    @property
+    def profile(self) -> FilesystemProfile: ...
+
+    @property
+    def executor(self) -> Executor: ...
+
+    def path(self, *parts: str) -> str: ...
+
+
+def age_mounted(ctx: Mounted, plan: AgingPlan) -> dict[str, Any]:
     """Run the workload on the mounted filesystem; what it did and cost, for the session."""
     read0, written0 = read_device_stat(ctx.device)
     started = time.monotonic()

@@ -30,8 +30,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from fsarena.aging.profiles import AgeProfile
-from fsarena.datasets import _raw, _uniform
-from fsarena.realistic import TextTreeSpec, _pieces, _write_all
+from fsarena.datasets.core import _raw, _uniform
+from fsarena.datasets.realistic import TextTreeSpec, _pieces, _write_all
 
 ROOT = "aged"  # the aged tree's directory on the filesystem under test
 _STREAM_ROUND = 1000  # PCG64 stream ids of churn rounds start here
@@ -245,3 +245,11 @@ def scan(root: str) -> dict[str, int]:
             path = os.path.join(folder, name)
             found[os.path.relpath(path, root)] = os.path.getsize(path)
     return found
+
+
+MARK = ".fsarena-aged-tree"  # beside the tree, written last: the tree is complete
+
+
+def mark_tree(mountpoint: str) -> None:
+    with open(f"{mountpoint}/{MARK}", "w") as f:
+        f.write("complete\n")

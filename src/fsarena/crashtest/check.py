@@ -16,13 +16,13 @@ import subprocess
 import time
 from pathlib import Path
 
-from fsarena.crashtest import machine
+from fsarena.crashtest import scratch as machine
 from fsarena.crashtest.log import FlogLog, apply
 from fsarena.crashtest.model import Model, Verdict
-from fsarena.crashtest.record import Recording, sparse_copy
-from fsarena.crashtest.records import StateOutcome, ViolationRecord
+from fsarena.crashtest.recorder import Recording, sparse_copy
+from fsarena.crashtest.results import StateOutcome, ViolationRecord
 from fsarena.crashtest.states import CrashState
-from fsarena.filesystems import FilesystemProfile
+from fsarena.filesystems.profiles import FilesystemProfile
 
 FSCK_TIMEOUT_S = 300.0
 

@@ -16,12 +16,12 @@ from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from fsarena.crashtest import machine
+from fsarena.crashtest import scratch as machine
 from fsarena.crashtest.check import Checker
 from fsarena.crashtest.log import FlogLog
 from fsarena.crashtest.model import Model
-from fsarena.crashtest.record import clean_mount_ms, discard, image_size, record, replay_matches
-from fsarena.crashtest.records import (
+from fsarena.crashtest.recorder import clean_mount_ms, discard, image_size, record, replay_matches
+from fsarena.crashtest.results import (
     LogFacts,
     PowerlossDetails,
     WorkloadResult,
@@ -30,7 +30,8 @@ from fsarena.crashtest.records import (
 from fsarena.crashtest.states import generate
 from fsarena.crashtest.workload import Workload, select
 from fsarena.errors import FsarenaError
-from fsarena.filesystems import CRASH_CONTROL, FilesystemProfile, probe
+from fsarena.filesystems.drivers import probe
+from fsarena.filesystems.profiles import CRASH_CONTROL, FilesystemProfile
 
 GIB = 1 << 30
 DEFAULT_STATES = 300  # per filesystem and workload: all distinct states of most workloads

@@ -6,7 +6,7 @@ venv and the checkout are found wherever they live, /tmp and /run included),
 reads one JSON request per line from its serial line and answers one JSON
 line each. It uses the standard library and fsarena's stdlib-only modules
 (measure, executor), so the same measurement code runs inside the guest as on
-the host; fsarena.datasets (numpy) is imported only when a copy is verified.
+the host; fsarena.datasets.core (numpy) is imported only when a copy is verified.
 Timed commands start through the same native launcher (fsarena-timeit, beside
 the host's interpreter, which the guest sees through hostfs or 9p), so their max
 RSS is theirs, not this agent's; a guest that cannot run it reports max RSS as
@@ -38,8 +38,8 @@ from pathlib import Path
 from typing import Any
 
 from fsarena.errors import FsarenaError
-from fsarena.executor import RealExecutor
-from fsarena.measure import Command
+from fsarena.measure.core import Command
+from fsarena.measure.executor import RealExecutor
 
 # Inside the guest's tmpfs over the work directory: the host's work directory as the host
 # has it (files staged there by host.write_file), and the agent's HOME and TMPDIR.
@@ -140,7 +140,7 @@ def set_up(config: dict[str, Any]) -> None:
 
 
 def _verify(ex: RealExecutor, manifest: dict[str, Any], root: str) -> dict[str, Any]:
-    from fsarena.datasets import Manifest
+    from fsarena.datasets.core import Manifest
 
     return asdict(ex.verify(Manifest.from_dict(manifest), root))
 

@@ -18,23 +18,22 @@ import select
 import shutil
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from fsarena.errors import FsarenaError
-from fsarena.executor import SpaceInfo
 from fsarena.guest.console import explain
 from fsarena.guest.kernels import GUESTS, MEMORY_DIR, GuestDisk
-from fsarena.measure import Command, Measurement, Timed
+from fsarena.measure.core import Command, Measurement, Timed
+from fsarena.measure.executor import GuestSpec, SpaceInfo
 
 if TYPE_CHECKING:
-    from fsarena.datasets import DatasetSpec, Manifest, VerifyResult
-    from fsarena.executor import Executor, Guest
-    from fsarena.kernel import TarballSpec
+    from fsarena.datasets.core import DatasetSpec, Manifest, VerifyResult
+    from fsarena.datasets.linux_source import TarballSpec
+    from fsarena.measure.executor import Executor, Guest
 
 BOOT_TIMEOUT_S = 120.0  # an emulated boot takes seconds; minutes mean it hangs
 CALL_TIMEOUT_S = 600.0  # untimed helpers (mkfs for _reach, verify of a large copy)
@@ -51,21 +50,6 @@ mount -t sysfs sysfs /sys
 exec {python} -m fsarena.guest.agent {config}
 """
 SCRATCH_DIR = "scratch"  # in the run directory: empty, where the guest makes its tmpfs
-
-
-@dataclass(frozen=True)
-class GuestSpec:
-    """What a guest is booted with: its kernel, disks, and the paths it must mirror."""
-
-    kernel: str  # a key of GUESTS
-    target_image: str
-    run_dir: str  # host directory for the guest's own files, removed when it stops
-    workdir: str  # mirrored inside the guest as a writable tmpfs
-    modules: tuple[str, ...] = ()
-    source_image: str = ""  # the datasets' disk, attached read-only
-    source_mountpoint: str = ""
-    source_fstype: str = ""
-    python: str = field(default_factory=lambda: sys.executable)
 
 
 # The guest's serial line is a tty: more than its 4 KiB input buffer at once
@@ -218,7 +202,7 @@ class GuestExecutor:
         return int(self._ask("device_size", device=device))
 
     def verify(self, manifest: Manifest, root: str) -> VerifyResult:
-        from fsarena.datasets import VerifyResult
+        from fsarena.datasets.core import VerifyResult
 
         result = self._ask("verify", manifest=manifest.to_dict(), root=root)
         return VerifyResult(

@@ -32,9 +32,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
 
-from fsarena import cgroups, settings
 from fsarena.errors import FsarenaError
-from fsarena.machines.profiles import Limits
+from fsarena.measure import cgroups
+from fsarena.measure import sysctls as settings
+from fsarena.plan.machines import Limits
 
 Undo = Mapping[str, Callable[[str], str]]
 
@@ -48,7 +49,7 @@ class Tracker(Protocol):
 
 
 def _ledger_undo() -> Undo:
-    from fsarena.ledger import UNDO
+    from fsarena.measure.ledger import UNDO
 
     return UNDO
 

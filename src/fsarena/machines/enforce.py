@@ -24,8 +24,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from fsarena import cgroups, settings
-from fsarena.executor import RealExecutor
 from fsarena.machines.backends import (
     Backend,
     Changes,
@@ -35,8 +33,11 @@ from fsarena.machines.backends import (
     device_number,
     with_ratio_restore,
 )
-from fsarena.machines.profiles import Limits, MachineProfile, host_cpu_mhz, limits_for
-from fsarena.measure import Command, Timed
+from fsarena.measure import cgroups
+from fsarena.measure import sysctls as settings
+from fsarena.measure.core import Command, Timed
+from fsarena.measure.executor import RealExecutor
+from fsarena.plan.machines import Limits, MachineProfile, host_cpu_mhz, limits_for
 
 VM = Path("/proc/sys/vm")
 # (setting, the ratio it replaces): writing either one of a pair zeroes the other.

@@ -22,16 +22,16 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from fsarena import cgroups
-from fsarena.ceiling import measure_ceiling
 from fsarena.errors import FsarenaError
-from fsarena.executor import Executor
 from fsarena.machines.enforce import Machine
-from fsarena.machines.profiles import Limits
-from fsarena.measure import Command
-from fsarena.plan import Plan
-from fsarena.results import CeilingSample
+from fsarena.measure import cgroups
+from fsarena.measure.core import Command
+from fsarena.measure.executor import Executor
+from fsarena.plan.core import Plan
+from fsarena.plan.machines import Limits
+from fsarena.session.store import CeilingSample
 from fsarena.targets import ceiling_target
+from fsarena.targets.ceiling import measure_ceiling
 
 MIB = 1 << 20
 PROBE_S = 4.0  # per fio pass: long enough that blk-throttle's first-slice burst is noise

@@ -7,14 +7,15 @@ import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from fsarena.executor import RealExecutor
-from fsarena.ledger import Ledger
+from fsarena.guest.host import boot
 from fsarena.machines.backends import choose_backend
 from fsarena.machines.enforce import MachineExecutor, in_force
 from fsarena.machines.probe import run_probe
-from fsarena.machines.profiles import Limits, MachineProfile, host_cpu_mhz, limits_for
-from fsarena.plan import Plan
-from fsarena.results import Session
+from fsarena.measure.executor import RealExecutor
+from fsarena.measure.ledger import Ledger
+from fsarena.plan.core import Plan
+from fsarena.plan.machines import Limits, MachineProfile, host_cpu_mhz, limits_for
+from fsarena.session.store import Session
 
 MIB = 1 << 20
 
@@ -64,7 +65,7 @@ def executor_for(
 ) -> Iterator[RealExecutor]:
     """The run's executor; with a machine, its limits hold until the block exits."""
     if plan.machine is None:
-        yield RealExecutor(ledger, call_timeout_s=plan.task_timeout_s)
+        yield RealExecutor(ledger, call_timeout_s=plan.task_timeout_s, boot=boot)
         return
     with in_force(plan.machine, ledger) as machine:
         executor = MachineExecutor(
@@ -72,6 +73,7 @@ def executor_for(
             call_timeout_s=plan.task_timeout_s,
             machine=machine,
             throttle_under=images_dir(plan),
+            boot=boot,
         )
         limits = describe_limits(machine.limits, machine.backend.name)
         say(f"machine {plan.machine.name}: {limits}; probing it")

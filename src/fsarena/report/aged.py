@@ -13,11 +13,11 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from fsarena.measure import METRICS
+from fsarena.analysis.stats import ratio_test
+from fsarena.measure.core import METRICS
 from fsarena.report.powerloss import Section
 from fsarena.report.table import fmt, run_value
-from fsarena.results import Session
-from fsarena.stats import ratio_test
+from fsarena.session.store import Session
 
 LAYOUT_METRICS = (
     "extents_per_file",

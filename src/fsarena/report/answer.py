@@ -23,12 +23,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from fsarena.measure import METRICS, Metric
-from fsarena.phrases import names, number
+from fsarena.analysis.phrases import names, number
+from fsarena.analysis.stats import Pair, Ranking
+from fsarena.analysis.verdicts import CPU_KIND, CPU_METRIC, SAFETY_KIND, KindVerdict, caveats
+from fsarena.measure.core import METRICS, Metric
 from fsarena.report.scope import KERNEL, group_of, ranked_group
 from fsarena.report.table import Comparison
-from fsarena.stats import Pair, Ranking
-from fsarena.verdicts import CPU_KIND, CPU_METRIC, SAFETY_KIND, KindVerdict, caveats
 
 WIN, TIE, SMALL, UNTESTED = "win", "tie", "small", "untested"
 

@@ -22,11 +22,11 @@ from typing import Any
 
 from scipy import stats as scipy_stats
 
-from fsarena.measure import METRICS
+from fsarena.analysis.stats import summarize
+from fsarena.measure.core import METRICS
 from fsarena.report.scope import group_of, ranked_group, scope_words
 from fsarena.report.table import fmt, run_value
-from fsarena.results import Session
-from fsarena.stats import summarize
+from fsarena.session.store import Session
 
 MIN_COMMON = 3
 CAVEAT = (

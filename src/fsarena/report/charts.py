@@ -26,8 +26,8 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
-from fsarena.measure import METRICS, Metric
-from fsarena.phrases import number
+from fsarena.analysis.phrases import number
+from fsarena.measure.core import METRICS, Metric
 from fsarena.report.sentence import matters
 from fsarena.report.table import Comparison, Row, TaskTable
 from fsarena.report.units import Unit, column_unit
@@ -311,7 +311,7 @@ def _means(
     comparison: Comparison, metric: Metric, tasks: Sequence[str]
 ) -> dict[tuple[str, str], float]:
     """Mean of a metric per (filesystem, task), raw, by the metric's mean kind."""
-    from fsarena.stats import summarize
+    from fsarena.analysis.stats import summarize
 
     out = {}
     for task in tasks:

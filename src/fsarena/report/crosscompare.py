@@ -20,15 +20,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from fsarena.analysis.phrases import metric_word, number
+from fsarena.analysis.stats import Ranking, rank
 from fsarena.errors import FsarenaError
-from fsarena.measure import METRICS
-from fsarena.phrases import metric_word, number
+from fsarena.measure.core import METRICS
 from fsarena.report import charts, crossdiff, markdown, prose, text
 from fsarena.report.answer import build as build_answer
 from fsarena.report.sentence import matters
 from fsarena.report.table import Comparison, build, comparison_line, header_lines
-from fsarena.results import Run, Session
-from fsarena.stats import Ranking, rank
+from fsarena.session.store import Run, Session
 
 
 @dataclass(frozen=True)

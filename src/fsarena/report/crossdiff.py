@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from fsarena.errors import FsarenaError
-from fsarena.results import Session
+from fsarena.session.store import Session
 
 Labelled = Sequence[tuple[str, Session]]
 

@@ -14,11 +14,11 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass
 
-from fsarena.measure import METRICS
+from fsarena.measure.core import METRICS
 from fsarena.report.cells import grid
 from fsarena.report.scope import KERNEL, group_of, ranked_group
 from fsarena.report.table import Comparison, Row, TaskTable, fmt, run_value
-from fsarena.results import Session
+from fsarena.session.store import Session
 
 # Per group: a title, one sentence beside each of its tables, and the full
 # explanation that the report prints once (see explanations()).

@@ -13,10 +13,10 @@ from typing import Any
 
 import jinja2
 
-from fsarena.measure import METRICS
+from fsarena.measure.core import METRICS
 from fsarena.report import aged, answer, articles, cells, charts, outcome, prose
 from fsarena.report.groups import explanations, unranked_sections
-from fsarena.report.machine import machine_rows
+from fsarena.report.machine_section import machine_rows
 from fsarena.report.scope import verdict_scope
 from fsarena.report.sentence import task_sentence
 from fsarena.report.table import Comparison, TaskTable, build, comparison_line, fmt, header_lines

@@ -14,11 +14,11 @@ import math
 from dataclasses import asdict
 from typing import Any
 
+from fsarena.analysis.stats import Ranking
 from fsarena.report import outcome
 from fsarena.report.answer import build as build_answer
 from fsarena.report.csv import raw_unit
 from fsarena.report.table import Comparison
-from fsarena.stats import Ranking
 
 SCHEMA = "fsarena-summary-2"
 SCHEMA_FILE = "summary.schema.json"  # in this package

@@ -1,14 +1,14 @@
 """The crash test's detailed tables, per filesystem and workload, from the runs' raw outcomes.
 
 Every figure is computed here from the stored per-state outcomes
-(fsarena.crashtest.records); exporters lay the sections out.
+(fsarena.crashtest.results); exporters lay the sections out.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from fsarena.crashtest.records import (
+from fsarena.crashtest.results import (
     UNSYNCED_OUTCOMES,
     WorkloadResult,
     WorkloadStats,
@@ -16,7 +16,7 @@ from fsarena.crashtest.records import (
     summarize,
 )
 from fsarena.report.table import fmt
-from fsarena.results import Session
+from fsarena.session.store import Session
 
 
 @dataclass(frozen=True)

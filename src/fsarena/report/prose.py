@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from fsarena.phrases import number
+from fsarena.analysis.phrases import number
+from fsarena.analysis.stats import ALPHA, CONFIDENCE, WINSOR_SIGMAS
 from fsarena.report.table import FLAG_ADVICE, Comparison
-from fsarena.stats import ALPHA, CONFIDENCE, WINSOR_SIGMAS
 
 
 @dataclass(frozen=True)

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import math
 
-from fsarena.analysis import TaskResult
-from fsarena.measure import METRICS, Metric
-from fsarena.phrases import describe, metric_word, names, number
+from fsarena.analysis.evidence import TaskResult
+from fsarena.analysis.phrases import describe, metric_word, names, number
+from fsarena.analysis.stats import Pair, Ranking
+from fsarena.measure.core import METRICS, Metric
 from fsarena.report.units import value_text
-from fsarena.stats import Pair, Ranking
 
 
 def matters(metric: Metric, better: float, worse: float) -> bool:

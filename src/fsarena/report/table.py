@@ -11,14 +11,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from fsarena.measure import METRICS, Metric
-from fsarena.phrases import number
-from fsarena.report.machine import machine_lines
-from fsarena.report.outcome import status_of
-from fsarena.report.scope import scope_words, verdict_scope
-from fsarena.report.sentence import task_sentence
-from fsarena.results import Run, Session
-from fsarena.stats import (
+from fsarena.analysis.phrases import number
+from fsarena.analysis.stats import (
     OUTLIER_SIGMAS,
     SHORT_RUN_S,
     UNSTABLE_ADVICE,
@@ -27,7 +21,13 @@ from fsarena.stats import (
     outliers,
     summarize,
 )
-from fsarena.verdicts import Verdicts, analyse
+from fsarena.analysis.verdicts import Verdicts, analyse
+from fsarena.measure.core import METRICS, Metric
+from fsarena.report.machine_section import machine_lines
+from fsarena.report.outcome import status_of
+from fsarena.report.scope import scope_words, verdict_scope
+from fsarena.report.sentence import task_sentence
+from fsarena.session.store import Run, Session
 
 TIMED_COLUMNS = (
     "wall_s",

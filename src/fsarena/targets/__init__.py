@@ -9,9 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Protocol
 
-from fsarena.executor import Executor
-from fsarena.filesystems import FilesystemProfile
-from fsarena.plan import Plan
+from fsarena.filesystems.profiles import FilesystemProfile
+from fsarena.measure.executor import Executor
+from fsarena.plan.core import Plan
 from fsarena.targets.device import DeviceTarget
 from fsarena.targets.guest import GuestSourceDisk, GuestTarget
 from fsarena.targets.loop import LoopTarget

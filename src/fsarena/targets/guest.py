@@ -14,9 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fsarena.errors import FsarenaError
-from fsarena.executor import Executor, Guest
-from fsarena.filesystems import PROFILES, SOURCE_FILESYSTEM, FilesystemProfile
-from fsarena.guest.host import GuestSpec
+from fsarena.filesystems.profiles import PROFILES, SOURCE_FILESYSTEM, FilesystemProfile
+from fsarena.measure.executor import Executor, Guest, GuestSpec
 
 
 @dataclass

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fsarena.aging.snapshot import copy_image
-from fsarena.executor import Executor
+from fsarena.measure.executor import Executor
 
 
 @dataclass

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from fsarena.errors import FsarenaError
-from fsarena.executor import Executor
-from fsarena.filesystems import PROFILES, SOURCE_FILESYSTEM
+from fsarena.filesystems.profiles import PROFILES, SOURCE_FILESYSTEM
+from fsarena.measure.executor import Executor
 
 MIB = 1 << 20
 TMPFS_SHARE_OF_AVAILABLE = 0.4

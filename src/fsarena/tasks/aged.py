@@ -12,12 +12,10 @@ from __future__ import annotations
 import os
 
 from fsarena.aging.layout import free_space, tree_layout
-from fsarena.aging.workload import ROOT, AgingPlan, Writer
+from fsarena.aging.workload import MARK, ROOT, AgingPlan, Writer, mark_tree
 from fsarena.errors import FsarenaError
-from fsarena.measure import Command
+from fsarena.measure.core import Command
 from fsarena.tasks.base import Task, TaskContext
-
-MARK = ".fsarena-aged-tree"  # beside the tree, written last: the tree is complete
 
 
 def aging_of(ctx: TaskContext) -> AgingPlan:
@@ -45,11 +43,6 @@ def ensure_tree(ctx: TaskContext) -> None:
         writer.write(final[path])
     mark_tree(ctx.mountpoint)
     ctx.executor.call(ctx.profile.sync_argv(ctx.mountpoint))
-
-
-def mark_tree(mountpoint: str) -> None:
-    with open(f"{mountpoint}/{MARK}", "w") as f:
-        f.write("complete\n")
 
 
 class AgedLayout(Task):

@@ -17,8 +17,8 @@ import hashlib
 import random
 from dataclasses import replace
 
-from fsarena.datasets import FileEntry, Manifest
-from fsarena.measure import Command
+from fsarena.datasets.core import FileEntry, Manifest
+from fsarena.measure.core import Command
 from fsarena.tasks.base import REAL_USER_SYS, Check, Task, TaskContext, verify_absent, verify_copy
 
 DATASET = "portage"

@@ -13,11 +13,11 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
 from fsarena.aging.workload import AgingPlan
-from fsarena.datasets import DatasetSpec, Manifest
+from fsarena.datasets.core import DatasetSpec, Manifest
 from fsarena.errors import FsarenaError
-from fsarena.executor import Executor
-from fsarena.filesystems import FilesystemProfile
-from fsarena.measure import Command, Measurement
+from fsarena.filesystems.profiles import FilesystemProfile
+from fsarena.measure.core import Command, Measurement
+from fsarena.measure.executor import Executor
 
 # The articles' copies wrote every byte again. Since coreutils 9.0, cp clones
 # (reflinks) by default where the filesystem can (xfs, btrfs), which writes only

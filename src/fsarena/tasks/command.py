@@ -22,7 +22,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from fsarena.errors import FsarenaError
-from fsarena.measure import Command
+from fsarena.measure.core import Command
 from fsarena.tasks.base import Check, Task, TaskContext
 
 # The kind a user's command belongs to unless it says otherwise.

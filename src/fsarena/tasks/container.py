@@ -23,7 +23,7 @@ import json
 import random
 
 from fsarena.errors import FsarenaError
-from fsarena.measure import Command
+from fsarena.measure.core import Command
 from fsarena.tasks.base import REAL_USER_SYS, Check, Task, TaskContext
 
 DATASET = "debs"

@@ -14,11 +14,11 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from fsarena.datasets.workloads import DbenchSpec
 from fsarena.errors import FsarenaError
-from fsarena.measure import Command, Measurement
+from fsarena.measure.core import Command, Measurement
 from fsarena.tasks.base import Check, Task, TaskContext, require_tools
-from fsarena.toolparse import parse_dbench
-from fsarena.workloads import DbenchSpec
+from fsarena.tasks.toolparse import parse_dbench
 
 DIR = "dbench"
 LOADFILE = "/usr/share/dbench/client.txt"  # Debian's dbench package ships it

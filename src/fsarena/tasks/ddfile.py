@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from fsarena.datasets.realistic import SizeSpec
 from fsarena.errors import FsarenaError
-from fsarena.measure import Command, Measurement
-from fsarena.realistic import SizeSpec
+from fsarena.measure.core import Command, Measurement
 from fsarena.tasks.base import REAL_USER_SYS, Check, Task, TaskContext, verify_absent
 
 SYNCED = "prova"

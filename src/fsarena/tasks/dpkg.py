@@ -8,7 +8,7 @@ first: an empty dpkg database under the root (`var/lib/dpkg/{info,updates,
 triggers}`, an empty `status`). Timed: `dpkg --root=R --force-depends
 --force-script-chrootless --unpack DEBS...`, syncfs included, so both
 variants end with everything on the device and differ only in how they got
-there. The packages are the debs dataset (fsarena.debs). Verified:
+there. The packages are the debs dataset (fsarena.datasets.debs). Verified:
 `dpkg --root=R -V` checks every unpacked file against the packages' md5sums;
 its only accepted complaints are conffiles, which an unpack leaves as
 FILE.dpkg-new until configuration (each is checked to exist).
@@ -16,7 +16,7 @@ FILE.dpkg-new until configuration (each is checked to exist).
 
 from __future__ import annotations
 
-from fsarena.measure import Command
+from fsarena.measure.core import Command
 from fsarena.tasks.base import REAL_USER_SYS, Check, Task, TaskContext
 
 DATASET = "debs"

@@ -16,12 +16,12 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from fsarena import cgroups
+from fsarena.datasets.workloads import FioSpec
 from fsarena.errors import FsarenaError
-from fsarena.measure import Command, Measurement
+from fsarena.measure import cgroups
+from fsarena.measure.core import Command, Measurement
 from fsarena.tasks.base import Check, Task, TaskContext, cache_values, require_tools
-from fsarena.toolparse import parse_fio
-from fsarena.workloads import FioSpec
+from fsarena.tasks.toolparse import parse_fio
 
 IMAGE = "vm-image.raw"
 MIB = 1 << 20

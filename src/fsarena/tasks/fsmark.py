@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from fsarena.datasets.workloads import FsmarkSpec
 from fsarena.errors import FsarenaError
-from fsarena.measure import Command, Measurement
+from fsarena.measure.core import Command, Measurement
 from fsarena.tasks.base import Check, Task, TaskContext, require_tools
-from fsarena.toolparse import parse_fsmark
-from fsarena.workloads import FsmarkSpec
+from fsarena.tasks.toolparse import parse_fsmark
 
 DIR = "spool"
 

@@ -1,6 +1,6 @@
 """Development with git on the test filesystem: clone, checkout far and back, status, repack.
 
-The repository is the git dataset (fsarena.gitrepo): the kernel tree with a
+The repository is the git dataset (fsarena.datasets.gitrepo): the kernel tree with a
 seeded history, built once into the cache. The tasks follow pts/git and
 BetrFS's git clone, with the real git and no user configuration:
 `git clone --no-local` (objects copied and indexed, the work tree written),
@@ -14,8 +14,8 @@ after the clone and the repack.
 
 from __future__ import annotations
 
-from fsarena.gitrepo import GIT_ENV, REPO_DIR
-from fsarena.measure import Command
+from fsarena.datasets.gitrepo import GIT_ENV, REPO_DIR
+from fsarena.measure.core import Command
 from fsarena.tasks.base import REAL_USER_SYS, Check, Task, TaskContext, verify_absent
 
 DATASETS = ("kernel", "gitrepo")

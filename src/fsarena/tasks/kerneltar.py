@@ -4,7 +4,7 @@ Article B copied the Linux 2.4.4 source as an uncompressed .tar (`cp
 linux-2.4.4.tar prova.tar`), extracted it (`tar xf`), deleted the tar, then
 the tree (`rm -rf linux`). Article C copied a bzip2 tarball of a kernel tree
 to the test filesystem and decompressed it there, in MB/s. The tree is
-Debian's real Linux source where it can be had (see fsarena.kernel). Here
+Debian's real Linux source where it can be had (see fsarena.datasets.linux_source). Here
 the tarballs come from the source (the articles' second disk), so the copy
 measures the test filesystem's writes; every extraction is verified file by
 file against the tree's manifest.
@@ -12,7 +12,7 @@ file against the tree's manifest.
 
 from __future__ import annotations
 
-from fsarena.measure import Command
+from fsarena.measure.core import Command
 from fsarena.tasks.base import (
     CP,
     RATE_FIRST,

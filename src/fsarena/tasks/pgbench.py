@@ -25,9 +25,10 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from fsarena import cgroups
+from fsarena.datasets.workloads import PgbenchSpec
 from fsarena.errors import FsarenaError
-from fsarena.measure import Command, Measurement
+from fsarena.measure import cgroups
+from fsarena.measure.core import Command, Measurement
 from fsarena.tasks.base import (
     Check,
     Task,
@@ -36,8 +37,7 @@ from fsarena.tasks.base import (
     cache_values,
     require_tools,
 )
-from fsarena.toolparse import parse_pgbench, percentile_from_pgbench_log
-from fsarena.workloads import PgbenchSpec
+from fsarena.tasks.toolparse import parse_pgbench, percentile_from_pgbench_log
 
 DIR = "pg"
 PORT = 5432  # names the socket file in the private directory only (no TCP listener)

@@ -1,6 +1,6 @@
 """Article D's Portage tree: copy, compress, decompress, move, delete, and the space it takes.
 
-The tree is a generated Portage-like tree (fsarena.catalog.PORTAGE: many
+The tree is a generated Portage-like tree (fsarena.plan.catalog.PORTAGE: many
 small ebuilds, Manifests and metadata files plus some larger patches and
 source, text-like and compressible), 354 MiB at scale 1 as the article's.
 """
@@ -10,10 +10,10 @@ from __future__ import annotations
 from typing import ClassVar
 
 from fsarena.errors import FsarenaError
-from fsarena.measure import Command
+from fsarena.measure.core import Command
 from fsarena.tasks.base import CP, REAL_USER_SYS, Check, Task, TaskContext, verify_copy
+from fsarena.tasks.toolparse import parse_du_total
 from fsarena.tasks.treeblock import Block, BlockCompress, BlockDecompress, BlockDelete, BlockMove
-from fsarena.toolparse import parse_du_total
 
 PORTAGE = Block("portage", "portage", "portage.tar.gz", "portage-unpacked", "portage-moved")
 SPACE_DIR = "portage-space"

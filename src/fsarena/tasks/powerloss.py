@@ -6,7 +6,7 @@ import secrets
 from pathlib import Path
 from typing import Any
 
-from fsarena.crashtest.records import VALUE_METRICS
+from fsarena.crashtest.results import VALUE_METRICS
 from fsarena.errors import FsarenaError
 from fsarena.tasks.base import FsState, Task, TaskContext
 
@@ -39,7 +39,7 @@ class Powerloss(Task):
 
     def probe(self, ctx: TaskContext) -> dict[str, float]:
         from fsarena.crashtest import engine
-        from fsarena.crashtest.records import filesystem_values
+        from fsarena.crashtest.results import filesystem_values
         from fsarena.crashtest.workload import select
 
         reason = engine.testable(ctx.profile)

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from fsarena.datasets.realistic import SmallFilesSpec
 from fsarena.errors import FsarenaError
-from fsarena.measure import Command, Measurement
-from fsarena.native import native_tool
-from fsarena.realistic import SmallFilesSpec
+from fsarena.measure.core import Command, Measurement
+from fsarena.measure.native import native_tool
 from fsarena.tasks.base import REAL_USER_SYS, Check, Task, TaskContext, verify_tree
 from fsarena.tasks.treeblock import Block, BlockCompress, BlockDecompress, BlockDelete, BlockMove
 

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from fsarena.datasets.workloads import SqliteSpec
 from fsarena.errors import FsarenaError
-from fsarena.measure import Command, Measurement
+from fsarena.measure.core import Command, Measurement
 from fsarena.tasks.base import Check, Task, TaskContext, require_tools
-from fsarena.workloads import SqliteSpec
 
 DIR = "sqlite"
 SCHEMA = "CREATE TABLE t(i INT, dt TIMESTAMP DEFAULT CURRENT_TIMESTAMP, f1 TEXT, f2 TEXT);"

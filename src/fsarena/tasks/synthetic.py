@@ -13,12 +13,12 @@ files/s); tests bonnie++ could not time ("+++++") are left out, never guessed.
 
 from __future__ import annotations
 
-from fsarena import cgroups
+from fsarena.datasets.realistic import SizeSpec
 from fsarena.errors import FsarenaError
-from fsarena.measure import Command, Measurement
-from fsarena.realistic import SizeSpec
+from fsarena.measure import cgroups
+from fsarena.measure.core import Command, Measurement
 from fsarena.tasks.base import Check, Task, TaskContext
-from fsarena.toolparse import parse_bonnie_csv
+from fsarena.tasks.toolparse import parse_bonnie_csv
 
 BONNIE_DIR = "bonnie"
 MIB = 1 << 20

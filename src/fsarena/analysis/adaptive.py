@@ -1,0 +1,127 @@
+"""Adaptive repetitions: which verdicts are undecided, which tasks are imprecise.
+
+The default run is decisive: the runner keeps adding whole rounds while some
+kind of work's verdict is undecided (neither one winner nor a tie whose
+interval rules out any difference above verdicts.PRACTICAL), up to the plan's
+maximum and within its time budget.
+
+With `--target-ci PCT` the runner keeps adding whole repetitions (one more
+fresh mkfs-to-umount sequence per filesystem, interleaved in a new shuffled
+order) while any timed task of any filesystem has a 95 % confidence interval
+of its mean wall time wider than ±PCT % of that mean. Only (filesystem, task)
+pairs whose every run succeeded count: repeating a run that fails would not
+make it precise, and the failure is reported on its own.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from dataclasses import dataclass
+
+from fsarena.analysis.stats import summarize
+from fsarena.analysis.verdicts import PRACTICAL, analyse
+from fsarena.session.store import Session
+
+MAX_SUGGESTED_ROUNDS = 100  # beyond this, more rounds is not the answer
+# The metric whose precision decides: every timed task has a wall time.
+DECIDING_METRIC = "wall_s"
+
+
+@dataclass(frozen=True)
+class Imprecise:
+    """A (filesystem, task) whose CI half-width exceeds the target."""
+
+    filesystem: str
+    task: str
+    n: int
+    ci_half_width_rel: float  # inf with fewer than two samples
+
+
+def imprecise(session: Session, target_rel: float) -> list[Imprecise]:
+    """Timed (filesystem, task) pairs above the target relative CI half-width, in plan order."""
+    samples: dict[tuple[str, str], list[float]] = defaultdict(list)
+    failed: set[tuple[str, str]] = set()
+    for run in session.runs:
+        key = (run.filesystem, run.task)
+        if run.status != "ok":
+            failed.add(key)
+        elif (value := run.value(DECIDING_METRIC)) is not None:
+            samples[key].append(value)  # the median of a short task's executions
+    found = []
+    for fs in session.filesystems():
+        for task in session.tasks():
+            values = samples.get((fs, task))
+            if not values or (fs, task) in failed:
+                continue
+            rel = summarize(values).ci_half_width_rel
+            if rel > target_rel:
+                found.append(Imprecise(fs, task, len(values), rel))
+    return found
+
+
+def unstable_message(items: list[Imprecise], target_rel: float) -> str:
+    """One warning for all tasks above the target: what was seen and what to do about it."""
+
+    def width(item: Imprecise) -> str:
+        rel = item.ci_half_width_rel
+        return "unknown" if math.isinf(rel) else f"±{rel:.2%}"
+
+    listed = ", ".join(f"{i.filesystem} {i.task} ({width(i)}, n={i.n})" for i in items)
+    return (
+        f"the 95 % confidence interval of the mean time stayed above the target "
+        f"±{target_rel:.1%} for {len(items)} task(s): {listed}. These tasks are too short or the "
+        "machine too noisy for that precision: run with a larger --scale so they last longer, "
+        "stop background work (other benchmarks, backups, indexers), or allow more with "
+        "--max-repetitions / --time-budget."
+    )
+
+
+def headline_columns(session: Session) -> dict[str, list[str]]:
+    """Each task's headline metric, as the reports judge it (task_info columns, or the default)."""
+    out = {}
+    for task, info in session.plan.get("task_info", {}).items():
+        given = [str(c) for c in info.get("columns", ())]
+        timed = bool(info.get("timed", True))
+        out[task] = given[:1] or (["wall_s"] if timed else ["capacity_pct"])
+    return out
+
+
+@dataclass(frozen=True)
+class Undecided:
+    """A kind of work whose verdict this run has not settled yet."""
+
+    kind: str
+    title: str
+    tied: tuple[str, ...]
+    detectable: float  # the difference the run could not rule out (nan: unknown)
+
+    def describe(self) -> str:
+        what = "unknown" if math.isnan(self.detectable) else f"{self.detectable:.0%}"
+        return f"{self.title} ({', '.join(self.tied)} within {what})"
+
+
+def undecided(session: Session) -> list[Undecided]:
+    """Kinds of work with several filesystems tied for best and a difference not ruled out."""
+    verdicts = analyse(session, headline_columns(session))
+    return [
+        Undecided(k.kind, k.title, k.ranking.winners, k.detectable_difference)
+        for k in verdicts.kinds
+        if not k.decided
+    ]
+
+
+def undecided_message(items: list[Undecided], rounds: int, per_round_s: float) -> str:
+    """One banner for the kinds a decisive run left open: how many, and the command to settle."""
+    widest = max((i.detectable for i in items if not math.isnan(i.detectable)), default=math.nan)
+    # An interval narrows about as 1/sqrt(n): the rounds that would bring the widest to 5 %.
+    need = rounds if math.isnan(widest) else math.ceil(rounds * (widest / PRACTICAL) ** 2)
+    need = min(max(need, rounds + 1), MAX_SUGGESTED_ROUNDS)
+    budget = math.ceil(need * per_round_s / 60) * 60
+    return (
+        f"{len(items)} kind(s) of work undecided after {rounds} rounds: "
+        f"{'; '.join(i.describe() for i in items)}. About {need} rounds would settle them at "
+        f"this spread: `fsarena run --time-budget {budget} --max-repetitions {need}` "
+        "(short tasks are already timed several times per round; a larger --scale would "
+        "change what is measured, not settle it)."
+    )

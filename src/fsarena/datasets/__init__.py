@@ -1,0 +1,3 @@
+"""Datasets: seeded specs, manifests and verification, generators, the real Linux source,
+git history, Debian packages, the user's own directory, and server workloads' parameters.
+"""

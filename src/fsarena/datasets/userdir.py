@@ -1,0 +1,178 @@
+"""Your data: a dataset `kind = "directory"` that is any directory the user names, read-only.
+
+`[datasets.tree] kind = "directory"  path = "/srv/share"` (or `--data PATH`)
+replaces a generated tree by the user's own: the same copy, list, find,
+delete and compress tasks then copy it onto each filesystem, and every copy
+is verified against its manifest (paths, sizes, SHA-256), as the articles'
+trees are. Only regular files and directories are kept (symbolic links,
+devices, sockets and FIFOs are left out, so every copy can be verified byte
+for byte). The directory itself is only read: its files are copied once to
+the source, like every dataset.
+
+`fraction` (scaled by --scale) keeps an evenly spread share of the files,
+so the size histogram stays the directory's own; `max_bytes` then caps the
+total by keeping a smaller evenly spread share. The checksums are cached
+in fsarena's dataset cache by the directory's path, and each file's are
+reused while its size and mtime are unchanged: hashing a large share runs
+once, not on every run.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import hashlib
+import json
+import os
+import stat
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar, Self
+
+from fsarena.datasets.core import DatasetSpec, FileEntry, Layout, Manifest, _check_factor, _require
+from fsarena.datasets.linux_source import RealTreeSpec, _ancestors
+from fsarena.errors import FsarenaError
+
+CACHE_DIR = "directories"
+
+
+@dataclass(frozen=True)
+class _Stat:
+    path: str  # relative, POSIX
+    size_bytes: int
+    mtime_ns: int
+
+
+@functools.cache
+def _listing(root: str) -> tuple[_Stat, ...]:
+    """The regular files under root, sorted by path (one walk per run: stat only)."""
+    found: list[_Stat] = []
+
+    def fail(exc: OSError) -> None:
+        raise FsarenaError(f"cannot read {exc.filename}: {exc.strerror}; fix its permissions")
+
+    for current, _, names in os.walk(root, onerror=fail):
+        rel = os.path.relpath(current, root)
+        prefix = "" if rel == "." else rel + "/"
+        for n in names:
+            st = os.lstat(os.path.join(current, n))
+            if stat.S_ISREG(st.st_mode):
+                found.append(_Stat(prefix + n, st.st_size, st.st_mtime_ns))
+    return tuple(sorted(found, key=lambda s: s.path))
+
+
+@dataclass(frozen=True, kw_only=True)
+class DirectorySpec(DatasetSpec):
+    """Any directory the user names (see the module docstring)."""
+
+    kind: ClassVar[str] = "directory"
+    name: str = "tree"
+    path: str
+    fraction: float = 1.0
+    max_bytes: int = 0  # 0: no cap
+    seed: int = 0  # unused: the data is the user's
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        _require(os.path.isabs(self.path), f"path must be absolute, got {self.path!r}")
+        _require(
+            os.path.isdir(self.path), f"path {self.path!r} is not a directory (or cannot be read)"
+        )
+        _require(0 < self.fraction <= 1, f"fraction must be within (0, 1], got {self.fraction}")
+        _require(self.max_bytes >= 0, f"max_bytes must be >= 0, got {self.max_bytes}")
+
+    def selected(self) -> tuple[_Stat, ...]:
+        """The files kept: an evenly spread fraction, then capped at max_bytes."""
+        files = _listing(os.path.normpath(self.path))
+        kept = _evenly(files, self.fraction)
+        total = sum(s.size_bytes for s in kept)
+        if self.max_bytes and total > self.max_bytes:
+            # A smaller evenly spread share first (the histogram stays the directory's),
+            # then the last files that still do not fit are left out.
+            kept = _evenly(files, self.fraction * self.max_bytes / total)
+            total, capped = 0, []
+            for s in kept:
+                if total + s.size_bytes <= self.max_bytes:
+                    capped.append(s)
+                    total += s.size_bytes
+            kept = capped
+        if not kept:
+            raise FsarenaError(
+                f"dataset {self.name}: no file of {self.path} is kept (fraction "
+                f"{self.fraction:.3g}, max_bytes {self.max_bytes}); raise --scale or max_bytes"
+            )
+        return tuple(kept)
+
+    @property
+    def total_bytes(self) -> int:
+        return sum(s.size_bytes for s in self.selected())
+
+    def scaled(self, factor: float) -> Self:
+        _check_factor(factor)
+        return dataclasses.replace(self, fraction=min(1.0, self.fraction * factor))
+
+    def plan(self) -> Layout:
+        files = self.selected()
+        dirs = {p for s in files for p in _ancestors(s.path)}
+        return Layout(tuple(sorted(dirs)), tuple((s.path, s.size_bytes) for s in files))
+
+    def description(self) -> str:
+        cap = f", at most {self.max_bytes:,} bytes" if self.max_bytes else ""
+        return f"your directory {self.path}, {self.fraction:.1%} of its files{cap}"
+
+
+def _evenly(files: tuple[_Stat, ...], fraction: float) -> list[_Stat]:
+    """An evenly spread share: file i is kept when floor((i+1)·f) > floor(i·f)."""
+    if fraction >= 1:
+        return list(files)
+    return [s for i, s in enumerate(files) if int((i + 1) * fraction) > int(i * fraction)]
+
+
+def resolve_directory(spec: DirectorySpec, cache_dir: Path) -> tuple[DatasetSpec, str]:
+    """The selection as a real tree with its manifest (checksums cached), and its origin note."""
+    folder = cache_dir / CACHE_DIR
+    folder.mkdir(parents=True, exist_ok=True)
+    key = hashlib.sha256(os.path.normpath(spec.path).encode()).hexdigest()[:24]
+    selected = spec.selected()
+    sums = _checksums(Path(spec.path), selected, folder / f"{key}.sums.json")
+    entries = tuple(FileEntry(s.path, s.size_bytes, sums[s.path]) for s in selected)
+    layout = spec.plan()
+    manifest = Manifest(spec.name, "directory", entries, layout.directories)
+    manifest_path = folder / f"{key}-{manifest.digest()[:16]}.manifest.json"
+    manifest_path.write_text(json.dumps(manifest.to_dict(), sort_keys=True))
+    real = RealTreeSpec(
+        name=spec.name,
+        label=f"directory {spec.path}",
+        tree_root=spec.path,
+        manifest_path=str(manifest_path),
+        tree_digest=manifest.digest(),
+    )
+    cap = f", capped at {spec.max_bytes:,} B" if spec.max_bytes else ""
+    every = len(_listing(os.path.normpath(spec.path)))
+    note = (
+        f"your directory {spec.path}: {len(entries)} of its {every} files (evenly spread"
+        f"{cap}), {manifest.total_bytes / 1e6:.0f} MB"
+    )
+    return real, note
+
+
+def _checksums(root: Path, files: tuple[_Stat, ...], cache: Path) -> dict[str, str]:
+    """SHA-256 of each file, reusing the cache's where size and mtime are unchanged."""
+    try:
+        known: dict[str, list[object]] = json.loads(cache.read_text())
+    except (OSError, ValueError):
+        known = {}
+    fresh = [s for s in files if known.get(s.path, [])[:2] != [s.size_bytes, s.mtime_ns]]
+
+    def digest(s: _Stat) -> str:
+        with open(root / s.path, "rb") as f:
+            return hashlib.file_digest(f, "sha256").hexdigest()
+
+    with ThreadPoolExecutor(2) as pool:
+        for s, sha in zip(fresh, pool.map(digest, fresh), strict=True):
+            known[s.path] = [s.size_bytes, s.mtime_ns, sha]
+    tmp = cache.with_suffix(".tmp")
+    tmp.write_text(json.dumps(known, sort_keys=True))
+    tmp.replace(cache)
+    return {s.path: str(known[s.path][2]) for s in files}

@@ -1,0 +1,326 @@
+"""The measurement seam: every effect the runner has on the machine goes through an Executor.
+
+The runner, statistics and reports are tested without root by giving the runner
+a fake executor that records calls (as hyperfine's MockExecutor does); the real
+one below runs the commands, attaches loop devices and drops caches.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+from fsarena.errors import FsarenaError
+from fsarena.measure import cgroups
+from fsarena.measure.core import Command, Timed, measure_commands
+from fsarena.measure.ledger import Ledger
+
+if TYPE_CHECKING:
+    # Imported where used: a guest's agent imports this module, and importing
+    # numpy (through datasets) costs seconds inside an emulated kernel.
+    from fsarena.datasets import linux_source as kernel
+    from fsarena.datasets.core import DatasetSpec, Manifest, VerifyResult
+
+
+@dataclass(frozen=True)
+class SpaceInfo:
+    """statvfs of a mounted filesystem, in bytes."""
+
+    total_bytes: int
+    available_bytes: int
+    free_bytes: int
+
+
+@dataclass(frozen=True)
+class GuestSpec:
+    """What a guest is booted with: its kernel, disks, and the paths it must mirror.
+
+    The seam's vocabulary: the runner asks for a guest with it, fsarena.guest boots one.
+    """
+
+    kernel: str  # a key of GUESTS
+    target_image: str
+    run_dir: str  # host directory for the guest's own files, removed when it stops
+    workdir: str  # mirrored inside the guest as a writable tmpfs
+    modules: tuple[str, ...] = ()
+    source_image: str = ""  # the datasets' disk, attached read-only
+    source_mountpoint: str = ""
+    source_fstype: str = ""
+    python: str = field(default_factory=lambda: sys.executable)
+
+
+class Executor(Protocol):
+    """What the runner may do to the machine."""
+
+    def call(self, argv: Sequence[str]) -> None:
+        """Run an untimed helper command; raise FsarenaError if it fails."""
+
+    def measure(self, commands: Sequence[Command], device: str | None, timeout_s: float) -> Timed:
+        """Run commands as one timed region."""
+
+    def generate_dataset(self, spec: DatasetSpec, dest: str, cache_dir: str) -> Manifest:
+        """Write a dataset under dest/spec.name and return its manifest."""
+
+    def drop_caches(self) -> None:
+        """Write back dirty data, then drop the page, dentry and inode caches."""
+
+    def space(self, mountpoint: str) -> SpaceInfo: ...
+
+    def device_size(self, device: str) -> int: ...
+
+    def verify(self, manifest: Manifest, root: str) -> VerifyResult: ...
+
+    def make_dir(self, path: str) -> None: ...
+
+    def remove_path(self, path: str) -> None: ...
+
+    def create_image(self, path: str, size_bytes: int) -> None: ...
+
+    def attach_loop(self, image: str) -> str: ...
+
+    def detach_loop(self, device: str) -> None: ...
+
+    def is_mounted(self, mountpoint: str) -> bool: ...
+
+    def exists(self, path: str) -> bool: ...
+
+    def count_lines(self, path: str) -> int: ...
+
+    def output(self, argv: Sequence[str]) -> str:
+        """Run an untimed helper command and return its stdout; FsarenaError if it fails."""
+
+    def read_text(self, path: str) -> str: ...
+
+    def write_file(self, path: str, data: bytes) -> None: ...
+
+    def resolve_dataset(self, spec: DatasetSpec, cache_dir: str) -> tuple[DatasetSpec, str]:
+        """The spec to generate (e.g. the real kernel tree, fetched) and where it comes from."""
+
+    def make_tarball(
+        self, spec: kernel.TarballSpec, tree_parent: str, tree: Manifest, dest: str, cache_dir: str
+    ) -> Manifest:
+        """Archive dest/spec.of's tree into dest/spec.name/ (deterministic tar)."""
+
+    def create_memory_cgroup(self, limit_bytes: int) -> str: ...
+
+    def remove_cgroup(self, path: str) -> None: ...
+
+    def track(self, kind: str, ident: str) -> None:
+        """Record a resource in the ledger before creating it (see ledger.py)."""
+
+    def untrack(self, kind: str, ident: str) -> None:
+        """Forget a resource once it is undone."""
+
+    def start_guest(self, spec: GuestSpec) -> Guest:
+        """Boot a guest kernel; its executor runs everything inside it until closed."""
+
+
+class Guest(Executor, Protocol):
+    """A running guest kernel, and the executor that forwards into it."""
+
+    target_device: str  # the guest's device node of the target image
+
+    def close(self) -> None:
+        """Shut the guest down (or kill it); callable more than once."""
+
+
+def _run(argv: Sequence[str], timeout_s: float | None = None) -> subprocess.CompletedProcess[str]:
+    # Output goes to files, not pipes: a command that leaves a daemon behind (a
+    # FUSE mount) would hold a pipe open, and reading it would wait for umount.
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        try:
+            proc = subprocess.run(
+                list(argv), stdin=subprocess.DEVNULL, stdout=out, stderr=err, timeout=timeout_s
+            )
+        except FileNotFoundError as exc:
+            raise FsarenaError(f"command not found: {argv[0]}; run `fsarena check`") from exc
+        except subprocess.TimeoutExpired:
+            raise FsarenaError(f"`{' '.join(argv)}` timed out after {timeout_s:.0f} s") from None
+        out.seek(0)
+        err.seek(0)
+        # errors="replace": a helper's output is only read for messages; bytes that are not
+        # UTF-8 (a binary on stdout) must not turn into a crash.
+        return subprocess.CompletedProcess(
+            proc.args,
+            proc.returncode,
+            out.read().decode(errors="replace"),
+            err.read().decode(errors="replace"),
+        )
+
+
+@dataclass
+class RealExecutor:
+    """Executor on this machine (root); records what it creates in the ledger, if given one."""
+
+    ledger: Ledger | None = None
+    call_timeout_s: float | None = None  # untimed helpers (mkfs to reach a state) get a limit too
+    # How to boot a guest kernel (fsarena.guest.host.boot), given by whoever runs sequences:
+    # the measurement seam knows guests only through this, so it imports nothing of them.
+    boot: Callable[[GuestSpec, Executor], Guest] | None = None
+
+    def track(self, kind: str, ident: str) -> None:
+        if self.ledger is not None:
+            self.ledger.track(kind, ident)
+
+    def untrack(self, kind: str, ident: str) -> None:
+        if self.ledger is not None:
+            self.ledger.untrack(kind, ident)
+
+    def call(self, argv: Sequence[str]) -> None:
+        self.output(argv)
+
+    def measure(self, commands: Sequence[Command], device: str | None, timeout_s: float) -> Timed:
+        return measure_commands(commands, device, timeout_s)
+
+    def generate_dataset(self, spec: DatasetSpec, dest: str, cache_dir: str) -> Manifest:
+        from fsarena.datasets.core import generate
+
+        try:
+            return generate(spec, Path(dest), Path(cache_dir))
+        except OSError as exc:
+            raise FsarenaError(
+                f"cannot write dataset {spec.name} into {dest}: {exc.strerror}; "
+                "free space there, use --source image, or a smaller --scale"
+            ) from exc
+
+    def drop_caches(self) -> None:
+        # drop_caches frees only clean pages, so write everything back first.
+        os.sync()
+        try:
+            Path("/proc/sys/vm/drop_caches").write_text("3\n")
+        except OSError as exc:
+            raise FsarenaError(
+                f"cannot drop caches ({exc}); fsarena must run as root on the host"
+            ) from exc
+
+    def space(self, mountpoint: str) -> SpaceInfo:
+        st = os.statvfs(mountpoint)
+        return SpaceInfo(
+            st.f_blocks * st.f_frsize, st.f_bavail * st.f_frsize, st.f_bfree * st.f_frsize
+        )
+
+    def device_size(self, device: str) -> int:
+        with open(device, "rb") as f:
+            return f.seek(0, os.SEEK_END)
+
+    def verify(self, manifest: Manifest, root: str) -> VerifyResult:
+        from fsarena.datasets.core import verify
+
+        return verify(manifest, Path(root))
+
+    def make_dir(self, path: str) -> None:
+        Path(path).mkdir(parents=True, exist_ok=True)
+
+    def remove_path(self, path: str) -> None:
+        p = Path(path)
+        if p.is_dir() and not p.is_symlink():
+            shutil.rmtree(p)
+        else:
+            with contextlib.suppress(FileNotFoundError):
+                p.unlink()
+        self.untrack("image", path)
+
+    def create_image(self, path: str, size_bytes: int) -> None:
+        # A sparse file: no space is taken until the filesystem writes.
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        self.track("image", path)
+        try:
+            with open(path, "xb") as f:
+                f.truncate(size_bytes)
+        except OSError as exc:
+            raise FsarenaError(
+                f"cannot create image {path}: {exc.strerror}; remove it (`fsarena cleanup`) "
+                "or choose another --workdir"
+            ) from exc
+
+    def attach_loop(self, image: str) -> str:
+        # Direct I/O: a buffered loop device caches every block twice (in the
+        # filesystem's page cache and in the image file's), which adds noise.
+        # losetup and sysfs name the backing file by its canonical path.
+        self.track("loop", os.path.realpath(image))
+        result = _run(["losetup", "--find", "--show", "--direct-io=on", image])
+        if result.returncode != 0:
+            self.untrack("loop", os.path.realpath(image))
+            raise FsarenaError(
+                f"cannot attach {image} to a loop device: {result.stderr.strip()}; "
+                "check that /dev/loop-control exists and that you are root"
+            )
+        return result.stdout.strip()
+
+    def detach_loop(self, device: str) -> None:
+        backing = Path(f"/sys/class/block/{Path(device).name}/loop/backing_file")
+        image = backing.read_text().strip() if backing.exists() else ""
+        self.call(["losetup", "--detach", device])
+        if image:
+            self.untrack("loop", image.removesuffix(" (deleted)"))
+
+    def exists(self, path: str) -> bool:
+        return os.path.lexists(path)
+
+    def count_lines(self, path: str) -> int:
+        with open(path, "rb") as f:
+            return sum(1 for _ in f)
+
+    def output(self, argv: Sequence[str]) -> str:
+        result = _run(argv, self.call_timeout_s)
+        if result.returncode != 0:
+            detail = [x.strip() for x in (result.stderr or result.stdout).splitlines() if x.strip()]
+            # The last lines: mount(8) puts its reason first and a hint about dmesg last.
+            tail = " ".join(detail[-3:]) if detail else f"exit code {result.returncode}"
+            raise FsarenaError(f"`{' '.join(argv)}` failed: {tail}")
+        return result.stdout
+
+    def read_text(self, path: str) -> str:
+        return Path(path).read_text()
+
+    def write_file(self, path: str, data: bytes) -> None:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        Path(path).write_bytes(data)
+
+    def resolve_dataset(self, spec: DatasetSpec, cache_dir: str) -> tuple[DatasetSpec, str]:
+        from fsarena.datasets import debs, userdir
+        from fsarena.datasets import linux_source as kernel
+
+        if isinstance(spec, debs.DebsSpec):
+            return debs.resolve(spec, Path(cache_dir))
+        if isinstance(spec, kernel.KernelSourceSpec):
+            return kernel.resolve(spec, Path(cache_dir))
+        if isinstance(spec, userdir.DirectorySpec):
+            return userdir.resolve_directory(spec, Path(cache_dir))
+        return spec, "generated"
+
+    def make_tarball(
+        self, spec: kernel.TarballSpec, tree_parent: str, tree: Manifest, dest: str, cache_dir: str
+    ) -> Manifest:
+        from fsarena.datasets import linux_source as kernel
+
+        return kernel.make_tarball(spec, Path(tree_parent), tree, Path(dest), Path(cache_dir))
+
+    def create_memory_cgroup(self, limit_bytes: int) -> str:
+        return cgroups.create_memory_cgroup(limit_bytes, before=lambda p: self.track("cgroup", p))
+
+    def remove_cgroup(self, path: str) -> None:
+        cgroups.remove_cgroup(path)
+        self.untrack("cgroup", path)
+
+    def is_mounted(self, mountpoint: str) -> bool:
+        result = _run(["findmnt", "-J", "--mountpoint", mountpoint])
+        if result.returncode != 0:
+            return False
+        return bool(json.loads(result.stdout).get("filesystems"))
+
+    def start_guest(self, spec: GuestSpec) -> Guest:
+        if self.boot is None:
+            raise FsarenaError(
+                "fsarena bug: this executor was made without a way to boot guest kernels"
+            )
+        return self.boot(spec, self)

@@ -1,0 +1,346 @@
+"""The resource ledger: everything fsarena creates on the machine, in a state file, until undone.
+
+Every mount point, loop device, image, tmpfs or cgroup a run creates, and
+every shared kernel setting it changes (settings.py: a throttle rule on the
+root blkio cgroup, vm.dirty_bytes), is written to WORKDIR/state.json *before*
+it is created (an intent), and removed from it once undone. A run killed
+with SIGKILL, or a power cut, leaves the file behind; `fsarena cleanup` reads
+it and undoes each entry, newest first.
+
+Undo actions are data, not closures, so that a fresh process can perform them:
+each kind of resource has one idempotent undo function in UNDO that checks the
+machine before acting (a loop device is found by its backing file, never by a
+number that may since belong to someone else). To register a new kind of
+resource (a zram device, a FUSE daemon), add one function to UNDO and call
+`track(kind, ident)` before creating it and `untrack(kind, ident)` after
+undoing it.
+
+Child processes of a run carry FSARENA_WORKDIR in their environment, so that
+cleanup can find a task's processes that outlived a killed run (they hold
+mounts busy) without recording each process inside a timed region.
+
+This module uses the standard library only (and util-linux's JSON output).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from fsarena.errors import FsarenaError
+from fsarena.measure import servers
+from fsarena.measure import sysctls as settings
+
+STATE_FILE = "state.json"
+MARKER = "FSARENA_WORKDIR"  # environment variable inherited by every child of a run
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One resource: its kind (a key of UNDO) and what identifies it (a path)."""
+
+    kind: str
+    ident: str
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.ident}"
+
+
+def _run(argv: Sequence[str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        list(argv), stdin=subprocess.DEVNULL, capture_output=True, text=True, check=False
+    )
+
+
+def json_items(argv: Sequence[str], key: str) -> list[dict[str, Any]]:
+    """The list under `key` in a util-linux tool's JSON output (-J); [] when it prints nothing."""
+    try:
+        out = _run(argv)
+    except FileNotFoundError:
+        raise FsarenaError(f"{argv[0]} not found: apt-get install util-linux mount") from None
+    if out.returncode != 0 or not out.stdout.strip():
+        return []
+    data = json.loads(out.stdout)
+    items = data.get(key) if isinstance(data, dict) else None
+    return [i for i in items if isinstance(i, dict)] if isinstance(items, list) else []
+
+
+def mounts_at(mountpoint: str) -> int:
+    """How many filesystems are mounted exactly at a path (mounts can stack)."""
+    return len(
+        json_items(
+            ["findmnt", "-J", "--list", "-o", "TARGET", "--mountpoint", mountpoint], "filesystems"
+        )
+    )
+
+
+def _undo_mount(mountpoint: str) -> str:
+    """Unmount everything stacked at the path; lazily if a process still holds it."""
+    done = ""
+    released = False
+    for _ in range(8):
+        if not mounts_at(mountpoint):
+            return done
+        if _run(["umount", mountpoint]).returncode == 0:
+            done = f"unmounted {mountpoint}"
+            continue
+        if not released:
+            # A loop device backed by a file in it holds it busy; a lazy umount would
+            # hide that file and leak the device (and a tmpfs's memory) for good.
+            released = True
+            release_under(mountpoint)
+            continue
+        lazy = _run(["umount", "-l", mountpoint])
+        if lazy.returncode != 0:
+            raise OSError(f"cannot unmount {mountpoint}: {lazy.stderr.strip()}")
+        done = f"unmounted {mountpoint} (lazily: it was busy)"
+    return done
+
+
+def loops_backed_by(image: str) -> list[str]:
+    """Loop devices whose backing file is this image (matched by inode, as losetup -j does)."""
+    if not os.path.exists(image):
+        # A deleted backing file keeps its loop device; find it by the recorded name.
+        return [
+            str(d["name"])
+            for d in json_items(["losetup", "-J", "-l"], "loopdevices")
+            if str(d.get("back-file") or "").removesuffix(" (deleted)") == image
+        ]
+    found = json_items(["losetup", "-J", "-l", "-j", image], "loopdevices")
+    return [str(d["name"]) for d in found]
+
+
+def _undo_loop(image: str) -> str:
+    devices = loops_backed_by(image)
+    for device in devices:
+        out = _run(["losetup", "--detach", device])
+        if out.returncode != 0:
+            raise OSError(f"cannot detach {device}: {out.stderr.strip()}")
+    return f"detached {', '.join(devices)} (backed by {image})" if devices else ""
+
+
+def _undo_file(path: str) -> str:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        return ""
+    return f"deleted {path}"
+
+
+def _undo_cgroup(path: str) -> str:
+    """Kill what is left in a cgroup fsarena made, then remove it."""
+    group = Path(path)
+    if not group.is_dir():
+        return ""
+    for _ in range(50):
+        procs = (group / "cgroup.procs").read_text().split()
+        for pid in procs:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(pid), signal.SIGKILL)
+        try:
+            group.rmdir()
+            return f"removed cgroup {path}"
+        except OSError:
+            time.sleep(0.1)
+    raise OSError(f"cannot remove cgroup {path}: processes remain in it")
+
+
+# How to undo each kind of resource, from its identifier alone. Idempotent:
+# each returns what it did ("" if there was nothing left to undo).
+UNDO: dict[str, Callable[[str], str]] = {
+    "mount": _undo_mount,  # a mount point, tmpfs included
+    "loop": _undo_loop,  # the backing image of a loop device
+    "image": _undo_file,  # an image file
+    "cgroup": _undo_cgroup,  # a cgroup directory
+    "setting": settings.undo,  # a value in a shared file, restored to what it was before
+    "postgres": servers.stop_postgres,  # a PostgreSQL server, by its data directory
+}
+
+
+class Ledger:
+    """The state file of one work directory; written atomically on every change."""
+
+    def __init__(self, workdir: str) -> None:
+        self.workdir = os.path.abspath(workdir)
+        self.path = Path(self.workdir, STATE_FILE)
+        self._lock = threading.Lock()
+
+    def entries(self) -> list[Entry]:
+        try:
+            raw = json.loads(self.path.read_text())
+        except FileNotFoundError:
+            return []
+        except (OSError, ValueError):
+            # A state file that cannot be read is treated as empty; the scan of
+            # the work directory still finds its mounts and loop devices.
+            return []
+        items = raw.get("resources", []) if isinstance(raw, dict) else []
+        return [Entry(str(i["kind"]), str(i["ident"])) for i in items if isinstance(i, dict)]
+
+    def track(self, kind: str, ident: str) -> None:
+        """Record a resource before creating it."""
+        if kind not in UNDO:
+            raise ValueError(f"no undo registered for resource kind {kind!r}")
+        with self._lock:
+            entries = self.entries()
+            if Entry(kind, ident) not in entries:
+                self._write([*entries, Entry(kind, ident)])
+
+    def untrack(self, kind: str, ident: str) -> None:
+        """Forget a resource once it is undone."""
+        with self._lock:
+            entries = self.entries()
+            if Entry(kind, ident) in entries:
+                self._write([e for e in entries if e != Entry(kind, ident)])
+
+    def _write(self, entries: list[Entry]) -> None:
+        if not entries:
+            self.path.unlink(missing_ok=True)
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        data = {"resources": [{"kind": e.kind, "ident": e.ident} for e in entries]}
+        fd, tmp = tempfile.mkstemp(prefix=".state.", dir=self.workdir)
+        with os.fdopen(fd, "w") as f:
+            json.dump(data, f, indent=1)
+            f.flush()
+            os.fsync(f.fileno())  # survives a power cut, not only a kill
+        os.replace(tmp, self.path)
+
+    def mark_children(self) -> None:
+        """Make every child process of this run findable by `cleanup` (see module doc)."""
+        os.environ[MARKER] = self.workdir
+
+
+@dataclass(frozen=True)
+class Leftovers:
+    """What a dead run left: ledger entries, untracked mounts and loops, stray processes."""
+
+    entries: tuple[Entry, ...]
+    processes: tuple[int, ...]
+
+    def __bool__(self) -> bool:
+        return bool(self.entries or self.processes)
+
+    def describe(self) -> str:
+        parts = [str(e) for e in self.entries]
+        parts += [f"process {pid}" for pid in self.processes]
+        return ", ".join(parts)
+
+
+def _under(path: str, workdir: str) -> bool:
+    return path == workdir or path.startswith(workdir.rstrip("/") + "/")
+
+
+def _scan(workdir: str) -> list[Entry]:
+    """Mounts and loop devices inside the work directory that the ledger may have missed."""
+    found: list[Entry] = []
+    for m in json_items(["findmnt", "-J", "--list", "-o", "TARGET"], "filesystems"):
+        if _under(str(m["target"]), workdir):
+            found.append(Entry("mount", str(m["target"])))
+    for d in json_items(["losetup", "-J", "-l"], "loopdevices"):
+        back = str(d.get("back-file") or "").removesuffix(" (deleted)")
+        if _under(back, workdir):
+            found.append(Entry("loop", back))
+    # Deepest mounts first, so stacked and nested mounts come off in order.
+    return sorted(found, key=lambda e: (e.kind != "mount", -len(e.ident)))
+
+
+def release_under(root: str) -> list[str]:
+    """Undo every mount below root and every loop device backed by a file under it.
+
+    Found on the machine, not in a ledger: an interrupt can land after a
+    command attached a loop device but before its name reached us. Root's own
+    mount (a private tmpfs, say) is left for the caller, which can now unmount
+    it without "target is busy". Returns what was done.
+    """
+    root = os.path.abspath(root)
+    done = []
+    for entry in _scan(root):
+        if entry.kind == "mount" and entry.ident == root:
+            continue
+        what = UNDO[entry.kind](entry.ident)
+        if what:
+            done.append(what)
+    return done
+
+
+def _marked_processes(workdir: str) -> list[int]:
+    """Processes (other than this one) that a run in this work directory started."""
+    wanted = f"{MARKER}={workdir}".encode()
+    found = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit() or int(proc.name) == os.getpid():
+            continue
+        try:
+            environ = (proc / "environ").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if wanted in environ:
+            found.append(int(proc.name))
+    return found
+
+
+def leftovers(workdir: str) -> Leftovers:
+    """What is left of earlier runs in a work directory (call with its lock held)."""
+    workdir = os.path.abspath(workdir)
+    entries = Ledger(workdir).entries()
+    extra = [e for e in _scan(workdir) if e not in entries]
+    live = [e for e in entries if _exists(e)]
+    return Leftovers(tuple(live + extra), tuple(_marked_processes(workdir)))
+
+
+def _exists(entry: Entry) -> bool:
+    if entry.kind == "mount":
+        return mounts_at(entry.ident) > 0
+    if entry.kind == "loop":
+        return bool(loops_backed_by(entry.ident))
+    # Kinds added by other modules are assumed present: their undo decides.
+    return entry.kind not in ("image", "cgroup") or os.path.exists(entry.ident)
+
+
+@dataclass(frozen=True)
+class CleanupReport:
+    done: tuple[str, ...]
+    failed: tuple[str, ...]
+
+
+def cleanup(workdir: str) -> CleanupReport:
+    """Undo everything a dead run left in a work directory, newest first; report it."""
+    workdir = os.path.abspath(workdir)
+    ledger = Ledger(workdir)
+    done: list[str] = []
+    failed: list[str] = []
+    for pid in _marked_processes(workdir):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+            done.append(f"killed process {pid} left running by the run")
+    _wait_gone(_marked_processes, workdir)
+    recorded = ledger.entries()
+    untracked = [e for e in _scan(workdir) if e not in recorded]
+    for entry in [*untracked, *reversed(recorded)]:
+        try:
+            what = UNDO[entry.kind](entry.ident) if entry.kind in UNDO else ""
+        except OSError as exc:
+            failed.append(f"{entry}: {exc}")
+            continue
+        if what:
+            done.append(what)
+        ledger.untrack(entry.kind, entry.ident)
+    return CleanupReport(tuple(done), tuple(failed))
+
+
+def _wait_gone(find: Callable[[str], list[int]], workdir: str, timeout_s: float = 5.0) -> None:
+    """Killed processes release their files only once the kernel reaped them."""
+    deadline = time.monotonic() + timeout_s
+    while find(workdir) and time.monotonic() < deadline:
+        time.sleep(0.05)

@@ -1,0 +1,515 @@
+"""The plan: which filesystems, tasks, datasets and repetitions, validated before anything runs.
+
+A plan comes from a suite (TOML shipped in fsarena/suites/, or a user's file)
+with command-line overrides. Every name and number is checked here, so a typo
+fails in a second with a message naming it, never after an hour of mkfs.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import tomllib
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+
+from fsarena.aging.profiles import AgeProfile, resolve_age
+from fsarena.datasets.core import DatasetSpec
+from fsarena.errors import FsarenaError
+from fsarena.filesystems.profiles import (
+    PROFILES,
+    FilesystemProfile,
+    derive,
+    profile_for,
+    resolve,
+    split_name,
+)
+from fsarena.plan import catalog
+from fsarena.plan.machines import MachineProfile, resolve_machine
+from fsarena.tasks import TASKS, Task, UserCommand, check_commands, task_class
+
+DEFAULT_WORKDIR = "/var/tmp/fsarena"
+DEFAULT_SUITE = "article-a-2006"
+DEFAULT_MAX_REPETITIONS = 10
+AGED_MARK = "+"  # "ext4+churn": ext4 aged with the churn profile
+MIB = 1 << 20
+
+# Datasets the tasks may ask for, by name, at scale 1 (the articles' sizes).
+DATASETS = catalog.DATASETS
+
+
+class Variant(BaseModel):
+    """A suite's `[filesystems.NAME]` table: a built-in filesystem, or a variant of one."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    base: str | None = None  # the built-in profile it derives from
+    mount_options: list[str] | None = None  # replace the base's (none: kernel defaults)
+    mkfs_options: list[str] = Field(default_factory=list)  # added before the device
+    notes: str = ""
+
+
+def profile_table(variants: dict[str, Variant]) -> dict[str, FilesystemProfile]:
+    """The built-in profiles plus a suite's variants, each checked."""
+    table = dict(PROFILES)
+    for name, v in variants.items():
+        where = f"filesystems.{name}"
+        if "@" in name:  # NAME@DRIVER: a built-in filesystem through one driver
+            if v != Variant():
+                raise FsarenaError(f"{where}: '@' picks a driver; give a variant a plain name")
+            split_name(name)  # a known filesystem and one of its drivers, or FsarenaError
+            continue
+        if v.base is None:
+            if name not in PROFILES:
+                raise FsarenaError(
+                    f"{where}: not a built-in filesystem; set base = one of {', '.join(PROFILES)}"
+                )
+            if v != Variant():
+                raise FsarenaError(f"{where}: a built-in name; give the variant its own name")
+            continue
+        if name in PROFILES:
+            raise FsarenaError(f"{where}: a built-in name; give the variant its own name")
+        if v.base not in PROFILES:
+            raise FsarenaError(f"{where}.base: unknown filesystem {v.base!r}")
+        table[name] = derive(name, PROFILES[v.base], v.mount_options, v.mkfs_options, v.notes)
+    return table
+
+
+class Suite(BaseModel):
+    """A named comparison: what an article did, as data."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str
+    article: str = ""
+    description: str = ""
+    # A list of names, or a table NAME -> Variant (`[filesystems.btrfs-zstd]`, base = ...).
+    # None given: --fs, or the default suite's filesystems (make_plan).
+    filesystems: dict[str, Variant] = Field(default_factory=dict)
+    # A list of names, or a table NAME -> {} (a built-in) or a command (`[tasks.build]`).
+    tasks: list[str] = Field(min_length=1)
+    commands: dict[str, UserCommand] = Field(default_factory=dict)  # the user's own tasks
+    datasets: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    repetitions: int = Field(default=3, ge=1, le=1000)
+    scale: float = Field(default=1.0, gt=0, le=100)
+    machines: dict[str, MachineProfile] = Field(default_factory=dict)  # for --machine NAME
+    # Aging before the tasks (fsarena.aging): a built-in profile's name, a .toml file's
+    # path, or a table with a profile's keys; --age overrides it.
+    age: str | dict[str, Any] | None = None
+
+    @field_validator("age")
+    @classmethod
+    def _known_age(cls, value: str | dict[str, Any] | None) -> str | dict[str, Any] | None:
+        if value is not None:
+            resolve_age(value)
+        return value
+
+    @field_validator("machines")
+    @classmethod
+    def _named_machines(cls, value: dict[str, MachineProfile]) -> dict[str, MachineProfile]:
+        return {name: m.model_copy(update={"name": name}) for name, m in value.items()}
+
+    @property
+    def filesystem_names(self) -> list[str]:
+        return list(self.filesystems)
+
+    @property
+    def variants(self) -> dict[str, Variant]:
+        return dict(self.filesystems)
+
+    @field_validator("filesystems", mode="before")
+    @classmethod
+    def _names_as_table(cls, value: Any) -> Any:
+        if isinstance(value, list) and all(isinstance(v, str) for v in value):
+            return {name: {} for name in value}
+        return value
+
+    @model_validator(mode="before")
+    @classmethod
+    def _task_table(cls, data: Any) -> Any:
+        """`[tasks.NAME]` tables: in order, empty for a built-in, a command for the user's own."""
+        if not isinstance(data, dict) or not isinstance(data.get("tasks"), dict):
+            return data
+        if not isinstance(data.get("commands", {}), dict):
+            return data  # the field's own validation names the wrong type
+        table: dict[str, Any] = data["tasks"]
+        commands = dict(data.get("commands", {}))
+        for name, body in table.items():
+            if body or name not in TASKS:
+                commands[name] = body
+        return {**data, "tasks": list(table), "commands": commands}
+
+    @model_validator(mode="after")
+    def _known_tasks(self) -> Suite:
+        check_commands(self.tasks, self.commands)
+        return self
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Suite:
+        table = profile_table(self.variants)
+        if self.filesystems:
+            resolve(self.filesystem_names, table)
+        needed = {d for t in self.tasks for d in task_class(t, self.commands).datasets}
+        for name in self.datasets:
+            if name not in needed:
+                raise FsarenaError(
+                    f"datasets.{name}: no task of this suite uses it; "
+                    f"its tasks use {', '.join(sorted(needed)) or 'no dataset'}"
+                )
+        catalog.scaled_specs(sorted(needed), self.datasets, 1.0)
+        return self
+
+
+# What to write for a required key that is missing.
+EXAMPLES = {
+    "name": 'name = "mine"',
+    "tasks": 'tasks = ["mkfs", "mount", "umount"] (`fsarena list tasks` names them all)',
+}
+
+
+def _validation_message(source: str, exc: ValidationError) -> str:
+    """Every problem of a suite file in one line, each naming its key and the fix."""
+    problems = [_problem(error) for error in exc.errors()]
+    if len(problems) == 1:
+        return f"{source}: {problems[0]}"
+    numbered = "; ".join(f"({i}) {p}" for i, p in enumerate(problems, 1))
+    return f"{source} has {len(problems)} problems: {numbered}"
+
+
+def _problem(error: Any) -> str:
+    loc = error["loc"]
+    where = ".".join(str(p) for p in loc)
+    msg = str(error["msg"]).removeprefix("Value error, ")
+    if error["type"] == "missing":
+        msg = f"missing; add {EXAMPLES.get(where, where + ' = ...')}"
+    elif error["type"] == "extra_forbidden":
+        # A key inside [filesystems.NAME] is a Variant's, inside [machines.NAME] a
+        # machine profile's; any other, the suite's own.
+        in_variant = loc[0] == "filesystems" and len(loc) == 3
+        in_machine = loc[0] == "machines" and len(loc) == 3
+        in_command = loc[0] == "commands" and len(loc) == 3
+        model: type[BaseModel] = Suite
+        if in_variant or in_machine or in_command:
+            model = Variant if in_variant else MachineProfile if in_machine else UserCommand
+        msg = "unknown key (misspelled?)" + _did_you_mean(str(loc[-1]), list(model.model_fields))
+    elif "input" in error and not isinstance(error["input"], dict | list):
+        msg = f"{msg.replace('Input should be', 'must be')} (it is {error['input']!r})"
+    return f"{where}: {msg}" if where else msg
+
+
+def _did_you_mean(key: str, fields: list[str]) -> str:
+    close = difflib.get_close_matches(key, fields, n=1)
+    return f"; did you mean {close[0]!r}?" if close else f"; known: {', '.join(fields)}"
+
+
+SIZE_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+
+
+def parse_size(text: str) -> int:
+    """Bytes from '300M', '2G', '1.5GiB' or '4096' (binary units)."""
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(?:i?b)?\s*", text.lower())
+    if not match or float(match[1]) <= 0:
+        raise FsarenaError(f"size {text!r} is not a size: write it like 300M, 2G or 1.5GiB")
+    return int(float(match[1]) * SIZE_UNITS[match[2]])
+
+
+def parse_suite(text: str, source: str) -> Suite:
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise FsarenaError(f"{source} is not valid TOML: {exc}") from None
+    try:
+        return Suite.model_validate(data)
+    except ValidationError as exc:
+        raise FsarenaError(_validation_message(source, exc)) from None
+    except FsarenaError as exc:
+        raise FsarenaError(f"{source}: {exc}") from None
+
+
+def builtin_suites() -> dict[str, Suite]:
+    folder = resources.files("fsarena.plan.suites")
+    found = {}
+    for entry in folder.iterdir():
+        if entry.name.endswith(".toml"):
+            suite = parse_suite(entry.read_text(), f"built-in suite {entry.name}")
+            found[suite.name] = suite
+    return dict(sorted(found.items()))
+
+
+def load_suite(name_or_path: str) -> Suite:
+    """A built-in suite by name, or a user's suite file by path."""
+    suites = builtin_suites()
+    if name_or_path in suites:
+        return suites[name_or_path]
+    path = Path(name_or_path)
+    if path.suffix == ".toml" or path.exists():
+        try:
+            text = path.read_text()
+        except OSError as exc:
+            raise FsarenaError(f"cannot read suite file {path}: {exc.strerror}") from None
+        return parse_suite(text, str(path))
+    raise FsarenaError(
+        f"unknown suite {name_or_path!r}; built-in suites: {', '.join(suites)} "
+        "(or give the path of a .toml suite file)"
+    )
+
+
+class Plan(BaseModel):
+    """Everything a run will do; stored in the session as run."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    suite: str
+    filesystems: list[str]
+    tasks: list[str]
+    repetitions: int = Field(ge=1, le=1000)
+    scale: float = Field(gt=0, le=100)
+    seed: int
+    workdir: str
+    source: Literal["auto", "tmpfs", "image"] = "auto"
+    task_timeout_s: float = Field(default=3600.0, gt=0)
+    image_size_bytes: int | None = Field(default=None, gt=0)
+    device: str | None = None  # a real block device instead of loop images (guarded)
+    # Adaptive repetitions: keep adding rounds until every timed task's 95 % CI
+    # half-width is within target_ci_pct % of its mean, up to max_repetitions
+    # rounds and within time_budget_s seconds.
+    target_ci_pct: float | None = Field(default=None, gt=0, le=100)
+    max_repetitions: int | None = Field(default=None, ge=1, le=1000)
+    time_budget_s: float | None = Field(default=None, gt=0)
+    # Decisive (the default run): keep adding rounds until every kind of work's verdict
+    # is decided (adaptive.undecided), up to max_repetitions and within time_budget_s.
+    decisive: bool = False
+    # Whole rounds run first, kept in the session apart, never a sample (hyperfine's
+    # warm-up): the first round here pays cold host caches and first-use stalls.
+    warmup_rounds: int = Field(default=0, ge=0, le=1)
+    machine: MachineProfile | None = None  # an emulated machine's limits (machines/)
+    # Aging (--age): each filesystem also runs aged, as "NAME+PROFILE" (see fsarena.aging).
+    age: AgeProfile | None = None
+
+    @model_validator(mode="after")
+    def _age_on_loops(self) -> Plan:
+        if self.age is not None and self.device is not None:
+            raise ValueError(
+                "--age snapshots and restores loop images; with --device it is not supported "
+                "yet: drop one of them"
+            )
+        return self
+
+    commands: dict[str, UserCommand] = Field(default_factory=dict)  # the user's own tasks
+
+    @model_validator(mode="after")
+    def _known_tasks(self) -> Plan:
+        check_commands(self.tasks, self.commands)
+        return self
+
+    def task_class(self, name: str) -> type[Task]:
+        """The task of this name: built in, or one of the plan's own commands."""
+        return task_class(name, self.commands)
+
+    @model_validator(mode="after")
+    def _machine_on_loops(self) -> Plan:
+        if self.machine is not None and self.machine.limits_disk and self.device is not None:
+            raise ValueError(
+                f"machine {self.machine.name} limits disk bandwidth, which fsarena applies only "
+                "to its own loop devices: drop --device, or use a machine without disk limits"
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _adaptive_limits(self) -> Plan:
+        if (
+            self.target_ci_pct is None
+            and not self.decisive
+            and (self.max_repetitions is not None or self.time_budget_s is not None)
+        ):
+            raise ValueError(
+                "--max-repetitions and --time-budget limit adaptive repetitions: "
+                "give --target-ci too"
+            )
+        if self.max_repetitions is not None and self.max_repetitions < self.repetitions:
+            raise ValueError(
+                f"--max-repetitions {self.max_repetitions} is below the "
+                f"{self.repetitions} repetitions always run; raise it or lower --repetitions"
+            )
+        return self
+
+    @property
+    def max_repetitions_or_default(self) -> int:
+        """The adaptive ceiling: as given, else 10 rounds or the fixed number if higher."""
+        if self.max_repetitions is not None:
+            return self.max_repetitions
+        return max(self.repetitions, DEFAULT_MAX_REPETITIONS)
+
+    # The suite's filesystem variants and dataset overrides, so the plan alone says it all.
+    variants: dict[str, Variant] = Field(default_factory=dict)
+    datasets: dict[str, dict[str, Any]] = Field(default_factory=dict)
+
+    def table(self) -> dict[str, FilesystemProfile]:
+        """The profiles its names may refer to: the built-in ones and the suite's variants."""
+        return profile_table(self.variants)
+
+    def profile(self, name: str) -> FilesystemProfile:
+        """A filesystem of the plan, through the driver its name says ("jfs@uml");
+        an aged one ("ext4+churn") is its filesystem's profile."""
+        return profile_for(self.fresh_name(name), self.table())
+
+    def aged_name(self, filesystem: str) -> str:
+        """What an aged filesystem's runs are recorded as: "ext4+churn"."""
+        assert self.age is not None
+        return f"{filesystem}{AGED_MARK}{self.age.name}"
+
+    def fresh_name(self, name: str) -> str:
+        return name.partition(AGED_MARK)[0] if self.age is not None else name
+
+    def sequences(self) -> list[str]:
+        """Every filesystem, then (with --age) every filesystem aged."""
+        aged = [self.aged_name(f) for f in self.filesystems] if self.age is not None else []
+        return [*self.filesystems, *aged]
+
+    def profiles(self) -> list[FilesystemProfile]:
+        table = self.table()
+        return [profile_for(name, table) for name in self.filesystems]
+
+    def dataset_specs(self) -> dict[str, DatasetSpec]:
+        """The datasets the tasks need, with the suite's overrides, scaled."""
+        names = sorted({d for t in self.tasks for d in self.task_class(t).datasets})
+        return catalog.scaled_specs(names, self.datasets, self.scale)
+
+    def image_size_for(self, profile: FilesystemProfile) -> int:
+        """A sparse image big enough for what the tasks keep at once, with margin.
+
+        Two copies of the largest dataset (copy within), or one of each dataset
+        with per-file block slack, whichever is more; +30 % for metadata.
+        """
+        if self.image_size_bytes is not None:
+            # Never below what mkfs accepts: a smaller image could only fail mkfs.
+            return max(self.image_size_bytes, profile.min_size_bytes)
+        need = max(self.needed_bytes(), profile.min_size_bytes)
+        if self.age is not None:
+            # Aged or fresh, the same image: the aged tree takes `fullness` of it and the
+            # tasks get the free space they would have on an empty image of their own.
+            need = int(need / (1 - self.age.fullness))
+        return (need + MIB - 1) // MIB * MIB
+
+    def needed_bytes(self) -> int:
+        """Room the datasets need on the test filesystem (see image_size_for)."""
+        specs = self.dataset_specs().values()
+        largest = max((s.total_bytes for s in specs), default=0)
+        files = sum(n if isinstance(n := getattr(s, "files", 1), int) else 1 for s in specs)
+        together = sum(s.total_bytes for s in specs) + files * 2 * 8192
+        return int(max(2 * largest, together) * 1.3) + 256 * MIB
+
+    @model_validator(mode="after")
+    def _your_data_fits(self) -> Plan:
+        """The user's directory against a given --image-size, before anything runs."""
+        if self.image_size_bytes is None:
+            return self
+        yours = [s for s in self.dataset_specs().values() if s.kind == "directory"]
+        small = [p for p in self.profiles() if self.image_size_for(p) < self.needed_bytes()]
+        if yours and small:
+            d = yours[0]
+            raise FsarenaError(
+                f"dataset {d.name} ({d.description()}, {d.total_bytes / 1e6:,.0f} MB) does not "
+                f"fit a {self.image_size_for(small[0]) >> 20} MiB image of {small[0].name}: "
+                f"the tasks need about {self.needed_bytes() >> 20} MiB; raise --image-size, or "
+                "lower --scale or the dataset's max_bytes"
+            )
+        return self
+
+    def summary(self) -> dict[str, Any]:
+        return self.model_dump(mode="json")
+
+
+def make_plan(
+    suite_name: str | Suite,
+    filesystems: list[str] | None,
+    repetitions: int | None,
+    scale: float | None,
+    seed: int | None,
+    workdir: str,
+    **extra: Any,
+) -> Plan:
+    """Build and validate a plan from a suite and command-line overrides."""
+    suite = load_suite(suite_name) if isinstance(suite_name, str) else suite_name
+    table = profile_table(suite.variants)
+    names = suite.filesystem_names or load_suite(DEFAULT_SUITE).filesystem_names
+    chosen = resolve(filesystems if filesystems is not None else names, table)
+    if isinstance(extra.get("machine"), str):
+        extra["machine"] = resolve_machine(extra["machine"], suite.machines)
+    age = extra.pop("age", None) or suite.age
+    extra["age"] = resolve_age(age) if age is not None else None
+    try:
+        return Plan(
+            suite=suite.name,
+            filesystems=[p.name for p in chosen],
+            tasks=with_aged_tasks(list(suite.tasks)) if age is not None else list(suite.tasks),
+            commands=dict(suite.commands),
+            variants={p.name: suite.variants[p.name] for p in chosen if p.name in suite.variants},
+            datasets=dict(suite.datasets),
+            repetitions=repetitions if repetitions is not None else suite.repetitions,
+            scale=scale if scale is not None else suite.scale,
+            seed=seed if seed is not None else _fresh_seed(),
+            workdir=workdir,
+            **extra,
+        )
+    except ValidationError as exc:
+        raise FsarenaError(_option_message(exc)) from None
+
+
+# The command-line flag that sets each field of a plan, for messages that name what was typed.
+FLAGS = {
+    "repetitions": "--repetitions",
+    "scale": "--scale",
+    "seed": "--seed",
+    "workdir": "--workdir",
+    "source": "--source",
+    "task_timeout_s": "--task-timeout",
+    "image_size_bytes": "--image-size",
+    "device": "--device",
+    "target_ci_pct": "--target-ci",
+    "max_repetitions": "--max-repetitions",
+    "time_budget_s": "--time-budget",
+    "machine": "--machine",
+}
+
+
+def _option_message(exc: ValidationError) -> str:
+    """Every problem with the options, each named by its flag and the value typed."""
+    problems = []
+    for error in exc.errors():
+        msg = str(error["msg"]).removeprefix("Value error, ")
+        field = str(error["loc"][0]) if error["loc"] else ""
+        if field in FLAGS:
+            given = error["input"]
+            typed = f"{given:g}" if isinstance(given, float) else given
+            msg = msg.replace("Input should be", "must be")
+            msg = f"{FLAGS[field]} {typed}: {msg[:1].lower()}{msg[1:]}"
+        problems.append(msg)
+    return "; ".join(problems)
+
+
+AGED_TASKS = ("aged_layout", "aged_grep", "aged_tar", "aged_cat")
+
+
+def with_aged_tasks(tasks: list[str]) -> list[str]:
+    """The suite's tasks and the aged-tree tasks, before a final umount (which must stay last)."""
+    added = [t for t in AGED_TASKS if t not in tasks]
+    if tasks and tasks[-1] == "umount":
+        return [*tasks[:-1], *added, "umount"]
+    return [*tasks, *added]
+
+
+def _fresh_seed() -> int:
+    import secrets
+
+    return secrets.randbelow(2**31)

@@ -1,0 +1,112 @@
+"""Your command and your data from the command line: --command, --prepare and --data as a suite.
+
+`fsarena run --command 'make -j2' [--prepare 'cp -r ~/src/. .']` times the
+command on each filesystem as hyperfine users expect: several --command
+options make several tasks (`command`, or `command-1`, `command-2`, ...),
+one --prepare runs untimed before each. Without --suite, the commands are the
+whole task list (mkfs and mount are reached untimed, as for any task);
+with --suite they run after the suite's tasks, before its final umount.
+
+`--data PATH` replaces every generated tree the suite's tasks copy (the
+articles' trees: tree, portage, kernel; their tarballs follow) by the
+directory PATH, read-only (fsarena.datasets.userdir). With --command and no --suite,
+the directory is offered to the commands as $FSARENA_DATASET_TREE.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fsarena.datasets.core import TreeSpec
+from fsarena.datasets.realistic import TextTreeSpec
+from fsarena.errors import FsarenaError
+from fsarena.plan import catalog
+from fsarena.plan.core import DEFAULT_SUITE, Suite, load_suite
+from fsarena.tasks import UserCommand
+
+COMMAND_SUITE = "command"
+DATA_DATASET = "tree"
+
+
+def user_suite(
+    suite_name: str | None, commands: tuple[str, ...], prepare: str | None, data: str | None
+) -> str | Suite:
+    """The suite to plan: the named (or default) one, with the user's commands and data."""
+    if not commands and prepare:
+        raise FsarenaError("--prepare prepares a --command: give the command too")
+    if not commands and data is None:
+        return suite_name or DEFAULT_SUITE
+    if commands and suite_name is None:
+        suite = _command_suite(commands, prepare, data)
+    else:
+        suite = load_suite(suite_name or DEFAULT_SUITE)
+        if commands:
+            suite = _with_commands(suite, commands, prepare)
+    if data is not None:
+        suite = _with_data(suite, data)
+    return suite
+
+
+def _specs(commands: tuple[str, ...], prepare: str | None, datasets: list[str]) -> dict[str, Any]:
+    names = [f"command-{i + 1}" for i in range(len(commands))] if len(commands) > 1 else ["command"]
+    return {
+        n: UserCommand(command=c, prepare=prepare or "", datasets=datasets)
+        for n, c in zip(names, commands, strict=True)
+    }
+
+
+def _command_suite(commands: tuple[str, ...], prepare: str | None, data: str | None) -> Suite:
+    default = load_suite(DEFAULT_SUITE)
+    specs = _specs(commands, prepare, [DATA_DATASET] if data is not None else [])
+    return Suite(
+        name=COMMAND_SUITE,
+        description="your command, timed on each filesystem",
+        filesystems=default.variants,
+        tasks=list(specs),
+        commands=specs,
+        repetitions=default.repetitions,
+    )
+
+
+def _with_commands(suite: Suite, commands: tuple[str, ...], prepare: str | None) -> Suite:
+    specs = _specs(commands, prepare, [])
+    tasks = list(suite.tasks)
+    at = len(tasks) - 1 if tasks and tasks[-1] == "umount" else len(tasks)
+    tasks[at:at] = list(specs)
+    return _rebuilt(suite, tasks=tasks, commands={**suite.commands, **specs})
+
+
+def _with_data(suite: Suite, path: str) -> Suite:
+    """Every generated tree of the suite's tasks replaced by the directory."""
+    used = {d for t in suite.tasks for d in _task_datasets(suite, t)}
+    trees = [n for n in sorted(used) if _is_tree(n, suite)]
+    if not trees:
+        raise FsarenaError(
+            f"--data: no task of suite {suite.name} copies a tree; use a suite with tree "
+            "tasks (article-a-2006, workstation-2026) or --command"
+        )
+    datasets = dict(suite.datasets)
+    for name in trees:
+        datasets[name] = {"kind": "directory", "path": path}
+    return _rebuilt(suite, datasets=datasets)
+
+
+def _task_datasets(suite: Suite, task: str) -> tuple[str, ...]:
+    from fsarena.tasks import task_class
+
+    return task_class(task, suite.commands).datasets
+
+
+def _is_tree(name: str, suite: Suite) -> bool:
+    spec = catalog.customized(name, suite.datasets.get(name, {}))
+    return isinstance(spec, TreeSpec | TextTreeSpec) or spec.kind == "directory"
+
+
+def _rebuilt(suite: Suite, **changes: Any) -> Suite:
+    """The suite with changes, validated again (a Suite is frozen and checked whole)."""
+    data = suite.model_dump()
+    data.update(changes)
+    data["commands"] = {
+        k: v if isinstance(v, dict) else v.model_dump() for k, v in data["commands"].items()
+    }
+    return Suite.model_validate(data)

@@ -1,0 +1,142 @@
+"""`fsarena crashtest`: the negative control, then each filesystem, saved as a session.
+
+The session is an ordinary one (task `powerloss`, kind `safety`): one run per
+filesystem with its figures in Run.values and every crash state in
+Run.details, the control as a run of its own, filesystems the host cannot
+test as skipped runs with the reason. It is saved after every filesystem.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from fsarena.crashtest.engine import (
+    ControlFailed,
+    Options,
+    Progress,
+    control_figures,
+    control_refusal,
+    run_control,
+    scratch,
+    test_filesystem,
+    testable,
+)
+from fsarena.crashtest.recorder import image_size
+from fsarena.crashtest.results import PowerlossDetails, filesystem_values
+from fsarena.filesystems.profiles import CRASH_CONTROL, FilesystemProfile
+from fsarena.plan.core import Plan
+from fsarena.run.preflight import host_facts, tool_versions
+from fsarena.run.runner import new_session, now
+from fsarena.session.store import Run, Session, save
+
+TASK = "powerloss"
+
+
+def make_session(profiles: list[FilesystemProfile], options: Options, workdir: Path) -> Session:
+    plan = Plan(
+        suite="crashtest",
+        filesystems=[p.name for p in profiles],
+        tasks=[TASK],
+        repetitions=1,
+        scale=1.0,
+        seed=options.seed,
+        workdir=str(workdir),
+    )
+    tools = tool_versions([*profiles, CRASH_CONTROL])
+    session = new_session(plan, host_facts(str(workdir)), tools)
+    session.plan["filesystems"] = [CRASH_CONTROL.name, *plan.filesystems]
+    session.plan["crashtest"] = {
+        "states_cap": options.states_cap,
+        "seed": options.seed,
+        "workloads": {w.name: w.description for w in options.workloads},
+        "control": CRASH_CONTROL.name,
+    }
+    for p in [CRASH_CONTROL, *profiles]:
+        session.profiles_as_run[p.name] = {**p.to_dict(), "image_size_bytes": image_size(p)}
+    return session
+
+
+def run_crashtest(
+    profiles: list[FilesystemProfile],
+    options: Options,
+    workdir: Path,
+    path: Path,
+    progress: Progress,
+) -> Session:
+    """Run everything, saving after each filesystem; ControlFailed when the control lost nothing."""
+    session = make_session(profiles, options, workdir)
+    save(session, path)
+    try:
+        for profile in profiles:
+            reason = testable(profile)
+            if reason:
+                _skip(session, profile, reason, path)
+        with scratch(workdir) as area:
+            progress(f"negative control: {CRASH_CONTROL.name} (must lose fsync'ed data)")
+            control = run_control(area, options, progress)
+            details = PowerlossDetails(
+                filesystem=CRASH_CONTROL.name,
+                seed=options.seed,
+                states_cap=options.states_cap,
+                workloads=[control],
+                control=control_figures(control),
+            )
+            _record(session, path, _run(CRASH_CONTROL.name, details, now()))
+            refusal = control_refusal(control)
+            if refusal:
+                session.warn("control-failed", refusal)
+                raise ControlFailed(f"{refusal}; the raw outcomes are in {path}")
+            for profile in profiles:
+                if not testable(profile):
+                    started = now()
+                    details = test_filesystem(profile, area, options, progress)
+                    details.control = control_figures(control)
+                    _record(session, path, _run(profile.name, details, started))
+        session.status = "complete"
+    except KeyboardInterrupt:
+        session.status = "interrupted"
+        raise
+    except BaseException:
+        session.status = "failed"
+        raise
+    finally:
+        session.finished_at = now()
+        save(session, path)
+    return session
+
+
+def _run(filesystem: str, details: PowerlossDetails, started: str) -> Run:
+    values = filesystem_values(details.workloads)
+    errors = [f"{w.workload}: {w.status}: {w.error}" for w in details.workloads if w.error]
+    return Run(
+        filesystem=filesystem,
+        task=TASK,
+        repetition=1,
+        started_at=started,
+        status="ok" if values else "failed",
+        error="; ".join(errors),
+        values=values,
+        details=details.model_dump(mode="json"),
+    )
+
+
+def _skip(session: Session, profile: FilesystemProfile, reason: str, path: Path) -> None:
+    message = f"{profile.name} is not testable here: {reason}"
+    session.warn("filesystem-not-testable", message)
+    _record(
+        session,
+        path,
+        Run(
+            filesystem=profile.name,
+            task=TASK,
+            repetition=1,
+            started_at=now(),
+            status="skipped",
+            error=f"not testable here: {reason}",
+        ),
+    )
+
+
+def _record(session: Session, path: Path, run: Run) -> None:
+    session.runs.append(run)
+    save(session, path)

@@ -1,0 +1,376 @@
+"""What is decided before a run touches the machine: checks, space, the device, the dry run.
+
+The CLI calls these in order; each raises FsarenaError with what to do, so a
+run that cannot succeed stops before its first mkfs, and `--dry-run` shows
+the whole plan from the same facts without touching anything. The guards
+around the run itself live here too: the work directory's lock and the
+signals that stop a run cleanly.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import signal
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from statistics import fmean
+from types import FrameType
+
+from fsarena.errors import FsarenaError
+from fsarena.filesystems.drivers import choose
+from fsarena.guest.kernels import GUESTS
+from fsarena.plan.core import AGED_TASKS, Plan
+from fsarena.run.preflight import CheckResult, existing_parent, preflight
+from fsarena.run.runner import MIN_ROUNDS, shuffled_orders, source_bytes
+from fsarena.session.store import Session, load
+from fsarena.targets import guard
+from fsarena.targets.source import choose_source, mem_available_bytes, source_size_bytes
+
+GB = 1e9
+MIB = 1 << 20
+
+
+@dataclass(frozen=True)
+class Launch:
+    """A plan ready to run, with the facts the CLI shows and the session records."""
+
+    plan: Plan
+    source_kind: str
+    unavailable: dict[str, str]  # filesystem -> why this host cannot run it
+    need_bytes: int  # in the work directory, at most
+    device: guard.Facts | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+def unavailable_filesystems(plan: Plan) -> dict[str, str]:
+    """Filesystems of the plan this host cannot run; they are recorded as skipped, with why."""
+    # choose(): the driver the plan names, with every driver's reason when none can run it.
+    table = plan.table()
+    found = {n: s.reason for n in plan.filesystems if not (s := choose(n, table)).available}
+    if plan.device is not None:  # a guest boots with an image file as its disk, never a device
+        found |= {
+            p.name: f"runs in a {p.guest} guest kernel, on an image file: not with --device"
+            for p in plan.profiles()
+            if p.guest and p.name not in found
+        }
+    if len(found) == len(plan.filesystems):
+        reasons = "; ".join(f"{k}: {v}" for k, v in found.items())
+        raise FsarenaError(
+            f"no filesystem of the plan can run here ({reasons}); see `fsarena check`"
+        )
+    return found
+
+
+def data_bytes(plan: Plan) -> int:
+    return source_bytes(plan.dataset_specs())
+
+
+def space_needed(plan: Plan, source_kind: str) -> int:
+    """Work-directory bytes at most: the source image, plus the largest target image.
+
+    Images are sparse and one exists at a time; the bound assumes they fill. With
+    --age, each filesystem's aged snapshot is kept until the end (as big as its image).
+    """
+    source = source_size_bytes(data_bytes(plan)) if source_kind == "image" else 0
+    images = 0 if plan.device else max(plan.image_size_for(p) for p in plan.profiles())
+    snapshots = sum(plan.image_size_for(p) for p in plan.profiles()) if plan.age else 0
+    return source + images + snapshots
+
+
+def prepare(plan: Plan, kept_paths: Sequence[str], confirmation: str | None) -> Launch:
+    """Check everything that can be checked without touching the machine."""
+    if confirmation is not None and plan.device is None:
+        raise FsarenaError("--destroy-data needs --device: name the device twice")
+    unavailable = unavailable_filesystems(plan)
+    source_kind = choose_source(plan.source, data_bytes(plan), mem_available_bytes())
+    need = space_needed(plan, source_kind)
+    notes = []
+    facts = None
+    if plan.device is not None:
+        facts = guard.check(plan.device, confirmation, [plan.workdir, *kept_paths])
+        biggest = max(plan.image_size_for(p) for p in plan.profiles())
+        if facts.node.size_bytes < biggest:
+            notes.append(
+                f"{plan.device} ({facts.node.size_bytes // MIB} MiB) is smaller than the "
+                f"{biggest // MIB} MiB this plan would give an image: tasks may fail with ENOSPC"
+            )
+    if plan.machine is not None:
+        from fsarena.machines.run import planned
+
+        planned(plan.machine)  # this host can enforce it, or one clear message now
+        # Guests and FUSE daemons are out of reach of the limits (host loop devices and
+        # host processes); their groups are never ranked against the host kernel's anyway.
+        beyond = [p.name for p in plan.profiles() if p.driver != "kernel"]
+        if beyond:
+            notes.append(
+                f"{', '.join(beyond)} run through a guest kernel or FUSE, which the machine "
+                f"{plan.machine.name}'s limits do not reach: compare them only with each other"
+            )
+    return Launch(plan, source_kind, unavailable, need, facts, notes)
+
+
+def require_ready(launch: Launch) -> None:
+    """Preflight before a run: every failed requirement with its fix, in one message."""
+    results = preflight(launch.plan.workdir, launch.need_bytes, [])
+    failed = [f"{r.name}: {r.detail} (fix: {r.fix})" for r in results if not r.ok]
+    if failed:
+        raise FsarenaError("not ready to run: " + "; ".join(failed))
+
+
+def check_leftovers(workdir: str) -> CheckResult:
+    """`fsarena check`: what killed runs left in the work directory (not a live run's)."""
+    from fsarena.measure.ledger import leftovers
+
+    name = "leftovers of killed runs"
+    if not Path(workdir).is_dir():
+        return CheckResult(name, True, "none")
+    try:
+        with workdir_lock(workdir):
+            left = leftovers(workdir)
+    except FsarenaError:
+        return CheckResult(name, True, f"a run is using {workdir} now; it cleans up after itself")
+    fix = f"fsarena cleanup --workdir {workdir}"
+    return CheckResult(name, not left, left.describe() if left else "none", fix)
+
+
+def check_device(device: str, workdir: str) -> CheckResult:
+    """`fsarena check --device`: whether a run may use it, and what it would destroy."""
+    name = f"device {device}"
+    try:
+        facts = guard.inspect(device, [workdir])
+    except FsarenaError as exc:
+        return CheckResult(name, False, str(exc), "name a block device, e.g. /dev/sdX1")
+    refused = guard.refusals(facts)
+    if refused:
+        return CheckResult(name, False, "; ".join(refused), "use another device (none overrides)")
+    detail = f"usable with --destroy-data {device}; would destroy {facts.describe()}"
+    return CheckResult(name, True, detail)
+
+
+# ---------------------------------------------------------------- around the run
+
+
+class Stop:
+    """SIGINT, SIGTERM, SIGHUP: the first stops the run; later ones are ignored until teardown ends.
+
+    Installed explicitly, so that a run started with SIGINT ignored (a
+    background job of a shell script) still stops cleanly on Ctrl-C.
+    """
+
+    SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+    def __init__(self) -> None:
+        self.signum = 0
+
+    def handle(self, signum: int, frame: FrameType | None) -> None:
+        if self.signum:
+            return  # already stopping: let teardown finish
+        self.signum = signum
+        raise KeyboardInterrupt(signal.Signals(signum).name)
+
+    @contextlib.contextmanager
+    def installed(self) -> Iterator[Stop]:
+        previous = {s: signal.signal(s, self.handle) for s in self.SIGNALS}
+        try:
+            yield self
+        finally:
+            for s, handler in previous.items():
+                signal.signal(s, handler)
+
+    @property
+    def name(self) -> str:
+        return signal.Signals(self.signum).name if self.signum else "SIGINT"
+
+    @property
+    def exit_code(self) -> int:
+        return 128 + (self.signum or signal.SIGINT)
+
+
+@contextlib.contextmanager
+def workdir_lock(workdir: str) -> Iterator[None]:
+    """One run per work directory: two would share mount points and images."""
+    Path(workdir).mkdir(parents=True, exist_ok=True)
+    with open(Path(workdir, "lock"), "w") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise FsarenaError(
+                f"another fsarena run is using {workdir}; wait for it or pass another --workdir"
+            ) from None
+        yield
+
+
+# ---------------------------------------------------------------- the dry run
+
+
+def describe(launch: Launch, results_dir: Path) -> list[str]:
+    """The complete plan as lines of text; nothing is touched."""
+    plan = launch.plan
+    n_seq = len(plan.sequences()) * plan.repetitions
+    lines = [
+        f"plan: suite {plan.suite}, {len(plan.sequences())} filesystems x {len(plan.tasks)} tasks "
+        f"x {plan.repetitions} repetitions = {n_seq} sequences, seed {plan.seed}",
+        f"tasks, in order: {', '.join(plan.tasks)}",
+    ]
+    if launch.device is not None:
+        lines.append(f"target: block device, ALL DATA DESTROYED: {launch.device.describe()}")
+    else:
+        lines.append(
+            f"target: one sparse loop image at a time in {plan.workdir}/images, deleted after use"
+        )
+    for profile in plan.profiles():
+        device = plan.device or "/dev/loopN"
+        if profile.name in launch.unavailable:
+            lines.append(f"  {profile.name}: skipped: {launch.unavailable[profile.name]}")
+            continue
+        size = "" if plan.device else f" on a {plan.image_size_for(profile) // MIB} MiB image"
+        if profile.guest:  # the image is the guest's first disk; every command runs inside it
+            device = GUESTS[profile.guest].device(0)
+            size += f", the {profile.guest} guest's disk (commands run in the guest)"
+        lines.append(f"  {profile.name}{size}: {' '.join(profile.mkfs_argv(device))}")
+        mount = profile.mount_argv(device, f"{plan.workdir}/mnt/{profile.name}")
+        lines.append(f"    then {' '.join(mount)}")
+    if plan.age is not None:
+        lines.append(f"aging: {plan.age.describe()}")
+        lines.append(
+            f"  each filesystem is aged once (seed {plan.seed}), snapshotted, and restored for "
+            f"every aged repetition, recorded as NAME+{plan.age.name}; tasks that make a "
+            "filesystem (mkfs) are skipped on it"
+        )
+    orders = shuffled_orders(plan.sequences(), plan.repetitions, plan.seed)
+    more = ", then more rounds while any task is less precise" if plan.target_ci_pct else ""
+    lines.append("order: " + "; ".join(", ".join(o) for o in orders) + more)
+    for name, spec in plan.dataset_specs().items():
+        lines.append(f"dataset {name}: {spec.total_bytes / 1e6:,.0f} MB: {spec.description()}")
+    lines.append(
+        f"datasets live on a {launch.source_kind} source ({data_bytes(plan) / 1e6:,.0f} MB)"
+    )
+    free = _free_bytes(plan.workdir)
+    short = "" if free >= launch.need_bytes else ": NOT ENOUGH, a run would refuse to start"
+    lines.append(
+        f"space: up to {launch.need_bytes / GB:.2f} GB in {plan.workdir} "
+        f"({free / GB:.1f} GB free there{short})"
+    )
+    if plan.machine is not None:
+        from fsarena.machines.run import plan_lines
+
+        lines += plan_lines(plan.machine)
+    lines.append(f"time: {estimate(plan, results_dir)}")
+    lines += [f"note: {n}" for n in launch.notes]
+    if Path(plan.workdir).is_dir() and not (left := check_leftovers(plan.workdir)).ok:
+        lines.append(f"note: an earlier run left {left.detail}; remove it with `{left.fix}`")
+    lines.append("dry run: nothing was created, formatted or mounted")
+    return lines
+
+
+def _free_bytes(path: str) -> int:
+    st = os.statvfs(existing_parent(path))
+    return st.f_bavail * st.f_frsize
+
+
+def _task_means(session: Session) -> dict[str, float]:
+    """Mean wall time of each task over its successful runs."""
+    walls: dict[str, list[float]] = {}
+    for run in session.ok_runs():
+        if run.measurement is not None:
+            walls.setdefault(run.task, []).append(run.measurement.wall_s)
+    return {task: fmean(values) for task, values in walls.items()}
+
+
+def _duration(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.0f} min"
+
+
+def _whole_rounds(earlier: Session, plan: Plan, ratio: float, rounds: int) -> str:
+    """The wall time of whole rounds (fsarena's own work included), from a session's timing.
+
+    Only when the earlier run compared the same filesystems at the same scale: a
+    round's untimed work (verification, set-up) does not scale like its tasks.
+    """
+    measured = [r["wall_s"] for r in earlier.timing.get("rounds", []) if not r["warmup"]]
+    same = earlier.plan.get("filesystems") == plan.filesystems and ratio == 1
+    if not measured or not same:
+        return ""
+    per_round = fmean(measured)
+    total_s = float(earlier.timing.get("setup_s", 0)) + per_round * rounds
+    warning = ""
+    if plan.time_budget_s and total_s > plan.time_budget_s:
+        warning = (
+            f", PAST the {_duration(plan.time_budget_s)} budget: the budget stops it after "
+            f"{MIN_ROUNDS} rounds, too few to decide (a smaller --scale, or a larger "
+            "--time-budget)"
+        )
+    return (
+        f"about {_duration(total_s)} for {rounds} rounds of {_duration(per_round)} each "
+        f"(measured whole rounds, verification and set-up included){warning}"
+    )
+
+
+def estimate(plan: Plan, results_dir: Path) -> str:
+    """Time of the timed tasks, from the newest earlier session that ran them (never invented)."""
+    paths = sorted(results_dir.glob("*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
+    for path in paths[:20]:
+        try:
+            earlier = load(path)
+        except FsarenaError:
+            continue
+        means = _task_means(earlier)
+        known = [t for t in plan.tasks if t in means]
+        if not known or not earlier.plan.get("scale"):
+            continue
+        ratio = plan.scale / float(earlier.plan["scale"])
+        rounds = plan.repetitions + plan.warmup_rounds
+        sequences = len(plan.sequences()) * rounds
+        ratios = {t: _tree_ratio(plan, earlier) if t in AGED_TASKS else ratio for t in known}
+        total_s = sum(means[t] * ratios[t] for t in known) * sequences
+        missing = [t for t in plan.tasks if t not in means and plan.task_class(t).timed]
+        gaps = f"; no times for {', '.join(missing)}" if missing else ""
+        more = (
+            f"; more rounds only within the {_duration(plan.time_budget_s)} budget"
+            if plan.time_budget_s and (plan.decisive or plan.target_ci_pct)
+            else ""
+        )
+        if whole := _whole_rounds(earlier, plan, ratio, rounds):
+            return f"{whole}{'' if 'PAST' in whole else more}, from {path.name}{gaps}"
+        return (
+            f"about {_duration(total_s)} of timed tasks for the first {rounds} rounds{more}, "
+            f"from {path.name} "
+            f"(scale {earlier.plan['scale']}, times scaled linearly to {plan.scale}; "
+            f"dataset generation, caches and setup not included{gaps})"
+            + _aging_estimate(plan, paths)
+        )
+    return f"no estimate: no earlier session in {results_dir} ran these tasks"
+
+
+def _tree_ratio(plan: Plan, earlier: Session) -> float:
+    """The aged tree's size here over its size in the earlier session (it reads it whole)."""
+    sizes = [float(a["live_bytes"]) for a in earlier.aging.values() if "live_bytes" in a]
+    if plan.age is None or not sizes:
+        return 1.0
+    tree = plan.age.fullness * max(plan.image_size_for(p) for p in plan.profiles())
+    return tree / fmean(sizes)
+
+
+def _aging_estimate(plan: Plan, paths: list[Path]) -> str:
+    """Time the aging will take, at the aging throughput of the newest session that aged."""
+    if plan.age is None:
+        return ""
+    for path in paths[:20]:
+        try:
+            rates = [a["bytes_written_per_s"] for a in load(path).aging.values()]
+        except (FsarenaError, KeyError):
+            continue
+        rates = [r for r in rates if r]
+        if rates:
+            per_fs = sum(
+                (plan.age.fullness + plan.age.written_factor) * plan.image_size_for(p)
+                for p in plan.profiles()
+            )
+            return (
+                f"; plus about {_duration(per_fs / fmean(rates))} of aging at "
+                f"{fmean(rates) / 1e6:,.0f} MB/s (measured in {path.name})"
+            )
+    return "; aging time unknown: no earlier session aged a filesystem"

@@ -1,0 +1,301 @@
+"""Host facts, tool versions and preflight checks (what `fsarena check` shows)."""
+
+from __future__ import annotations
+
+import os
+import platform
+import shutil
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from fsarena.filesystems.profiles import FilesystemProfile, Support, split_name
+
+# Tools whose versions go into every session: the real-world tasks' tools and mkfs.
+BASE_TOOLS = ("cp", "rm", "ls", "find", "sync", "mount", "umount", "losetup")
+# The article suites' tools (archives, dd, du, bonnie++).
+TASK_TOOLS = ("tar", "gzip", "bzip2", "dd", "du", "mv", "bonnie++", "rsync", "git", "dpkg")
+# Today's server workloads' tools (server-2026); fs_mark prints no version
+# before it runs: Debian's fsmark 3.3 is what setup installs.
+SERVER_TOOLS = ("sqlite3", "pgbench", "dbench", "fio")
+
+
+def _first_line(argv: list[str]) -> str:
+    try:
+        out = subprocess.run(
+            argv, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=10, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return "not found"
+    text = (out.stdout or out.stderr).strip()
+    return text.splitlines()[0].strip() if text else "unknown"
+
+
+def tool_version(tool: str) -> str:
+    """The first line a tool prints about its version (mkfs tools use -V)."""
+    if shutil.which(tool) is None:
+        return "not found"
+    if tool.startswith("mkfs.ext") or tool.startswith("mkfs.xfs"):
+        return _first_line([tool, "-V"])
+    if tool == "bonnie++":  # no --version: its usage text ends with "Version: 2.00a"
+        return _version_line([tool, "-h"])
+    if tool == "dbench":  # no --version: its usage text starts with "dbench version 4.00"
+        return _first_line([tool, "--help"])
+    return _first_line([tool, "--version"])
+
+
+def _version_line(argv: list[str]) -> str:
+    """The first line mentioning "Version" in everything the command prints."""
+    try:
+        out = subprocess.run(
+            argv, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=10, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return "not found"
+    return next(
+        (x.strip() for x in (out.stdout + out.stderr).splitlines() if "Version" in x), "unknown"
+    )
+
+
+def tool_versions(profiles: Iterable[FilesystemProfile]) -> dict[str, str]:
+    tools = [*BASE_TOOLS, *TASK_TOOLS, *SERVER_TOOLS, *sorted({p.mkfs_tool for p in profiles})]
+    return {tool: tool_version(tool) for tool in tools}
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def _mem_total_bytes() -> int:
+    for line in Path("/proc/meminfo").read_text().splitlines():
+        if line.startswith("MemTotal:"):
+            return int(line.split()[1]) * 1024
+    return 0
+
+
+def _backing_device(path: str) -> dict[str, str]:
+    """The filesystem and device holding the work directory (where loop images live)."""
+    out = subprocess.run(
+        ["findmnt", "-n", "-o", "SOURCE,FSTYPE,TARGET", "-T", path],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    parts = out.stdout.split()
+    if len(parts) < 3:
+        return {}
+    return {"device": parts[0], "fstype": parts[1], "mountpoint": parts[2]}
+
+
+def host_facts(workdir: str) -> dict[str, object]:
+    uname = os.uname()
+    return {
+        "hostname": uname.nodename,
+        "kernel": uname.release,
+        "kernel_build": uname.version,
+        "machine": uname.machine,
+        "cpu_model": _cpu_model(),
+        "cpus": os.cpu_count() or 0,
+        "mem_total_bytes": _mem_total_bytes(),
+        "python": platform.python_version(),
+        "workdir": workdir,
+        "workdir_backing": _backing_device(existing_parent(workdir)),
+    }
+
+
+def existing_parent(path: str) -> str:
+    p = Path(path).absolute()
+    while not p.exists():
+        p = p.parent
+    return str(p)
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """One preflight finding; `fix` says what to run when it failed."""
+
+    name: str
+    ok: bool
+    detail: str
+    fix: str = ""
+    info: bool = False  # nothing to fix: shown for information (e.g. a filesystem never merged)
+    more: tuple[str, ...] = ()  # further lines of detail (a filesystem's other drivers)
+
+
+def _check_root() -> CheckResult:
+    ok = os.geteuid() == 0
+    return CheckResult(
+        "running as root",
+        ok,
+        "yes" if ok else f"uid {os.geteuid()}",
+        "" if ok else "run fsarena as root (sudo ./fsarena ...): mkfs, mount and losetup need it",
+    )
+
+
+def _check_loop() -> CheckResult:
+    ok = Path("/dev/loop-control").exists()
+    return CheckResult(
+        "loop devices",
+        ok,
+        "/dev/loop-control present" if ok else "/dev/loop-control missing",
+        "" if ok else "modprobe loop (or use a kernel with CONFIG_BLK_DEV_LOOP)",
+    )
+
+
+def _check_drop_caches() -> CheckResult:
+    ok = os.access("/proc/sys/vm/drop_caches", os.W_OK)
+    return CheckResult(
+        "can drop caches",
+        ok,
+        "/proc/sys/vm/drop_caches writable" if ok else "not writable",
+        "" if ok else "run as root on the host (not in an unprivileged container)",
+    )
+
+
+def _check_tools() -> CheckResult:
+    missing = [t for t in (*BASE_TOOLS, "findmnt") if shutil.which(t) is None]
+    return CheckResult(
+        "base tools",
+        not missing,
+        "all found" if not missing else "missing: " + ", ".join(missing),
+        "" if not missing else "apt-get install coreutils findutils util-linux mount",
+    )
+
+
+def _check_util_linux() -> CheckResult:
+    """The tools whose JSON output the device guard and cleanup read."""
+    missing = [t for t in ("lsblk", "findmnt", "losetup", "wipefs", "blkid") if not shutil.which(t)]
+    return CheckResult(
+        "util-linux tools (device guard, cleanup)",
+        not missing,
+        "all found" if not missing else "missing: " + ", ".join(missing),
+        "" if not missing else "apt-get install util-linux mount",
+    )
+
+
+def _check_workdir(workdir: str, need_bytes: int) -> CheckResult:
+    parent = existing_parent(workdir)
+    st = os.statvfs(parent)
+    free = st.f_bavail * st.f_frsize
+    ok = free >= need_bytes
+    detail = f"{workdir}: {free / 1e9:.1f} GB free, about {need_bytes / 1e9:.1f} GB needed"
+    return CheckResult(
+        "work directory space",
+        ok,
+        detail,
+        "" if ok else "free space there, choose another --workdir, or use a smaller --scale",
+    )
+
+
+CHECKS: tuple[Callable[[], CheckResult], ...] = (
+    _check_root,
+    _check_loop,
+    _check_drop_caches,
+    _check_tools,
+    _check_util_linux,
+)
+
+
+def preflight(
+    workdir: str, need_bytes: int, profiles: Iterable[FilesystemProfile], boot: bool = False
+) -> list[CheckResult]:
+    """Every requirement, each with what fixes it; boot: boot each guest that could run."""
+    results = [check() for check in CHECKS]
+    results.append(_check_workdir(workdir, need_bytes))
+    told: dict[str, str] = {}  # a guest's reason -> the first guest it was told for
+    for name in _guest_names():
+        results.append(_check_guest(name, workdir if boot else None, told))
+    results.extend(_check_filesystem(profile) for profile in profiles)
+    return results
+
+
+def _guest_names() -> list[str]:
+    from fsarena.guest.kernels import GUESTS
+
+    return list(GUESTS)
+
+
+def _check_guest(name: str, boot_in: str | None, told: dict[str, str]) -> CheckResult:
+    """A guest kernel is optional: say why it cannot boot, and how to fix it, without failing.
+
+    One that could is booted (boot_in: the work directory) before it is called ready: a
+    guest that starts but never reaches its agent fails here, with the line that says why.
+    A reason already told for another guest refers to it rather than repeat it.
+    """
+    from fsarena.guest.kernels import GUESTS
+
+    title = f"guest kernel {name}"
+    why = GUESTS[name].missing()
+    if why:
+        said = f"as {told[why]} above" if why in told else why
+        told.setdefault(why, name)
+        return CheckResult(title, True, f"not available: {said}", info=True)
+    if boot_in is None:
+        return CheckResult(title, True, "not verified (fsarena check boots it)", info=True)
+    return _boot_guest(title, name, boot_in)
+
+
+def _boot_guest(title: str, name: str, workdir: str) -> CheckResult:
+    """Boot the guest on a small empty disk, in a directory removed afterwards."""
+    from fsarena.errors import FsarenaError
+    from fsarena.guest.host import boot
+    from fsarena.measure.executor import GuestSpec, RealExecutor
+
+    if os.geteuid() != 0:
+        return CheckResult(title, True, "not verified: booting it needs root", info=True)
+    tmp = Path(tempfile.mkdtemp(prefix=".fsarena-check-", dir=existing_parent(workdir)))
+    try:
+        host = RealExecutor(boot=boot)
+        image = str(tmp / "boot.img")
+        host.create_image(image, 16 << 20)
+        started = time.monotonic()
+        guest = boot(GuestSpec(name, image, str(tmp / "run"), str(tmp)), host)
+        took = time.monotonic() - started
+        guest.close()
+    except FsarenaError as exc:
+        fix = (
+            "what its console says; until then, filesystems that need it fail: pick another "
+            "driver (NAME@DRIVER, `fsarena list filesystems`) or leave them out of --fs"
+        )
+        return CheckResult(title, False, str(exc), fix)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return CheckResult(title, True, f"ready: booted and its agent answered in {took:.1f} s")
+
+
+def _check_filesystem(profile: FilesystemProfile) -> CheckResult:
+    """Whether a filesystem is reachable, through which driver, and why its others are not."""
+    from fsarena.filesystems.drivers import choose, drivers_of
+
+    name = f"filesystem {profile.name}"
+    if profile.never:
+        return CheckResult(name, True, f"listed only, not runnable: {profile.never}", info=True)
+    found = choose(profile.name)
+    if not found.available:  # its reason names every driver tried
+        fix = found.reason.rsplit(": ", 1)[-1].rstrip(")")
+        return CheckResult(name, False, found.reason, fix)
+    chosen = found.profile
+    base, named = split_name(profile.name)
+    others = () if named else _other_drivers(drivers_of(base), chosen.name)
+    detail = f"through {chosen.name} ({chosen.driver_label}), {chosen.mkfs_tool}"
+    return CheckResult(name, True, detail, more=others)
+
+
+def _other_drivers(tried: list[Support], chosen: str) -> tuple[str, ...]:
+    """One line per driver not chosen: available too, or why not."""
+    from fsarena.filesystems.drivers import unavailable
+
+    return tuple(
+        f"{s.profile.name}: " + ("also available" if s.available else unavailable(s))
+        for s in tried
+        if s.profile.name != chosen
+    )

@@ -1,0 +1,337 @@
+"""The session file: the one record that crosses from measurement to reporting.
+
+A session holds raw measurements only, with full provenance; every table,
+statistic and verdict is recomputed from it when read, on any machine.
+It is rewritten atomically after every measurement, so an interrupted run
+keeps everything it measured.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import tempfile
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
+
+from fsarena.errors import FsarenaError
+from fsarena.measure.core import Measurement, metric_value
+
+# History of the stored format (keep one fixture per version in tests/fixtures):
+# 1 (fsarena 0.1.0): first version: host, tool versions, plan, profiles as run,
+#   datasets with manifest digests, source, per-repetition order, raw runs, warnings.
+# 2 (fsarena 0.1.0, November 2026; every addition is optional, so version-1 files
+#   load unchanged): `ceilings` (fio's raw sequential write/read throughput of the
+#   target, per round); run status "invalid" (measured, but faster than the device's
+#   ceiling: excluded from statistics); Measurement.extra["payload_bytes"]; plan
+#   target_ci_pct / max_repetitions / time_budget_s (adaptive repetitions);
+#   plan.variants (a suite's filesystem variants) and plan.datasets (its dataset
+#   overrides); plan.task_info[task].columns; datasets[name].origin (e.g. the real
+#   Debian kernel or the generated look-alike) and .size_histogram; new metrics in
+#   Measurement.extra (files_per_s, bonnie_*) and Run.values (portage_space's df/du).
+#   Run.details (optional, default {}): raw detail data of an untimed task, e.g.
+#   powerloss's per-workload, per-crash-state outcomes
+#   (fsarena.crashtest.results.PowerlossDetails).
+#   Run.fault (short code of a failed run's cause: enospc, timeout, mount, ...;
+#   faults.py), Session.target (the block device used instead of loop images:
+#   path, size, model, serial, signatures destroyed).
+#   Filesystem names may carry a driver (NAME@DRIVER: "jfs@uml", "ntfs@fuse");
+#   profiles_as_run[name] gains driver ("kernel" | "fuse" | "guest"), guest, base,
+#   group ("kernel", "fuse", "guest:KERNEL": what it may be ranked against) and
+#   reference (the filesystem its guest times are reported against); absent
+#   keys mean the host kernel's driver.
+#   Session.machine (optional, default {}): the machine profile the run was
+#   emulating (--machine): the profile as given, the backend, the limits applied
+#   on this host, and each probe that proved them (disk fio samples, CPU share,
+#   memory peak, misses); plan.machine holds the profile too.
+# 3 (fsarena 0.1.0, November 2026; nothing removed, version-2 files load unchanged):
+#   Measurement.max_rss_kib is the command's own, from the native launcher
+#   fsarena-timeit (as GNU time measures it), and may be null (not measured: no
+#   launcher). Earlier versions stored the max RSS of a child forked straight from
+#   fsarena, which carried fsarena's own high-water mark: their values are kept in
+#   the file but read as unavailable (Run.value gives None, see UNAVAILABLE_BEFORE).
+#   Session.status "partial" (the run went through its plan, but some runs failed
+#   or were skipped); "failed" now also means it went through its plan and nothing
+#   was measured (before: "complete"), besides a run stopped by an error. Why a run
+#   stopped (error or signal) is a warning with code "stopped". Older files that say
+#   "complete" are read as they are; reports recount their runs (Session.settled).
+#   Run.repeats: the earlier timed executions of a sub-second task in the same
+#   repetition (mkfs, mount, umount, find; Task.samples), `measurement` being the
+#   last; a run's value of a metric is the median over all of them.
+#   Session.warmup: the runs of the warm-up round (repetition 0), kept and shown but
+#   never a sample. Session.timing: wall seconds of the set-up, of each round and of
+#   the timed tasks within it, and of the whole run (fsarena's own share of the time).
+#   CeilingSample.kind: "full" (fio write/read, once per session) or "drift" (one
+#   short write per later round). plan.warmup_rounds, plan.decisive.
+#   Session.aging (optional, default {}): per filesystem aged with --age, what the
+#   aging did once for the seed (profile, seed, wall_s, bytes_written, device bytes,
+#   files, rounds, manifest_digest, snapshot method); plan.age holds the profile, and
+#   aged runs are recorded under "NAME+PROFILE" with profiles_as_run[...]["aged"].
+SCHEMA_VERSION = 3
+
+# Metrics whose stored values are wrong in sessions older than a version: kept in the
+# file, read as unavailable, with the reason as a warning of the session.
+UNAVAILABLE_BEFORE: dict[str, tuple[int, str]] = {
+    "max_rss_kib": (
+        3,
+        "max RSS is unavailable in sessions of schema version 1 and 2: fsarena forked "
+        "commands straight from its own Python process, so the figure recorded was "
+        "fsarena's memory, not the command's; run again to measure it",
+    ),
+}
+
+# ok: a valid sample. failed: the task did not do its job (the sequence stops).
+# skipped: not run because an earlier task failed. invalid: it ran and did its job,
+# but its figure cannot be right (e.g. faster than the device): kept, not used.
+RunStatus = Literal["ok", "failed", "skipped", "invalid"]
+# running: not finished (or killed -9). complete: every planned run measured.
+# partial: the plan was gone through, but some runs failed or were skipped.
+# failed: nothing was measured, or an error stopped the run (a "stopped" warning says
+# which). interrupted: stopped by a signal; resumable.
+SessionStatus = Literal["running", "complete", "partial", "interrupted", "failed"]
+
+
+class CheckRecord(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str
+    ok: bool
+    detail: str = ""
+
+
+class Run(BaseModel):
+    """One (filesystem, task, repetition): its raw measurement and verification."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    filesystem: str
+    task: str
+    repetition: int
+    started_at: str
+    status: RunStatus
+    error: str = ""
+    # failed runs: what kind of fault (faults.py), for grouping in reports; skipped runs:
+    # "unsupported" when this filesystem or driver cannot run the task (not a failure)
+    fault: str = ""
+    measurement: Measurement | None = None
+    # Earlier timed executions in this repetition (Task.samples > 1); the last is above.
+    repeats: list[Measurement] = Field(default_factory=list)
+    values: dict[str, float] = Field(default_factory=dict)  # untimed probes (capacity)
+    details: dict[str, Any] = Field(default_factory=dict)  # raw detail data of an untimed task
+    checks: list[CheckRecord] = Field(default_factory=list)
+    _unavailable: frozenset[str] = PrivateAttr(default=frozenset())  # see UNAVAILABLE_BEFORE
+
+    @property
+    def unavailable(self) -> frozenset[str]:
+        """Metrics stored in this run whose values must not be read (UNAVAILABLE_BEFORE)."""
+        return self._unavailable
+
+    @property
+    def not_applicable(self) -> bool:
+        """Skipped because this filesystem or driver cannot run the task: nothing was lost."""
+        return self.status == "skipped" and self.fault == "unsupported"
+
+    @property
+    def key(self) -> tuple[str, str, int]:
+        return (self.filesystem, self.task, self.repetition)
+
+    def value(self, metric: str) -> float | None:
+        """A metric's raw value in this run: a probed value, or from the measurement."""
+        if metric in self.values:
+            return float(self.values[metric])
+        if self.measurement is None or metric in self._unavailable:
+            return None
+        if not self.repeats:
+            return metric_value(self.measurement, metric)
+        # Several timed executions in one repetition: their median, robust to one stall.
+        found = [
+            v
+            for m in (*self.repeats, self.measurement)
+            if (v := metric_value(m, metric)) is not None
+        ]
+        return statistics.median(found) if found else None
+
+    @property
+    def timed_s(self) -> float:
+        """Wall seconds of every timed execution of this run."""
+        return sum(m.wall_s for m in self.timed_executions)
+
+    @property
+    def timed_executions(self) -> list[Measurement]:
+        return [*self.repeats, *([self.measurement] if self.measurement else [])]
+
+
+class CeilingSample(BaseModel):
+    """One fio measurement of the raw target: what the device can do without a filesystem."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    repetition: int
+    direction: Literal["write", "read"]
+    bytes_per_s: float
+    size_bytes: int
+    argv: list[str]
+    kind: Literal["full", "drift"] = "full"  # drift: a short check in a later round
+
+
+class WarningRecord(BaseModel):
+    """A warning is data: what was seen and what to do about it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    code: str
+    message: str
+
+
+class Session(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    schema_version: int = SCHEMA_VERSION
+    tool_version: str
+    created_at: str
+    finished_at: str | None = None
+    status: SessionStatus = "running"
+    host: dict[str, Any] = Field(default_factory=dict)
+    tool_versions: dict[str, str] = Field(default_factory=dict)
+    plan: dict[str, Any] = Field(default_factory=dict)
+    profiles_as_run: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    datasets: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    source: dict[str, Any] = Field(default_factory=dict)
+    target: dict[str, Any] = Field(default_factory=dict)  # a block device; empty: loop images
+    machine: dict[str, Any] = Field(default_factory=dict)  # emulated machine; empty: none
+    order: list[list[str]] = Field(default_factory=list)  # filesystems, per repetition
+    runs: list[Run] = Field(default_factory=list)
+    warnings: list[WarningRecord] = Field(default_factory=list)
+    ceilings: list[CeilingSample] = Field(default_factory=list)
+    warmup: list[Run] = Field(default_factory=list)  # the warm-up round: shown, never a sample
+    # Where the wall time went: setup_s, total_s, rounds [{repetition, warmup, wall_s,
+    # timed_s}] (timed_s: the timed executions' own wall time).
+    timing: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _mark_unavailable(self) -> Session:
+        """Metrics an older version stored wrongly read as unavailable, with a warning why."""
+        stale = {m for m, (v, _) in UNAVAILABLE_BEFORE.items() if self.schema_version < v}
+        for run in self.runs:
+            run._unavailable = frozenset(stale)
+        for metric in sorted(stale):
+            self.warn(f"{metric}_unavailable", UNAVAILABLE_BEFORE[metric][1])
+        return self
+
+    aging: dict[str, dict[str, Any]] = Field(default_factory=dict)  # per filesystem (--age)
+
+    def ceiling(self, direction: str) -> float | None:
+        """The best raw throughput measured for a direction, bytes/s (None: not measured)."""
+        rates = [c.bytes_per_s for c in self.ceilings if c.direction == direction]
+        return max(rates) if rates else None
+
+    def ok_runs(self) -> list[Run]:
+        return [r for r in self.runs if r.status == "ok"]
+
+    def settled(self) -> SessionStatus:
+        """The status its runs earn once the plan is gone through: complete, partial or failed.
+
+        Invalid runs ran and did their job (their figure is flagged, not missing); a
+        task a filesystem cannot run (a skip with its reason) is not a loss either;
+        with no valid run at all, nothing was measured.
+        """
+        if not self.ok_runs():
+            return "failed"
+        if any(r.status in ("failed", "skipped") and not r.not_applicable for r in self.runs):
+            return "partial"
+        return "complete"
+
+    def filesystems(self) -> list[str]:
+        """Filesystems in the plan's order."""
+        planned = [str(f) for f in self.plan.get("filesystems", [])]
+        seen = {r.filesystem for r in self.runs}
+        return [*planned, *sorted(seen - set(planned))]
+
+    def tasks(self) -> list[str]:
+        """Tasks in the plan's order."""
+        planned = [str(t) for t in self.plan.get("tasks", [])]
+        seen = {r.task for r in self.runs}
+        return [*planned, *sorted(seen - set(planned))]
+
+    def warn(self, code: str, message: str) -> None:
+        record = WarningRecord(code=code, message=message)
+        if record not in self.warnings:
+            self.warnings.append(record)
+
+
+def save(session: Session, path: Path) -> None:
+    """Write the session atomically: a crash leaves the old file or the new one, never half."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = json.dumps(session.model_dump(mode="json"), indent=1, sort_keys=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(data + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def load(path: Path) -> Session:
+    """Read a session file of this or an older schema version."""
+    try:
+        raw = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise FsarenaError(
+            f"no session file at {path}; give the path `fsarena run` printed"
+        ) from None
+    except (OSError, json.JSONDecodeError) as exc:
+        raise FsarenaError(f"{path} is not a readable session file: {exc}") from exc
+    if not isinstance(raw, dict) or not isinstance(raw.get("schema_version"), int):
+        raise FsarenaError(f"{path} is not an fsarena session file (no schema_version)")
+    version = raw["schema_version"]
+    if version > SCHEMA_VERSION:
+        raise FsarenaError(
+            f"{path} has schema version {version}, newer than this fsarena's "
+            f"{SCHEMA_VERSION}; upgrade fsarena to read it"
+        )
+    try:
+        return Session.model_validate(raw)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise FsarenaError(f"{path} is damaged: {where}: {first['msg']}") from exc
+
+
+def latest(directory: Path) -> Path:
+    """The newest session file in a directory."""
+    return newest(directory)[0]
+
+
+def newest(directory: Path) -> tuple[Path, list[tuple[Path, str]]]:
+    """The newest session that measured something, and the newer files passed over, with why.
+
+    A session with no valid run (a failed or empty run) is passed over for an
+    older one that has some; if none has, the newest session is the answer.
+    Files that are not sessions (e.g. a JSON summary written there) are passed over.
+    """
+    files = sorted(directory.glob("*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
+    passed: list[tuple[Path, str]] = []
+    first_session: Path | None = None
+    for path in files:
+        try:
+            session = load(path)
+        except FsarenaError:
+            passed.append((path, "not a session file"))
+            continue
+        if session.ok_runs():
+            return path, passed
+        first_session = first_session or path
+        runs = f"none of its {len(session.runs)} runs valid" if session.runs else "no run"
+        passed.append((path, f"measured nothing ({runs})"))
+    if first_session is None:
+        raise FsarenaError(
+            f"no session files in {directory}; run `fsarena run` first or give a session path"
+        )
+    return first_session, passed

@@ -1,0 +1,123 @@
+"""The device's own ceiling: raw sequential write and read throughput of the target, by fio.
+
+Article C called the gap between a synthetic benchmark and a real copy
+"theory vs practice". fsarena measures the theory on the very setup the
+filesystems get: a fresh sparse image of the same size behind the same
+direct-I/O loop device, written then read sequentially by fio with O_DIRECT,
+4 MiB blocks and 16 requests in flight (libaio). That was the fastest
+configuration measured here (1 MiB blocks, or 32-64 in flight, were slower:
+kernel readahead and writeback issue large requests with many in flight, and
+a ceiling below what they reach would wrongly flag honest results). It is
+measured twice per direction once per session, before the first round's
+filesystems; every later round runs one short write (DRIFT_BYTES) as a drift
+check, so a machine that slows down or speeds up is seen alongside the
+filesystems at a fraction of the cost (four fio runs per round were a sixth of
+a default run's time). The ceiling is the best sample so far.
+
+A task whose logical throughput beats the ceiling by more than its noise
+cannot have reached the device: its run is recorded as invalid (cache
+contamination), never reported as a win. The margin, measured here (a VM
+whose virtual disk is itself cached by the hypervisor, the hard case): fio's
+samples of one configuration spread by about 30 %; cold buffered reads of a
+70 MB file on ext4 reached 0.36-1.6 GB/s against best fio samples of
+1.3-2.0 GB/s, while the same read from the page cache ran at 6.2-7.0 GB/s.
+So only rates above 1.5x the ceiling are flagged; between 100 % and 150 % a
+result is shown as it is, as a share of the ceiling above 100 %. On real disks
+the page cache is faster still relative to the device (5-10 GB/s against
+0.1-3 GB/s), so the margin costs nothing there.
+"""
+
+from __future__ import annotations
+
+import json
+from contextlib import ExitStack
+from typing import Literal
+
+from fsarena.errors import FsarenaError
+from fsarena.measure.core import Command
+from fsarena.measure.executor import Executor
+from fsarena.session.store import CeilingSample
+from fsarena.targets import Target
+
+Direction = Literal["write", "read"]
+DIRECTIONS: tuple[Direction, ...] = ("write", "read")
+MIB = 1 << 20
+MIN_BYTES = 256 * MIB  # below this fio's start-up dominates
+MAX_BYTES = 1024 * MIB  # beyond this the figure no longer changes, only the time spent
+BLOCK = "4M"
+IODEPTH = 16
+PASSES = 2  # per direction and round: write, read, write, read
+DRIFT_BYTES = 256 * MIB  # a drift check: one write of this size
+TOLERANCE = 1.5  # flag only rates above TOLERANCE x the best ceiling (see the docstring)
+
+
+def ceiling_bytes(largest_file_bytes: int, device_bytes: int) -> int:
+    """How much fio moves: the largest single file of the plan, within bounds and the device."""
+    size = min(max(largest_file_bytes, MIN_BYTES), MAX_BYTES, device_bytes)
+    return size // MIB * MIB
+
+
+def fio_argv(device: str, direction: Direction, size_bytes: int) -> tuple[str, ...]:
+    return (
+        "fio",
+        "--name=fsarena-ceiling",
+        f"--filename={device}",
+        f"--rw={direction}",
+        f"--bs={BLOCK}",
+        "--direct=1",
+        "--ioengine=libaio",
+        f"--iodepth={IODEPTH}",
+        f"--size={size_bytes}",
+        "--output-format=json",
+    )
+
+
+def parse_fio(text: str, direction: Direction) -> tuple[float, int]:
+    """(bytes per second, bytes moved) of the one job in fio's JSON output."""
+    try:
+        job = json.loads(text)["jobs"][0][direction]
+        return float(job["bw_bytes"]), int(job["io_bytes"])
+    except (ValueError, KeyError, IndexError, TypeError) as exc:
+        raise FsarenaError(
+            f"fio's output could not be read ({exc!r}); is fio installed (apt-get install fio)?"
+        ) from exc
+
+
+def measure_ceiling(
+    executor: Executor,
+    target: Target,
+    nbytes: int,
+    output: str,
+    timeout_s: float,
+    repetition: int,
+    drift: bool = False,
+) -> list[CeilingSample]:
+    """Set the target up, let fio write then read it with cold caches, tear it down.
+
+    drift: one write of at most DRIFT_BYTES instead (a later round's check).
+    """
+    samples = []
+    directions: tuple[Direction, ...] = ("write",) if drift else DIRECTIONS * PASSES
+    if drift:
+        nbytes = min(nbytes, DRIFT_BYTES)
+    with ExitStack() as stack:
+        stack.callback(target.teardown, executor)
+        device = target.setup(executor)
+        for direction in directions:
+            argv = fio_argv(device, direction, nbytes)
+            executor.drop_caches()
+            timed = executor.measure([Command(argv, stdout_path=output)], device, timeout_s)
+            if timed.measurement.exit_code != 0:
+                raise FsarenaError(f"fio could not measure {device}: {timed.stderr}")
+            rate, moved = parse_fio(executor.read_text(output), direction)
+            samples.append(
+                CeilingSample(
+                    repetition=repetition,
+                    direction=direction,
+                    bytes_per_s=rate,
+                    size_bytes=moved,
+                    argv=list(argv),
+                    kind="drift" if drift else "full",
+                )
+            )
+    return samples

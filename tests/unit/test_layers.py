@@ -1,0 +1,188 @@
+"""The package map, enforced: what each package may import (transitively), and no cycles.
+
+Read from the source with ast (every import, also inside functions and under
+TYPE_CHECKING), so a violation is found without running anything. The table is
+the one in the README's Development section; change both together.
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[2] / "src"
+ROOT = SRC / "fsarena"
+
+# package -> the packages it may import directly (itself and errors always allowed).
+# Lower rows never import higher ones; the table has no cycle (checked below).
+ALLOWED: dict[str, set[str]] = {
+    # the measurement seam: the record, the collector, executors, ledger, cgroups.
+    # RealExecutor's host plumbing (generate, verify, resolve datasets) still reaches
+    # into datasets, imported where used; it moves out when the seam is split in two.
+    "measure": {"datasets"},
+    "session": {"measure"},
+    "analysis": {"measure", "session"},
+    "datasets": set(),
+    "guest": {"measure", "datasets"},
+    "filesystems": {"guest", "measure"},
+    "aging": {"datasets", "filesystems", "measure"},
+    "crashtest": {"measure", "filesystems", "session"},
+    "tasks": {"aging", "crashtest", "datasets", "filesystems", "measure"},
+    "plan": {"aging", "datasets", "filesystems", "measure", "tasks"},
+    "targets": {"aging", "datasets", "filesystems", "guest", "measure", "plan", "session"},
+    "machines": {"guest", "measure", "plan", "session", "targets"},
+    "report": {"analysis", "measure", "session", "crashtest"},
+    "run": {
+        "aging", "analysis", "crashtest", "datasets", "filesystems", "guest", "machines",
+        "measure", "plan", "session", "targets", "tasks",
+    },
+    "cli": {
+        "aging", "analysis", "crashtest", "datasets", "filesystems", "guest", "machines",
+        "measure", "plan", "report", "run", "session", "targets", "tasks",
+    },
+}  # fmt: skip
+ALWAYS = {"errors", "__init__", "__main__"}
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(SRC).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {module_name(p): p for p in sorted(ROOT.rglob("*.py"))}
+
+
+def package_of(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def resolve(module: str, name: str | None) -> str | None:
+    """The fsarena module an import refers to (a submodule when `name` is one)."""
+    if name and f"{module}.{name}" in MODULES:
+        return f"{module}.{name}"
+    return module if module in MODULES else None
+
+
+@cache
+def imports_of(module: str) -> frozenset[str]:
+    """Every fsarena module the module imports, relative imports included."""
+    path = MODULES[module]
+    is_pkg = path.name == "__init__.py"
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names if a.name in MODULES}
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = module.split(".")
+                keep = len(parts) - node.level + (1 if is_pkg else 0)
+                base = ".".join(parts[:keep] + ([base] if base else []))
+            if not base.startswith("fsarena"):
+                continue
+            for a in node.names:
+                target = resolve(base, a.name)
+                if target:
+                    found.add(target)
+    found.discard(module)
+    return frozenset(found)
+
+
+def test_every_package_is_in_the_table() -> None:
+    packages = {package_of(m) for m in MODULES} - ALWAYS
+    assert packages == set(ALLOWED), "add the new package to ALLOWED and to the README map"
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_allowed_imports(module: str) -> None:
+    me = package_of(module)
+    if me in ALWAYS:
+        return
+    for target in imports_of(module):
+        other = package_of(target)
+        assert other in ALLOWED[me] | ALWAYS | {me}, f"{module} imports {target}"
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one member (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    out: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in graph.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            members = []
+            while True:
+                w = stack.pop()
+                members.append(w)
+                if w == v:
+                    break
+            if len(members) > 1:
+                out.append(sorted(members))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_no_module_cycles() -> None:
+    graph = {m: set(imports_of(m)) for m in MODULES}
+    assert _cycles(graph) == []
+
+
+def test_no_package_cycles() -> None:
+    graph: dict[str, set[str]] = {}
+    for m in MODULES:
+        for t in imports_of(m):
+            if package_of(t) != package_of(m):
+                graph.setdefault(package_of(m), set()).add(package_of(t))
+    assert _cycles(graph) == []
+
+
+def test_the_table_itself_has_no_cycle() -> None:
+    assert _cycles({k: set(v) for k, v in ALLOWED.items()}) == []
+
+
+def test_the_cycle_check_can_fail() -> None:
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def _loaded_after(statement: str) -> set[str]:
+    code = f"import sys; {statement}; print('\\n'.join(sorted(sys.modules)))"
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    return set(out.split())
+
+
+@pytest.mark.parametrize(
+    ("statement", "forbidden"),
+    [
+        # Reports are rebuilt from session files alone: nothing that runs things.
+        ("import fsarena.report", ("fsarena.run", "fsarena.targets", "fsarena.tasks")),
+        # The guest agent runs inside an emulated kernel: no numpy, no scipy.
+        ("import fsarena.guest.agent", ("numpy", "scipy", "matplotlib", "fsarena.report")),
+        # The measuring process stays light: the collector is stdlib only.
+        ("import fsarena.measure.core", ("numpy", "scipy", "pydantic", "matplotlib")),
+    ],
+)
+def test_transitive_loads(statement: str, forbidden: tuple[str, ...]) -> None:
+    loaded = _loaded_after(statement)
+    bad = sorted(m for m in loaded if any(m == f or m.startswith(f + ".") for f in forbidden))
+    assert not bad, f"{statement} loads {bad[:8]}"
