@@ -94,10 +94,19 @@ def _backing_device(path: str) -> dict[str, str]:
     return {"device": parts[0], "fstype": parts[1], "mountpoint": parts[2]}
 
 
+def _machine_id() -> str:
+    """/etc/machine-id: tells cloned hosts apart in a fleet ("" when the host has none)."""
+    try:
+        return Path("/etc/machine-id").read_text().strip()
+    except OSError:
+        return ""
+
+
 def host_facts(workdir: str) -> dict[str, object]:
     uname = os.uname()
     return {
         "hostname": uname.nodename,
+        "machine_id": _machine_id(),
         "kernel": uname.release,
         "kernel_build": uname.version,
         "machine": uname.machine,
