@@ -672,3 +672,46 @@ def _import_into_default_store(path: Path, results_dir: str) -> None:
             import_session(db, path)
     except Exception as exc:  # the run succeeded; the store is only an index of it
         click.echo(f"fsarena: warning: session not added to the store: {exc}", err=True)
+
+
+# ---------------------------------------------------------------- fleet
+
+
+@main.group()
+def fleet() -> None:
+    """The same comparison on many hosts (Ansible), and the report across them."""
+
+
+_FLEET_FORMATS = ["text", "markdown", "csv", "json", "html"]
+
+
+@fleet.command("report")
+@click.argument(
+    "session_paths", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path)
+)
+@click.option("--baseline", default="ext4", show_default=True, help="Each host's reference fs.")
+@click.option("--metric", default="wall_s", show_default=True, help="The metric compared.")
+@click.option("--format", "fmt", type=click.Choice(_FLEET_FORMATS), default="text")
+@click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path), default=None)
+@click.option(
+    "--allow-same-machine", is_flag=True, help="Merge sessions that share a machine-id (tests)."
+)
+def fleet_report(
+    session_paths: tuple[Path, ...],
+    baseline: str,
+    metric: str,
+    fmt: str,
+    output: Path | None,
+    allow_same_machine: bool,
+) -> None:
+    """Hosts x filesystems: each filesystem's ratio to the baseline on the same host."""
+    from fsarena.fleet.merge import build, load_hosts
+    from fsarena.fleet.render import FORMATS
+
+    hosts, warnings = load_hosts(list(session_paths), allow_same_machine)
+    text = FORMATS[fmt](build(hosts, baseline, metric, warnings))
+    if output is None:
+        click.echo(text, nl=False)
+        return
+    output.write_text(text)
+    click.echo(f"written: {output}", err=True)
