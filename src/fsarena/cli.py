@@ -689,7 +689,9 @@ _FLEET_FORMATS = ["text", "markdown", "csv", "json", "html"]
 @click.argument(
     "session_paths", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path)
 )
-@click.option("--baseline", default="ext4", show_default=True, help="Each host's reference fs.")
+@click.option(
+    "--baseline", default=None, help="Each host's reference filesystem (default: the plan's first)."
+)
 @click.option("--metric", default="wall_s", show_default=True, help="The metric compared.")
 @click.option("--format", "fmt", type=click.Choice(_FLEET_FORMATS), default="text")
 @click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path), default=None)
@@ -698,7 +700,7 @@ _FLEET_FORMATS = ["text", "markdown", "csv", "json", "html"]
 )
 def fleet_report(
     session_paths: tuple[Path, ...],
-    baseline: str,
+    baseline: str | None,
     metric: str,
     fmt: str,
     output: Path | None,
@@ -729,7 +731,7 @@ def fleet_report(
 @click.option("--seed", type=int, default=None, help="One seed for every host (default: random).")
 @click.option("--task-timeout", type=float, default=None, help="Seconds per task.")
 @click.option("--results-dir", default=DEFAULT_RESULTS, show_default=True)
-@click.option("--baseline", default="ext4", show_default=True)
+@click.option("--baseline", default=None, help="Reference filesystem (default: the first).")
 @click.option("--format", "fmt", type=click.Choice(_FLEET_FORMATS), default="text")
 @click.option("--allow-same-machine", is_flag=True, help="Hosts may share a machine-id (tests).")
 def fleet_run(**opts: Any) -> None:

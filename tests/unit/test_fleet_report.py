@@ -118,3 +118,9 @@ def test_cloned_machine_id_is_refused_unless_allowed(tmp_path: Path) -> None:
 def test_one_session_is_not_a_fleet(tmp_path: Path) -> None:
     with pytest.raises(FsarenaError, match="at least two hosts"):
         load_hosts([host_file(tmp_path, "a")])
+
+
+def test_default_baseline_is_the_plans_first_filesystem(tmp_path: Path) -> None:
+    hosts, warnings = load_hosts([host_file(tmp_path, "a"), host_file(tmp_path, "b")])
+    first = json.loads(FIXTURE.read_text())["plan"]["filesystems"][0]
+    assert build(hosts, None, "wall_s", warnings).baseline == first

@@ -160,10 +160,12 @@ def _duplicates(sessions: list[tuple[Path, Session]], allow: bool) -> list[str]:
     return warnings
 
 
-def build(hosts: list[Host], baseline: str, metric: str, warnings: list[str]) -> FleetReport:
+def build(hosts: list[Host], baseline: str | None, metric: str, warnings: list[str]) -> FleetReport:
+    """The report; baseline None: the plan's first filesystem."""
     if metric not in METRICS:
         raise FsarenaError(f"unknown metric {metric!r}; known: {', '.join(sorted(METRICS))}")
     first = hosts[0].session
+    baseline = baseline or first.filesystems()[0]
     if baseline not in first.filesystems():
         raise FsarenaError(
             f"the baseline {baseline} is not in the plan ({', '.join(first.filesystems())}); "

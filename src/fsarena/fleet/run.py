@@ -27,6 +27,7 @@ from fsarena.errors import FsarenaError
 
 HERE = Path(__file__).resolve().parent
 CHECKOUT = HERE.parents[2]  # the controller's checkout (src layout): copied to hosts that need it
+POLL_EVERY_S = 30.0  # a long job's "still running" line, per host
 EXCLUDED = {".venv", ".git", "results", "__pycache__", ".mypy_cache", ".ruff_cache"}
 
 
@@ -38,6 +39,8 @@ class HostState:
     first_task_s: float | None = None
     step: str = "waiting"
     failed: str = ""  # Ansible's reason, "" while fine
+    step_started: float = 0.0
+    said: float = -1e9  # when the last "running" line was printed
     unreachable: bool = False
 
 
@@ -89,13 +92,19 @@ def _handler(fleet: FleetRun, say: Callable[[str], None]) -> Callable[[dict[str,
             return True
         state = fleet.hosts.setdefault(host, HostState(host))
         elapsed = time.monotonic() - fleet.started
+        task = str(data.get("task", ""))
         if kind == "runner_on_start":
             if state.first_task_s is None:
                 state.first_task_s = elapsed
-            state.step = str(data.get("task", ""))
-            say(f"[{elapsed:7.1f}s] {host}: {state.step}")
+            state.step, state.step_started, state.said = task, elapsed, -1e9
+        elif kind == "runner_on_ok":
+            say(f"[{elapsed:7.1f}s] {host}: {task}: done")
         elif kind == "runner_on_skipped":
-            say(f"[{elapsed:7.1f}s] {host}: {data.get('task', '')}: skipped (not needed)")
+            say(f"[{elapsed:7.1f}s] {host}: {task}: skipped (not needed)")
+        elif kind == "runner_on_async_poll" and elapsed - state.said >= POLL_EVERY_S:
+            state.said = elapsed
+            took = elapsed - state.step_started
+            say(f"[{elapsed:7.1f}s] {host}: {task}: running for {took:.0f} s")
         elif kind == "runner_on_unreachable":
             state.unreachable, state.failed = True, _reason(data)
             say(f"[{elapsed:7.1f}s] {host}: UNREACHABLE: {state.failed}")
