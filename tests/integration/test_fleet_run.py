@@ -58,7 +58,7 @@ def test_unreachable_host_is_reported_and_the_others_complete(tmp_path: Path) ->
         err = []
         for line in proc.stderr:
             err.append(line)
-            if "h3: run the plan" in line:  # h3's run has started: cut it off
+            if "h3: run the plan: started" in line:  # h3's run has started: cut it off
                 stop_host(tmp_path, "h3")
         out = proc.stdout.read() if proc.stdout else ""
         assert proc.wait(timeout=600) == 1, "".join(err)
@@ -88,7 +88,7 @@ def test_ctrl_c_stops_every_host_and_cleans_up(tmp_path: Path) -> None:
         err = []
         for line in proc.stderr:
             err.append(line)
-            started |= {h for h in ("h1", "h2") if f"{h}: run the plan" in line}
+            started |= {h for h in ("h1", "h2") if f"{h}: run the plan: started" in line}
             if started == {"h1", "h2"}:
                 break
         time.sleep(5)  # well inside the runs (they take tens of seconds)

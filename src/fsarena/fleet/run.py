@@ -96,7 +96,8 @@ def _handler(fleet: FleetRun, say: Callable[[str], None]) -> Callable[[dict[str,
         if kind == "runner_on_start":
             if state.first_task_s is None:
                 state.first_task_s = elapsed
-            state.step, state.step_started, state.said = task, elapsed, -1e9
+            state.step, state.step_started, state.said = task, elapsed, elapsed
+            say(f"[{elapsed:7.1f}s] {host}: {task}: started")
         elif kind == "runner_on_ok":
             say(f"[{elapsed:7.1f}s] {host}: {task}: done")
         elif kind == "runner_on_skipped":
@@ -104,7 +105,7 @@ def _handler(fleet: FleetRun, say: Callable[[str], None]) -> Callable[[dict[str,
         elif kind == "runner_on_async_poll" and elapsed - state.said >= POLL_EVERY_S:
             state.said = elapsed
             took = elapsed - state.step_started
-            say(f"[{elapsed:7.1f}s] {host}: {task}: running for {took:.0f} s")
+            say(f"[{elapsed:7.1f}s] {host}: {state.step}: running for {took:.0f} s")
         elif kind == "runner_on_unreachable":
             state.unreachable, state.failed = True, _reason(data)
             say(f"[{elapsed:7.1f}s] {host}: UNREACHABLE: {state.failed}")
