@@ -53,7 +53,8 @@ from fsarena.measure import Measurement, metric_value
 #   fsarena, which carried fsarena's own high-water mark: their values are kept in
 #   the file but read as unavailable (Run.value gives None, see UNAVAILABLE_BEFORE).
 #   host.machine_id (optional, "" or absent in older files): /etc/machine-id, so a
-#   fleet merge can refuse two sessions from one cloned machine identity.
+#   fleet merge can refuse two sessions from one cloned machine identity;
+#   host.workdir_backing gains scheduler and model (of the disk under the work directory).
 SCHEMA_VERSION = 3
 
 # Metrics whose stored values are wrong in sessions older than a version: kept in the

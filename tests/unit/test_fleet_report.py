@@ -124,3 +124,27 @@ def test_default_baseline_is_the_plans_first_filesystem(tmp_path: Path) -> None:
     hosts, warnings = load_hosts([host_file(tmp_path, "a"), host_file(tmp_path, "b")])
     first = json.loads(FIXTURE.read_text())["plan"]["filesystems"][0]
     assert build(hosts, None, "wall_s", warnings).baseline == first
+
+
+def test_host_facts_show_the_disk_scheduler(tmp_path: Path) -> None:
+    data = json.loads(host_file(tmp_path, "a").read_text())
+    data["host"]["workdir_backing"] |= {"scheduler": "bfq", "model": "Samsung SSD 870"}
+    (tmp_path / "a.json").write_text(json.dumps(data))
+    hosts, _ = load_hosts([tmp_path / "a.json", host_file(tmp_path, "b")])
+    facts = [h.facts() for h in hosts]
+    assert facts[0]["scheduler"] == "bfq" and facts[1]["scheduler"] == "not recorded"
+    assert facts[0]["device"].endswith("Samsung SSD 870")
+
+
+def test_host_facts_record_machine_id_and_the_disks_scheduler() -> None:
+    """Fleet merges refuse cloned machine-ids; the scheduler explains hosts that disagree."""
+    from fsarena.system import host_facts
+
+    facts = host_facts("/")
+    machine_id = Path("/etc/machine-id")
+    assert facts["machine_id"] == (machine_id.read_text().strip() if machine_id.exists() else "")
+    backing = facts["workdir_backing"]
+    assert isinstance(backing, dict)
+    node = Path("/sys/class/block", Path(str(backing.get("device", ""))).name)
+    if node.exists() and (node.resolve() / "queue" / "scheduler").exists():
+        assert backing["scheduler"] in (node.resolve() / "queue" / "scheduler").read_text()

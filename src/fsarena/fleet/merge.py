@@ -37,7 +37,9 @@ class Host:
         """What may explain disagreement, side by side (empty: not recorded)."""
         h, s = self.session.host, self.session
         backing = h.get("workdir_backing", {}) or {}
-        device = s.target.get("model") or backing.get("device", "")
+        device = s.target.get("model") or " ".join(
+            str(backing[k]) for k in ("device", "model") if backing.get(k)
+        )
         options = {
             name: ",".join(p.get("mount_options", []) or []) or "defaults"
             for name, p in s.profiles_as_run.items()
@@ -48,7 +50,7 @@ class Host:
             "kernel": str(h.get("kernel", "")),
             "CPU": f"{h.get('cpu_model', '')} x{h.get('cpus', '')}",
             "device": str(device) or "not recorded",
-            "scheduler": str(h.get("scheduler", "")) or "not recorded",
+            "scheduler": str(backing.get("scheduler", "")) or "not recorded",
             "mount options": " ".join(f"{k}:{v}" for k, v in sorted(options.items())),
             "status": s.status,
         }

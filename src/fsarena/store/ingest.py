@@ -66,8 +66,8 @@ def device_row(session: Session) -> tuple[Any, ...]:
         facts = ("device", t.get("path", ""), t.get("model", ""), t.get("serial", ""), "", "")
     else:
         b = session.host.get("workdir_backing", {}) or {}
-        facts = ("loop-backing", b.get("device", ""), "", "", b.get("fstype", ""), "")
-    facts = (*facts[:5], str(session.host.get("scheduler", "")))
+        facts = ("loop-backing", b.get("device", ""), b.get("model", ""), "", b.get("fstype", ""),
+                 b.get("scheduler", ""))  # fmt: skip
     strs = tuple(str(f or "") for f in facts)
     return (_key(*strs), *strs)
 
