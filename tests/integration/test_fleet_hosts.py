@@ -7,13 +7,14 @@ the playbook, fetching, merging, stopping), not a real fleet's differences.
 Nothing listens outside 127.0.0.0/8.
 
 Run by hand to get an inventory for `fsarena fleet run`:
-    python tests/integration/test_fleet_hosts.py DIR [COUNT]   (Ctrl-C stops the daemons)
+    python tests/integration/test_fleet_hosts.py DIR [COUNT]   (Ctrl-C or kill PID stops them)
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -127,7 +128,13 @@ def test_loopback_hosts_accept_the_generated_key(tmp_path: Path) -> None:
         assert out.stdout.strip() == "hello", out.stderr
 
 
+def _stop_on_sigterm(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt  # stops the daemons through loopback_hosts' finally
+
+
 if __name__ == "__main__":
+    # A background job ignores SIGINT: SIGTERM (kill PID) stops the hosts the same way.
+    signal.signal(signal.SIGTERM, _stop_on_sigterm)
     top = Path(sys.argv[1]).resolve()
     top.mkdir(parents=True)
     with loopback_hosts(top, int(sys.argv[2]) if len(sys.argv) > 2 else 3, top / "work") as inv:
