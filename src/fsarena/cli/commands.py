@@ -451,6 +451,7 @@ def run(ctx: click.Context, /, **opts: Any) -> None:
     html_path = path.with_suffix(".html")
     write(session, "html", html_path)
     click.echo(f"HTML report: {html_path}", err=True)
+    _import_into_default_store(path, opts["results_dir"])
     sys.exit(EXIT_CODES.get(session.status, 0))
 
 
@@ -752,4 +753,202 @@ def crashtest(
     click.echo(render(session, fmt), nl=False)
     click.echo(f"\nsession saved: {path}", err=True)
     if any(r.status == "failed" for r in session.runs):
+        sys.exit(1)
+
+
+# ---------------------------------------------------------------- store
+
+_STORE_HELP = "The store: an SQLite file, or postgresql://... for a team."
+
+
+def _store_option(f: Any) -> Any:
+    default = str(Path(DEFAULT_RESULTS, "fsarena.sqlite"))
+    return click.option("--store", "url", default=default, show_default=True, help=_STORE_HELP)(f)
+
+
+@main.group()
+def store() -> None:
+    """Every session in one results store (SQLite or PostgreSQL), queryable across runs."""
+
+
+@store.command("import")
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@_store_option
+def store_import(paths: tuple[Path, ...], url: str) -> None:
+    """Import session files (or directories of them); a session already there adds nothing."""
+    from fsarena.store.db import open_store
+    from fsarena.store.ingest import import_session
+
+    files = [f for p in paths for f in (sorted(p.glob("*.json")) if p.is_dir() else [p])]
+    with open_store(url) as db:
+        done = [import_session(db, f) for f in files]
+    for d in done:
+        state = f"added ({d.runs} runs)" if d.added else "already in the store"
+        click.echo(f"{d.session_id}  {d.path}: {state}")
+    click.echo(f"{sum(d.added for d in done)} of {len(done)} sessions added to {url}")
+
+
+@store.command("list")
+@_store_option
+def store_list(url: str) -> None:
+    """The sessions the store holds, oldest first."""
+    from fsarena.store.db import open_store
+    from fsarena.store.query import list_sessions
+
+    with open_store(url) as db:
+        click.echo(list_sessions(db), nl=False)
+
+
+@store.command("history")
+@click.option("--task", required=True, help="A task, e.g. untar.")
+@click.option("--fs", "filesystem", required=True, help="A filesystem, e.g. ext4.")
+@click.option("--metric", default="wall_s", show_default=True, help="A raw metric.")
+@click.option("--format", "fmt", type=click.Choice(["text", "html"]), default="text")
+@click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path), default=None)
+@_store_option
+def store_history(
+    task: str, filesystem: str, metric: str, fmt: str, output: Path | None, url: str
+) -> None:
+    """One task on one filesystem across sessions: kernels, hosts, time."""
+    from fsarena.store.chart import history_html
+    from fsarena.store.db import open_store
+    from fsarena.store.query import history, history_text
+
+    with open_store(url) as db:
+        points = history(db, task, filesystem, metric)
+    draw = history_html if fmt == "html" else history_text
+    text = draw(points, task, filesystem, metric)
+    if output is None:
+        click.echo(text, nl=False)
+        return
+    output.write_text(text)
+    click.echo(f"written: {output}", err=True)
+
+
+@store.command("export")
+@click.option("--parquet", "directory", required=True, type=click.Path(path_type=Path))
+@_store_option
+def store_export(directory: Path, url: str) -> None:
+    """Write every table to DIR/TABLE.parquet (for DuckDB, pandas)."""
+    from fsarena.store.db import open_store
+    from fsarena.store.export import export_parquet
+
+    with open_store(url) as db:
+        for path in export_parquet(db, directory):
+            click.echo(f"written: {path}")
+
+
+def _import_into_default_store(path: Path, results_dir: str) -> None:
+    """After a run: index its session in the default store; a failure only warns."""
+    try:
+        from fsarena.store import default_store
+        from fsarena.store.db import open_store
+        from fsarena.store.ingest import import_session
+
+        with open_store(default_store(results_dir)) as db:
+            import_session(db, path)
+    except Exception as exc:  # the run succeeded; the store is only an index of it
+        click.echo(f"fsarena: warning: session not added to the store: {exc}", err=True)
+
+
+# ---------------------------------------------------------------- fleet
+
+
+@main.group()
+def fleet() -> None:
+    """The same comparison on many hosts (Ansible), and the report across them."""
+
+
+_FLEET_FORMATS = ["text", "markdown", "csv", "json", "html"]
+
+
+@fleet.command("report")
+@click.argument(
+    "session_paths", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path)
+)
+@click.option(
+    "--baseline", default=None, help="Each host's reference filesystem (default: the plan's first)."
+)
+@click.option("--metric", default="wall_s", show_default=True, help="The metric compared.")
+@click.option("--format", "fmt", type=click.Choice(_FLEET_FORMATS), default="text")
+@click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path), default=None)
+@click.option(
+    "--allow-same-machine", is_flag=True, help="Merge sessions that share a machine-id (tests)."
+)
+def fleet_report(
+    session_paths: tuple[Path, ...],
+    baseline: str | None,
+    metric: str,
+    fmt: str,
+    output: Path | None,
+    allow_same_machine: bool,
+) -> None:
+    """Hosts x filesystems: each filesystem's ratio to the baseline on the same host."""
+    from fsarena.fleet.merge import build, load_hosts
+    from fsarena.fleet.render import FORMATS
+
+    hosts, warnings = load_hosts(list(session_paths), allow_same_machine)
+    text = FORMATS[fmt](build(hosts, baseline, metric, warnings))
+    if output is None:
+        click.echo(text, nl=False)
+        return
+    output.write_text(text)
+    click.echo(f"written: {output}", err=True)
+
+
+@fleet.command("run")
+@click.option("--inventory", "-i", required=True, type=click.Path(path_type=Path))
+@click.option("--limit", default=None, help="Ansible host pattern, as ansible-playbook --limit.")
+@click.option("--forks", type=int, default=5, show_default=True, help="Hosts driven at once.")
+@click.option("--become", is_flag=True, help="Become root on the hosts (Ansible's become).")
+@click.option("--suite", default=DEFAULT_SUITE, show_default=True)
+@click.option("--fs", "fs_list", default=None, help="Comma-separated filesystems.")
+@click.option("--repetitions", "-n", type=int, default=None)
+@click.option("--scale", type=float, default=None)
+@click.option("--seed", type=int, default=None, help="One seed for every host (default: random).")
+@click.option("--task-timeout", type=float, default=None, help="Seconds per task.")
+@click.option("--results-dir", default=DEFAULT_RESULTS, show_default=True)
+@click.option("--baseline", default=None, help="Reference filesystem (default: the first).")
+@click.option("--format", "fmt", type=click.Choice(_FLEET_FORMATS), default="text")
+@click.option("--allow-same-machine", is_flag=True, help="Hosts may share a machine-id (tests).")
+def fleet_run(**opts: Any) -> None:
+    """Run the same plan on every host of an Ansible inventory; fetch and compare the sessions."""
+    import random
+
+    from fsarena.fleet.run import FleetRun, execute
+
+    seed = opts["seed"] if opts["seed"] is not None else random.randrange(2**31)
+    args = ["--suite", opts["suite"], "--seed", str(seed)]
+    for flag, key in (("--fs", "fs_list"), ("-n", "repetitions"), ("--scale", "scale"),
+                      ("--task-timeout", "task_timeout")):  # fmt: skip
+        if opts[key] is not None:
+            args += [flag, str(opts[key])]
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S")
+    fetch = Path(opts["results_dir"], f"fleet-{stamp}")
+    run = FleetRun(opts["inventory"], args, fetch, f"fsarena, version {__version__}",
+                   opts["limit"], opts["forks"], opts["become"])  # fmt: skip
+    try:
+        execute(run, lambda line: click.echo(f"fsarena: {line}", err=True))
+    except KeyboardInterrupt:
+        _fail(f"interrupted; every host's run stopped and cleaned up; sessions so far in {fetch}")
+    _fleet_summary(run, fetch, opts)
+
+
+def _fleet_summary(run: Any, fetch: Path, opts: dict[str, Any]) -> None:
+    from fsarena.fleet.merge import build, load_hosts
+    from fsarena.fleet.render import FORMATS
+
+    click.echo(f"fsarena: fleet wall time {run.wall_s:.1f} s", err=True)
+    for name, host in sorted(run.hosts.items()):
+        first = f"{host.first_task_s:.1f} s" if host.first_task_s is not None else "never"
+        state = f"FAILED: {host.failed}" if host.failed else "ok"
+        click.echo(f"fsarena: {name}: first task after {first}; {state}", err=True)
+    sessions = sorted(fetch.glob("*.json"))
+    for path in sessions:
+        _import_into_default_store(path, opts["results_dir"])
+    if len(sessions) < 2:
+        _fail(f"only {len(sessions)} host sessions fetched into {fetch}: no fleet to compare", 1)
+    hosts, warnings = load_hosts(sessions, opts["allow_same_machine"])
+    click.echo(FORMATS[opts["fmt"]](build(hosts, opts["baseline"], "wall_s", warnings)), nl=False)
+    if any(h.failed for h in run.hosts.values()):
         sys.exit(1)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import platform
 import shutil
@@ -93,13 +94,46 @@ def _backing_device(path: str) -> dict[str, str]:
     parts = out.stdout.split()
     if len(parts) < 3:
         return {}
-    return {"device": parts[0], "fstype": parts[1], "mountpoint": parts[2]}
+    found = {"device": parts[0], "fstype": parts[1], "mountpoint": parts[2]}
+    return {**found, **_queue_facts(parts[0])}
+
+
+def _queue_facts(device: str) -> dict[str, str]:
+    """The I/O scheduler and model of a block device (a partition: of its disk), if known.
+
+    Facts that explain why two hosts disagree (fleet report); absent when not a block device.
+    """
+    node = Path("/sys/class/block", Path(device).name)
+    if not node.exists():
+        return {}
+    node = node.resolve()
+    if (node / "partition").exists():
+        node = node.parent
+    facts = {}
+    try:
+        words = (node / "queue" / "scheduler").read_text().split()
+        facts["scheduler"] = next((w[1:-1] for w in words if w.startswith("[")), " ".join(words))
+    except OSError:
+        pass
+    # virtio disks have no model (their vendor file holds a PCI id, not a name)
+    with contextlib.suppress(OSError):
+        facts["model"] = (node / "device" / "model").read_text().strip()
+    return facts
+
+
+def _machine_id() -> str:
+    """/etc/machine-id: tells cloned hosts apart in a fleet ("" when the host has none)."""
+    try:
+        return Path("/etc/machine-id").read_text().strip()
+    except OSError:
+        return ""
 
 
 def host_facts(workdir: str) -> dict[str, object]:
     uname = os.uname()
     return {
         "hostname": uname.nodename,
+        "machine_id": _machine_id(),
         "kernel": uname.release,
         "kernel_build": uname.version,
         "machine": uname.machine,

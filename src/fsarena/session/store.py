@@ -70,6 +70,9 @@ from fsarena.measure.core import Measurement, metric_value
 #   aging did once for the seed (profile, seed, wall_s, bytes_written, device bytes,
 #   files, rounds, manifest_digest, snapshot method); plan.age holds the profile, and
 #   aged runs are recorded under "NAME+PROFILE" with profiles_as_run[...]["aged"].
+#   host.machine_id (optional, "" or absent in older files): /etc/machine-id, so a
+#   fleet merge can refuse two sessions from one cloned machine identity;
+#   host.workdir_backing gains scheduler and model (of the disk under the work directory).
 SCHEMA_VERSION = 3
 
 # Metrics whose stored values are wrong in sessions older than a version: kept in the

@@ -1,0 +1,7 @@
+"""The fleet: one comparison on many hosts through Ansible, and the merge of their sessions.
+
+fleet.merge checks that sessions may be merged and computes the per-host ratios;
+fleet.render writes the fleet report; fleet.run drives ansible-runner with the
+playbook shipped in fleet/playbook.yml. Heavy libraries (ansible_runner) are
+imported only by `fsarena fleet run`.
+"""

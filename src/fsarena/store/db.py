@@ -1,0 +1,132 @@
+"""A connection to a store, SQLite or PostgreSQL, behind one small interface.
+
+Both engines get the same SQL: statements are written with `?` placeholders and
+translated for psycopg. A store opened here is always migrated to the newest
+schema version first (store.schema.MIGRATIONS).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from fsarena.errors import FsarenaError
+from fsarena.store.schema import CREATE_VERSION_TABLE, MIGRATIONS
+
+Row = tuple[Any, ...]
+
+
+class Store:
+    """One open store: run statements, in transactions, on SQLite or PostgreSQL."""
+
+    def __init__(self, conn: Any, url: str, postgres: bool) -> None:
+        self._conn = conn
+        self.url = url
+        self.postgres = postgres
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._conn.close()
+
+    def _sql(self, sql: str) -> str:
+        return sql.replace("?", "%s") if self.postgres else sql
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> None:
+        self._conn.execute(self._sql(sql), tuple(params))
+
+    def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        if not rows:
+            return
+        if self.postgres:
+            with self._conn.cursor() as cur:
+                cur.executemany(self._sql(sql), [tuple(r) for r in rows])
+        else:
+            self._conn.executemany(sql, [tuple(r) for r in rows])
+
+    def query(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
+        """All rows of a query, with column names available through `columns`."""
+        cur = self._conn.execute(self._sql(sql), tuple(params))
+        self.columns = [d[0] for d in cur.description or ()]
+        return [tuple(r) for r in cur.fetchall()]
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """All or nothing: a failed import leaves the store as it was."""
+        if self.postgres:
+            with self._conn.transaction():
+                yield
+            return
+        self._conn.execute("BEGIN")
+        try:
+            yield
+        except BaseException:
+            self._conn.execute("ROLLBACK")
+            raise
+        self._conn.execute("COMMIT")
+
+    def version(self) -> int:
+        rows = self.query("SELECT max(version) FROM schema_version")
+        return int(rows[0][0] or 0)
+
+    def migrate(self) -> None:
+        """Apply every migration step after the store's version, each in its own transaction."""
+        with self.transaction():
+            self.execute(CREATE_VERSION_TABLE)
+        for number, steps in enumerate(MIGRATIONS, start=1):
+            if self.version() >= number:
+                continue
+            with self.transaction():
+                for step in steps:
+                    self.execute(step)
+                self.execute("INSERT INTO schema_version (version) VALUES (?)", (number,))
+
+
+def is_postgres(url: str) -> bool:
+    return url.startswith(("postgresql://", "postgres://"))
+
+
+def open_store(url: str) -> Store:
+    """Open (and create or migrate) the store at a path or a postgresql:// URL."""
+    store = _connect_postgres(url) if is_postgres(url) else _connect_sqlite(url)
+    try:
+        store.migrate()
+        found = store.version()
+        if found > len(MIGRATIONS):
+            raise FsarenaError(
+                f"the store {url} has schema version {found}, newer than this "
+                f"fsarena's {len(MIGRATIONS)}; upgrade fsarena to use it"
+            )
+    except BaseException:
+        store._conn.close()
+        raise
+    return store
+
+
+def _connect_sqlite(path: str) -> Store:
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    try:
+        # Autocommit mode: transactions are explicit (Store.transaction), for both engines.
+        conn = sqlite3.connect(path, isolation_level=None)
+        conn.execute("PRAGMA foreign_keys = ON")
+    except sqlite3.Error as exc:
+        raise FsarenaError(f"cannot open the store {path}: {exc}; give another --store") from exc
+    return Store(conn, path, postgres=False)
+
+
+def _connect_postgres(url: str) -> Store:
+    import psycopg
+
+    try:
+        conn = psycopg.connect(url, autocommit=True)
+    except psycopg.Error as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise FsarenaError(
+            f"cannot connect to the store {url}: {first}; check the URL and that the "
+            "server is running"
+        ) from exc
+    return Store(conn, url, postgres=True)

@@ -1,0 +1,116 @@
+"""What the store answers: the sessions it holds, and one task's history on one filesystem.
+
+Statistics are computed here from the raw values, as everywhere in fsarena
+(stats.summarize with the metric's own mean), never stored. Rows come back in
+a total order (time, then session id) so SQLite and PostgreSQL print the same.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+from fsarena.analysis.stats import Summary, summarize
+from fsarena.errors import FsarenaError
+from fsarena.measure.core import METRICS, Metric
+from fsarena.store.db import Store
+
+_LIST = """
+SELECT s.session_id, s.created_at, h.hostname, h.kernel, s.suite, s.status,
+       s.filesystems, (SELECT count(*) FROM runs r WHERE r.session_id = s.session_id)
+FROM sessions s JOIN hosts h ON h.host_id = s.host_id
+ORDER BY s.created_at, s.session_id
+"""
+
+_HISTORY = """
+SELECT s.session_id, s.created_at, h.hostname, h.kernel, h.cpu_model, h.machine_id,
+       s.tool_version, v.value
+FROM "values" v
+JOIN runs r ON r.session_id = v.session_id AND r.run_index = v.run_index
+JOIN sessions s ON s.session_id = r.session_id
+JOIN hosts h ON h.host_id = s.host_id
+WHERE r.task = ? AND r.filesystem = ? AND v.metric = ? AND r.status = 'ok'
+ORDER BY s.created_at, s.session_id, r.repetition, r.run_index
+"""
+
+
+def list_sessions(store: Store) -> str:
+    rows = store.query(_LIST)
+    if not rows:
+        return f"the store {store.url} holds no session; add some with `fsarena store import`\n"
+    head = f"{'session':16}  {'created':25}  {'host':12}  {'kernel':22}  {'suite':14}  "
+    lines = [head + f"{'status':10}  {'runs':>5}  filesystems"]
+    for sid, created, host, kernel, suite, status, fss, runs in rows:
+        lines.append(
+            f"{sid:16}  {created:25}  {host:12}  {kernel:22}  {suite:14}  {status:10}  "
+            f"{runs:>5}  {fss}"
+        )
+    lines.append(f"{len(rows)} sessions in {store.url}")
+    return "\n".join(lines) + "\n"
+
+
+@dataclass(frozen=True)
+class Point:
+    """One session's result for the task on the filesystem."""
+
+    session_id: str
+    created_at: str
+    hostname: str
+    kernel: str
+    cpu_model: str
+    tool_version: str
+    summary: Summary
+
+
+def history(store: Store, task: str, filesystem: str, metric: str) -> list[Point]:
+    """The task on the filesystem in every session of the store, oldest first."""
+    if metric not in METRICS:
+        raise FsarenaError(f"unknown metric {metric!r}; known: {', '.join(sorted(METRICS))}")
+    rows = store.query(_HISTORY, (task, filesystem, metric))
+    if not rows:
+        raise FsarenaError(_nothing(store, task, filesystem, metric))
+    groups: dict[tuple[str, ...], list[float]] = defaultdict(list)
+    for sid, created, host, kernel, cpu, _mid, version, value in rows:
+        groups[(sid, created, host, kernel, cpu, version)].append(float(value))
+    mean = METRICS[metric].mean
+    return [
+        Point(sid, created, host, kernel, cpu, version, summarize(values, mean))
+        for (sid, created, host, kernel, cpu, version), values in groups.items()
+    ]
+
+
+def _nothing(store: Store, task: str, filesystem: str, metric: str) -> str:
+    pairs = store.query("SELECT DISTINCT task, filesystem FROM runs ORDER BY task, filesystem")
+    if (task, filesystem) in pairs:
+        return (
+            f"no successful run of {task} on {filesystem} has a value of {metric} in "
+            f"{store.url}; choose another --metric"
+        )
+    known = ", ".join(f"{t}/{f}" for t, f in pairs[:20]) or "none: import sessions first"
+    return f"no run of {task} on {filesystem} in {store.url}; known task/filesystem: {known}"
+
+
+def _fmt(value: float, metric: Metric) -> str:
+    return f"{value * metric.scale:.4g}"
+
+
+def history_text(points: list[Point], task: str, filesystem: str, metric_name: str) -> str:
+    metric = METRICS[metric_name]
+    unit = f" ({metric.unit})" if metric.unit else ""
+    better = "lower" if metric.better == "lower" else "higher"
+    lines = [
+        f"{task} on {filesystem}: {metric.label}{unit}, {better} is better; "
+        f"mean and 95 % interval of each session's successful repetitions",
+        f"{'created':25}  {'host':12}  {'kernel':22}  {'session':16}  {'n':>3}  "
+        f"{'mean':>10}  95 % interval",
+    ]
+    for p in points:
+        s = p.summary
+        interval = (
+            f"{_fmt(s.ci_low, metric)} .. {_fmt(s.ci_high, metric)}" if s.n > 1 else "(n = 1)"
+        )
+        lines.append(
+            f"{p.created_at:25}  {p.hostname:12}  {p.kernel:22}  {p.session_id:16}  {s.n:>3}  "
+            f"{_fmt(s.mean, metric):>10}  {interval}"
+        )
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,101 @@
+"""`fsarena fleet run` for real: Ansible over SSH to three loopback sshd hosts.
+
+The hosts share this machine's kernel and disks (test_fleet_hosts.py): these
+tests check the machinery (playbook, async runs, fetch, merge, unreachable
+hosts, Ctrl-C), not differences between real machines. Kept small: scale 0.01,
+two repetitions, ext4 and xfs.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.integration.conftest import leftovers
+from tests.integration.test_fleet_hosts import SSHD, loopback_hosts, stop_host
+
+pytestmark = pytest.mark.skipif(not SSHD.exists(), reason="openssh-server is not installed")
+
+ARGS = ["--fs", "ext4,xfs", "--scale", "0.01", "-n", "2", "--seed", "7", "--allow-same-machine"]
+
+
+def _fleet(inventory: Path, results: Path) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "fsarena", "fleet", "run", "-i", str(inventory), *ARGS,
+         "--results-dir", str(results)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def _runs_ended(work: Path, timeout_s: float = 120) -> list[int]:
+    """Pids of hosts' fsarena runs still alive after waiting for them."""
+    pids = [int(p.read_text()) for p in work.glob("*/w-results/fleet.pid")]
+    deadline = time.monotonic() + timeout_s
+    while any(_alive(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    return [p for p in pids if _alive(p)]
+
+
+def test_unreachable_host_is_reported_and_the_others_complete(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    with loopback_hosts(tmp_path, 3, work) as inventory:
+        proc = _fleet(inventory, tmp_path / "r")
+        assert proc.stderr is not None
+        err = []
+        for line in proc.stderr:
+            err.append(line)
+            if "h3: run the plan: started" in line:  # h3's run has started: cut it off
+                stop_host(tmp_path, "h3")
+        out = proc.stdout.read() if proc.stdout else ""
+        assert proc.wait(timeout=600) == 1, "".join(err)
+        stderr = "".join(err)
+        try:
+            assert "h3: UNREACHABLE" in stderr
+            assert "h1: first task after" in stderr and "fleet wall time" in stderr
+            fetched = sorted(p.name for p in (tmp_path / "r").glob("fleet-*/*.json"))
+            assert fetched == ["h1.json", "h2.json"]
+            assert "Fleet of 2 hosts (2 complete)" in out
+            assert "than ext4 on " in out and " of 2 hosts, significant on " in out
+        finally:
+            # h3's run goes on (its host was cut off, not stopped), as on a real fleet: end it.
+            pid_file = work / "h3" / "w-results" / "fleet.pid"
+            if pid_file.exists() and _alive(int(pid_file.read_text())):
+                os.kill(int(pid_file.read_text()), signal.SIGINT)
+            assert _runs_ended(work) == []
+    assert leftovers(work) == []
+
+
+def test_ctrl_c_stops_every_host_and_cleans_up(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    with loopback_hosts(tmp_path, 2, work) as inventory:
+        proc = _fleet(inventory, tmp_path / "r")
+        assert proc.stderr is not None
+        started: set[str] = set()
+        err = []
+        for line in proc.stderr:
+            err.append(line)
+            started |= {h for h in ("h1", "h2") if f"{h}: run the plan: started" in line}
+            if started == {"h1", "h2"}:
+                break
+        time.sleep(5)  # well inside the runs (they take tens of seconds)
+        proc.send_signal(signal.SIGINT)
+        rest = proc.stderr.read()
+        assert proc.wait(timeout=300) == 2, "".join(err) + rest
+        assert "stopping the run on every host" in rest
+        assert "interrupted; every host's run stopped and cleaned up" in rest
+        assert _runs_ended(work, timeout_s=5) == []
+    assert leftovers(work) == []
