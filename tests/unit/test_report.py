@@ -211,3 +211,13 @@ def test_a_measurement_without_max_rss_renders_as_not_measured() -> None:
     for name in EXPORTERS:
         assert render(current, name)
     assert all(r.value("max_rss_kib") is None for r in current.runs)
+
+
+def test_a_tie_that_cannot_rule_out_a_doubling_is_undecided_not_equal() -> None:
+    """n = 2 on a noisy machine allowed '1,008,218×' as a 'tie': that is no answer."""
+    from fsarena.report.answer import build as build_answer
+
+    answer = build_answer(build(load(FIXTURES / "three-filesystems.json")))
+    assert "Undecided, too few repetitions to tell" in answer.ties
+    assert "file trees — differences up to 2.02× cannot be ruled out at n = 3" in answer.ties
+    assert "large files: none above 55 %" in answer.ties  # a real tie stays a tie

@@ -31,6 +31,9 @@ from fsarena.report.scope import KERNEL, group_of, ranked_group
 from fsarena.report.table import Comparison
 
 WIN, TIE, SMALL, UNTESTED = "win", "tie", "small", "untested"
+# A tie whose interval still allows a 2x difference says nothing a sysadmin can act on:
+# it is reported as undecided, with how to decide it, not as "no difference".
+UNDECIDED_AT = 1.0
 
 
 @dataclass(frozen=True)
@@ -90,6 +93,11 @@ def _tie_text(ranking: Ranking) -> tuple[str, str]:
     found = _detectable(ranking)
     if found is None:
         return UNTESTED, "no verdict: no interval could be computed"
+    if found >= UNDECIDED_AT:
+        # An interval this wide decides nothing: calling it a tie would read as "equal".
+        n = min(ranking.n.values(), default=0)
+        up_to = _size(found)
+        return UNTESTED, f"undecided: differences up to {up_to} cannot be ruled out at n = {n}"
     return TIE, f"no difference above {_size(found)}"
 
 
@@ -159,7 +167,22 @@ def kind_answer(comparison: Comparison, verdict: KindVerdict) -> KindAnswer:
 
 
 def _ties_line(answers: list[KindAnswer], filesystems: dict[str, tuple[str, ...]]) -> str:
-    equal = [a for a in answers if a.status != WIN]
+    """The ties in one line, then what this run could not decide, and how to decide it."""
+    equal = [a for a in answers if a.status in (TIE, SMALL)]
+    open_ = [a for a in answers if a.status == UNTESTED]
+    line = _equal_line(equal, filesystems)
+    if open_ and any(a.status != UNTESTED for a in answers):
+        kinds = "; ".join(f"{a.title} — {a.text.removeprefix('undecided: ')}" for a in open_)
+        more = (
+            "Undecided, too few repetitions to tell: "
+            + kinds
+            + (". Decide them with more rounds: `fsarena run --time-budget 1800`, or `-n 6`.")
+        )
+        line = f"{line} {more}".strip()
+    return line
+
+
+def _equal_line(equal: list[KindAnswer], filesystems: dict[str, tuple[str, ...]]) -> str:
     if not equal:
         return ""
     groups = {filesystems[a.kind] for a in equal}
