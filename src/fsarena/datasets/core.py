@@ -44,10 +44,7 @@ from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, NamedTuple, Protocol, Self
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, Protocol, Self
 
 from fsarena.errors import FsarenaError
 
@@ -96,9 +93,15 @@ _LN2 = 0.6931471805599453
 _INV_LN2 = 1.4426950408889634
 _EXP_COEFFS = tuple(1.0 / math.factorial(k) for k in range(14))
 
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
-WordArray = npt.NDArray[np.uint64]
+# numpy is imported where bytes or sizes are computed, never at import: plan, tasks,
+# the CLI and the guest agent read specs and manifests without loading it.
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    FloatArray = npt.NDArray[np.float64]
+    IntArray = npt.NDArray[np.int64]
+    WordArray = npt.NDArray[np.uint64]
 
 
 # --------------------------------------------------------------------------- manifests
@@ -289,6 +292,8 @@ class DatasetSpec(ABC):
         return {}
 
     def _stream(self, purpose: int) -> np.random.PCG64:
+        import numpy as np
+
         return np.random.PCG64([self.seed, _KIND_CODES[self.kind], purpose])
 
 
@@ -451,6 +456,8 @@ class TreeSpec(DatasetSpec):
         return dataclasses.replace(self, **scaled_tree_counts(self, factor))
 
     def plan(self) -> Layout:
+        import numpy as np
+
         layout = _raw(self._stream(_STREAM_LAYOUT), self.directories + 2 * self.files)
         dir_paths = _tree_directories(layout[: self.directories], self.max_depth)
         containers = ["", *(p + "/" for p in dir_paths)]
@@ -468,6 +475,8 @@ class TreeSpec(DatasetSpec):
 
     def file_sizes(self) -> IntArray:
         """Sizes of files 0..files-1 (see the class docstring); they sum to total_bytes_target."""
+        import numpy as np
+
         raw = _raw(self._stream(_STREAM_SIZES), 12 * self.files).reshape(12, self.files)
         z = _uniform(raw[0])
         for row in raw[1:]:
@@ -497,10 +506,14 @@ def _raw(stream: np.random.PCG64, count: int) -> WordArray:
 
 def _uniform(words: WordArray) -> FloatArray:
     """Uniform floats in [0, 1) from the top 53 bits (exact conversion)."""
+    import numpy as np
+
     return (words >> np.uint64(11)).astype(np.float64) * 2.0**-53
 
 
 def _exp(x: FloatArray) -> FloatArray:
+    import numpy as np
+
     n = np.floor(x * _INV_LN2 + 0.5)
     r = x - n * _LN2
     result = np.full_like(r, _EXP_COEFFS[-1])
@@ -526,6 +539,8 @@ def _tree_directories(words: WordArray, max_depth: int) -> list[str]:
 
 
 def _extensions(words: WordArray) -> list[str]:
+    import numpy as np
+
     names = [ext for ext, _ in EXTENSION_PERMILLE]
     thresholds = np.cumsum([share for _, share in EXTENSION_PERMILLE])
     picks = np.searchsorted(thresholds, words % np.uint64(1000), side="right")
@@ -534,6 +549,8 @@ def _extensions(words: WordArray) -> list[str]:
 
 def _fit_sizes(weights: FloatArray, lo: int, hi: int, total: int) -> IntArray:
     """Scale, clip and round weights to integers in [lo, hi] summing exactly to total."""
+    import numpy as np
+
     scale = 1.0
     best = np.clip(np.floor(weights), lo, hi).astype(np.int64)
     for _ in range(50):
@@ -554,6 +571,8 @@ def _fit_sizes(weights: FloatArray, lo: int, hi: int, total: int) -> IntArray:
 
 
 def _spread_remainder(sizes: IntArray, lo: int, hi: int, total: int) -> IntArray:
+    import numpy as np
+
     diff = total - int(sizes.sum())
     room = (hi - sizes) if diff > 0 else (sizes - lo)
     taken = np.minimum(room, np.maximum(abs(diff) - (np.cumsum(room) - room), 0))
@@ -583,6 +602,8 @@ class _Content:
     """
 
     def __init__(self, stream: np.random.PCG64, chunks: int) -> None:
+        import numpy as np
+
         self.pool = _raw(stream, _POOL_WORDS)
         self.offsets: list[int] = (
             _raw(stream, chunks) % np.uint64(_POOL_WORDS - _CHUNK_WORDS + 1)
@@ -590,6 +611,8 @@ class _Content:
         self.constants = _raw(stream, chunks)
 
     def fill(self, chunk: int, out: WordArray) -> None:
+        import numpy as np
+
         offset = self.offsets[chunk]
         np.bitwise_xor(self.pool[offset : offset + len(out)], self.constants[chunk], out=out)
 
@@ -606,6 +629,8 @@ class _Writer:
     """
 
     def __init__(self, content: _Content, stage: ThreadPoolExecutor, hashing: bool) -> None:
+        import numpy as np
+
         self._content = content
         self._stage = stage
         self._hashing = hashing
