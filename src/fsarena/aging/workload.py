@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from fsarena.aging.profiles import AgeProfile
-from fsarena.datasets.core import _raw, _uniform
+from fsarena.datasets.numeric import _raw, _uniform
 from fsarena.datasets.realistic import TextTreeSpec, _pieces, _write_all
 
 ROOT = "aged"  # the aged tree's directory on the filesystem under test

@@ -1,7 +1,7 @@
 """Seeded distributions and text, bit-identical everywhere: Pareto, Poisson, normal, Zipf text.
 
 Every number comes from PCG64's raw output with IEEE-754 +, ×, ÷ and fixed
-polynomials for exp (fsarena.datasets.core) and ln (here), never the platform's
+polynomials for exp (fsarena.datasets.numeric) and ln (here), never the platform's
 maths library, whose last bit may differ.
 """
 
@@ -9,12 +9,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from fsarena.datasets.core import MIB, _exp, _raw, _uniform
+from fsarena.datasets.core import MIB
+from fsarena.datasets.numeric import _exp, _raw, _uniform
 
 if TYPE_CHECKING:
     import numpy as np
 
-    from fsarena.datasets.core import FloatArray
+    from fsarena.datasets.numeric import FloatArray
 
 _LN2 = 0.6931471805599453
 

@@ -54,18 +54,15 @@ from fsarena.datasets.core import (
     Layout,
     Manifest,
     _check_factor,
-    _exp,
-    _fit_sizes,
-    _raw,
     _require,
-    _uniform,
     check_tree_counts,
     scaled_tree_counts,
 )
 from fsarena.datasets.distributions import normal_irwin_hall, pareto, poisson_cdf, text_pool
+from fsarena.datasets.numeric import _exp, _fit_sizes, _raw, _uniform
 
 if TYPE_CHECKING:
-    from fsarena.datasets.core import IntArray, WordArray
+    from fsarena.datasets.numeric import IntArray, WordArray
 
 POOL_BYTES = 16 * MIB
 # Bump whenever a text tree's bytes or layout change for the same spec: it is part of
