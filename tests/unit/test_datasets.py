@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from fsarena.datasets import content, numeric
 from fsarena.datasets import core as datasets
 from fsarena.datasets.core import (
     ARTICLE_A_ISO,
@@ -167,7 +168,7 @@ def test_article_tree_layout_is_plausible() -> None:
 
 def test_portable_exp_matches_numpy() -> None:
     x = np.linspace(-12.0, 12.0, 10_001)
-    assert np.allclose(datasets._exp(x), np.exp(x), rtol=1e-14, atol=0)
+    assert np.allclose(numeric._exp(x), np.exp(x), rtol=1e-14, atol=0)
 
 
 def test_plan_is_deterministic_and_seeded() -> None:
@@ -464,7 +465,7 @@ def test_failed_generation_removes_what_it_wrote(
     def no_space(fd: int, view: memoryview) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(datasets, "_write_all", no_space)
+    monkeypatch.setattr(content, "_write_all", no_space)
     with pytest.raises(FsarenaError, match="No space left"):
         generate(SMALL_TREE, tmp_path, tmp_path / "cache")
     assert not (tmp_path / "tree").exists()

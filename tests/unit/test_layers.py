@@ -184,9 +184,19 @@ def _loaded_after(statement: str) -> set[str]:
         ("import fsarena.guest.agent", ("numpy", "scipy", "matplotlib", "fsarena.report")),
         # The measuring process stays light: the collector is stdlib only.
         ("import fsarena.measure.core", ("numpy", "scipy", "pydantic", "matplotlib")),
+        # --help, list and check start fast: heavy libraries load where they are used.
+        ("import fsarena.cli.commands", ("numpy", "scipy", "matplotlib", "jinja2")),
     ],
 )
 def test_transitive_loads(statement: str, forbidden: tuple[str, ...]) -> None:
     loaded = _loaded_after(statement)
     bad = sorted(m for m in loaded if any(m == f or m.startswith(f + ".") for f in forbidden))
     assert not bad, f"{statement} loads {bad[:8]}"
+
+
+def test_cli_formats_are_the_exporters() -> None:
+    """--format's choices are a constant (importing fsarena.report is heavy): kept in step."""
+    from fsarena.cli.args import FORMATS
+    from fsarena.report import EXPORTERS
+
+    assert list(FORMATS) == sorted(EXPORTERS)

@@ -27,10 +27,8 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
-import numpy as np
-
 from fsarena.aging.profiles import AgeProfile
-from fsarena.datasets.core import _raw, _uniform
+from fsarena.datasets.numeric import _raw, _uniform
 from fsarena.datasets.realistic import TextTreeSpec, _pieces, _write_all
 
 ROOT = "aged"  # the aged tree's directory on the filesystem under test
@@ -111,6 +109,8 @@ class AgingPlan:
 
     def churn_round(self, number: int, live: dict[str, NewFile]) -> list[Op]:
         """Round `number` (from 1): deletes and creates alternating, drawn from the live set."""
+        import numpy as np
+
         names = sorted(live)
         stream = np.random.PCG64([self.seed, _STREAM_ROUND + number])
         count = max(1, int(len(names) * self.profile.delete_share))

@@ -40,8 +40,6 @@ from dataclasses import dataclass
 from itertools import combinations
 from typing import Literal
 
-from scipy import stats as sps
-
 CONFIDENCE = 0.95
 ALPHA = 0.05  # family-wise error rate of the pairwise tests, after Holm
 # A sample is an outlier when it lies more than this many robust standard
@@ -95,6 +93,8 @@ def t_interval(values: Sequence[float], confidence: float = CONFIDENCE) -> tuple
     if n < 2:
         return mean, mean
     sem = statistics.stdev(values) / math.sqrt(n)
+    from scipy import stats as sps  # heavy: loaded only when an interval is computed
+
     half = float(sps.t.ppf((1 + confidence) / 2, n - 1)) * sem
     return mean - half, mean + half
 
@@ -188,6 +188,8 @@ def repetitions_for(
 
 def _n_for_cv(cv: float, target_rel: float, max_n: int = 1000) -> int:
     """The smallest n whose t interval half-width, t(n-1) * cv / sqrt(n), is within target."""
+    from scipy import stats as sps
+
     for n in range(2, max_n + 1):
         if float(sps.t.ppf((1 + CONFIDENCE) / 2, n - 1)) * cv / math.sqrt(n) <= target_rel:
             return n
@@ -277,6 +279,8 @@ def ratio_test(a: Sequence[float], b: Sequence[float]) -> RatioTest:
         # Deterministic values (capacity): equal or different, with certainty.
         p = 1.0 if xa[0] == xb[0] else 0.0
         return RatioTest(ratio, ratio, ratio, p, "exact")
+    from scipy import stats as sps
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # near-constant samples: still valid
         result = sps.ttest_ind(xa, xb, equal_var=False)

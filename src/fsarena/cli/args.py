@@ -34,6 +34,11 @@ class FiniteNumber(click.ParamType[float]):
 
 NUMBER = FiniteNumber()
 
+# The report formats, for --format: fsarena.report (charts, statistics, templates)
+# is imported only by the commands that render; a unit test keeps this equal to
+# sorted(fsarena.report.EXPORTERS).
+FORMATS = ("csv", "html", "json", "markdown", "text")
+
 
 def fs_names(text: str | None) -> list[str] | None:
     """--fs as a list of names: None when not given; an empty or repeated name refused."""

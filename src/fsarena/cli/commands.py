@@ -11,7 +11,7 @@ from typing import Any, NoReturn
 import click
 
 from fsarena import __version__
-from fsarena.cli.args import NUMBER, fs_names, usage_line
+from fsarena.cli.args import FORMATS, NUMBER, fs_names, usage_line
 from fsarena.errors import FsarenaError
 from fsarena.filesystems.profiles import PROFILES
 from fsarena.plan.core import (
@@ -22,7 +22,6 @@ from fsarena.plan.core import (
     make_plan,
 )
 from fsarena.plan.floors import require_proportional
-from fsarena.report import EXPORTERS, render, write
 from fsarena.run.launch import Stop, workdir_lock
 from fsarena.session.store import load, newest
 from fsarena.tasks import TASKS
@@ -411,9 +410,7 @@ def _with_drivers(plan: Plan) -> Plan:
     default=None,
     help="Continue an interrupted session file without redoing what it measured.",
 )
-@click.option(
-    "--format", "fmt", type=click.Choice(sorted(EXPORTERS)), default="text", show_default=True
-)
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
 @click.pass_context
 def run(ctx: click.Context, /, **opts: Any) -> None:
     """Run a comparison: every task on every filesystem, repeated, saved after each measurement.
@@ -446,6 +443,8 @@ def run(ctx: click.Context, /, **opts: Any) -> None:
 
         click.echo(f"fsarena: time: {estimate(plan, Path(opts['results_dir']))}", err=True)
     _execute(launch, session, path, opts["quiet"])
+    from fsarena.report import render, write
+
     click.echo(render(session, opts["fmt"]), nl=False)
     click.echo(f"\nsession saved: {path}", err=True)
     html_path = path.with_suffix(".html")
@@ -581,9 +580,7 @@ def cleanup(workdir: str) -> None:
 
 @main.command()
 @click.argument("session_path", required=False, type=click.Path(dir_okay=False, path_type=Path))
-@click.option(
-    "--format", "fmt", type=click.Choice(sorted(EXPORTERS)), default="text", show_default=True
-)
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
 @click.option(
     "--output",
     "-o",
@@ -601,6 +598,8 @@ def report(session_path: Path | None, fmt: str, output: Path | None, results_dir
     """Render a saved session again, without running anything."""
     path = session_path or _newest(Path(results_dir))
     session = load(path)
+    from fsarena.report import render, write
+
     if output is None or str(output) == "-":
         click.echo(render(session, fmt), nl=False)
         return
@@ -700,9 +699,7 @@ def compare(
     "--results-dir", default=DEFAULT_RESULTS, show_default=True, help="Where sessions are saved."
 )
 @click.option("--output", "-o", default=None, help="Session file path (default: in --results-dir).")
-@click.option(
-    "--format", "fmt", type=click.Choice(sorted(EXPORTERS)), default="text", show_default=True
-)
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
 def crashtest(
     fs_list: str | None,
     states: int | None,
@@ -750,6 +747,8 @@ def crashtest(
             "nothing left mounted or attached",
             stop.exit_code,
         )
+    from fsarena.report import render
+
     click.echo(render(session, fmt), nl=False)
     click.echo(f"\nsession saved: {path}", err=True)
     if any(r.status == "failed" for r in session.runs):

@@ -8,7 +8,7 @@ from a seed instead of shipping them:
   numpy version: every decision comes from the raw output of numpy's PCG64 bit
   generator (whose stream numpy guarantees across versions; `Generator` methods
   carry no such guarantee), turned into numbers with integer and IEEE-754
-  arithmetic only (+, ×, ÷, floor; exp is computed here by a fixed polynomial
+  arithmetic only (+, ×, ÷, floor; exp is computed in fsarena.datasets.numeric by a fixed polynomial
   instead of the platform's maths library, whose last bit may differ).
 - Incompressible on purpose. The files of a file server are mostly media,
   archives and office documents, which compress badly; random content keeps a
@@ -21,7 +21,7 @@ from a seed instead of shipping them:
   output is a pool slice at a seeded offset XOR-ed with a seeded 64-bit
   constant (numpy, several GB/s). A second thread writes 4 MiB buffers with
   unbuffered writes while the next one is filled; per file there is only an
-  open, the writes and a close.
+  open, the writes and a close (fsarena.datasets.content).
 - Verified. `generate` returns a manifest (paths, sizes, SHA-256). Without a
   cached manifest the second thread hashes the very buffers the first one
   writes (files are never read back), so hashing costs little wall time on
@@ -41,14 +41,14 @@ import os
 import shutil
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, NamedTuple, Protocol, Self
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, Protocol, Self
 
-import numpy as np
-import numpy.typing as npt
-
+from fsarena.datasets.content import CHUNK_BYTES, _Content, _Writer
+from fsarena.datasets.content import MIB as MIB
+from fsarena.datasets.numeric import _exp, _fit_sizes, _raw, _uniform
 from fsarena.errors import FsarenaError
 
 # Bump whenever generate() would write different bytes or a different layout
@@ -56,15 +56,7 @@ from fsarena.errors import FsarenaError
 # never trusted. tests/unit/test_datasets.py pins a digest to catch a forgotten bump.
 GENERATOR_VERSION = 1
 
-MIB = 1 << 20
 DEFAULT_SEED = 2006
-CHUNK_BYTES = MIB  # unit of content: one pool slice XOR one constant
-POOL_BYTES = 16 * MIB
-WRITE_BYTES = 4 * MIB  # large writes keep the per-syscall cost negligible
-_RING_SLOTS = 8  # buffers in flight, so neither thread waits on the other's jitter
-_CHUNK_WORDS = CHUNK_BYTES // 8
-_POOL_WORDS = POOL_BYTES // 8
-_WRITE_WORDS = WRITE_BYTES // 8
 _MAX_PROBLEMS = 20
 
 # Independent PCG64 streams per purpose, so e.g. the pool never shares draws with the layout.
@@ -90,15 +82,13 @@ EXTENSION_PERMILLE: tuple[tuple[str, int], ...] = (
     ("csv", 40),
 )
 
-# exp by range reduction and Taylor polynomial: only IEEE-754 +, ×, floor and
-# ldexp, so results are bit-identical everywhere (|error| < 1e-15 relative).
-_LN2 = 0.6931471805599453
-_INV_LN2 = 1.4426950408889634
-_EXP_COEFFS = tuple(1.0 / math.factorial(k) for k in range(14))
 
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
-WordArray = npt.NDArray[np.uint64]
+# numpy is imported where bytes or sizes are computed, never at import: plan, tasks,
+# the CLI and the guest agent read specs and manifests without loading it.
+if TYPE_CHECKING:
+    import numpy as np
+
+    from fsarena.datasets.numeric import IntArray, WordArray
 
 
 # --------------------------------------------------------------------------- manifests
@@ -289,6 +279,8 @@ class DatasetSpec(ABC):
         return {}
 
     def _stream(self, purpose: int) -> np.random.PCG64:
+        import numpy as np
+
         return np.random.PCG64([self.seed, _KIND_CODES[self.kind], purpose])
 
 
@@ -451,6 +443,8 @@ class TreeSpec(DatasetSpec):
         return dataclasses.replace(self, **scaled_tree_counts(self, factor))
 
     def plan(self) -> Layout:
+        import numpy as np
+
         layout = _raw(self._stream(_STREAM_LAYOUT), self.directories + 2 * self.files)
         dir_paths = _tree_directories(layout[: self.directories], self.max_depth)
         containers = ["", *(p + "/" for p in dir_paths)]
@@ -468,6 +462,8 @@ class TreeSpec(DatasetSpec):
 
     def file_sizes(self) -> IntArray:
         """Sizes of files 0..files-1 (see the class docstring); they sum to total_bytes_target."""
+        import numpy as np
+
         raw = _raw(self._stream(_STREAM_SIZES), 12 * self.files).reshape(12, self.files)
         z = _uniform(raw[0])
         for row in raw[1:]:
@@ -490,25 +486,6 @@ class TreeSpec(DatasetSpec):
         )
 
 
-def _raw(stream: np.random.PCG64, count: int) -> WordArray:
-    words: WordArray = stream.random_raw(count)
-    return words
-
-
-def _uniform(words: WordArray) -> FloatArray:
-    """Uniform floats in [0, 1) from the top 53 bits (exact conversion)."""
-    return (words >> np.uint64(11)).astype(np.float64) * 2.0**-53
-
-
-def _exp(x: FloatArray) -> FloatArray:
-    n = np.floor(x * _INV_LN2 + 0.5)
-    r = x - n * _LN2
-    result = np.full_like(r, _EXP_COEFFS[-1])
-    for coeff in reversed(_EXP_COEFFS[:-1]):
-        result = result * r + coeff
-    return np.ldexp(result, n.astype(np.int32))
-
-
 def _tree_directories(words: WordArray, max_depth: int) -> list[str]:
     """Paths of a random recursive tree; see TreeSpec. Parents always precede children."""
     width = max(3, len(str(len(words) - 1)))
@@ -526,39 +503,12 @@ def _tree_directories(words: WordArray, max_depth: int) -> list[str]:
 
 
 def _extensions(words: WordArray) -> list[str]:
+    import numpy as np
+
     names = [ext for ext, _ in EXTENSION_PERMILLE]
     thresholds = np.cumsum([share for _, share in EXTENSION_PERMILLE])
     picks = np.searchsorted(thresholds, words % np.uint64(1000), side="right")
     return [names[int(i)] for i in picks]
-
-
-def _fit_sizes(weights: FloatArray, lo: int, hi: int, total: int) -> IntArray:
-    """Scale, clip and round weights to integers in [lo, hi] summing exactly to total."""
-    scale = 1.0
-    best = np.clip(np.floor(weights), lo, hi).astype(np.int64)
-    for _ in range(50):
-        sizes = np.clip(np.floor(weights * scale), lo, hi).astype(np.int64)
-        diff = total - int(sizes.sum())
-        if abs(diff) < abs(total - int(best.sum())):
-            best = sizes
-        free = (sizes > lo) & (sizes < hi)
-        free_bytes = int(sizes[free].sum())
-        if diff == 0 or free_bytes == 0:
-            break
-        # Newton step on the piecewise-linear total: only unclipped files move.
-        new_scale = scale * (free_bytes + diff) / free_bytes
-        if new_scale == scale:
-            break
-        scale = max(new_scale, scale / 16)
-    return _spread_remainder(best, lo, hi, total)
-
-
-def _spread_remainder(sizes: IntArray, lo: int, hi: int, total: int) -> IntArray:
-    diff = total - int(sizes.sum())
-    room = (hi - sizes) if diff > 0 else (sizes - lo)
-    taken = np.minimum(room, np.maximum(abs(diff) - (np.cumsum(room) - room), 0))
-    result: IntArray = sizes + np.sign(diff) * taken
-    return result
 
 
 ARTICLE_A_ISO = LargeFileSpec(size_bytes=700 * MIB)
@@ -572,95 +522,6 @@ ARTICLE_A_TREE = TreeSpec(
 
 
 # --------------------------------------------------------------------------- generation
-
-
-class _Content:
-    """The dataset's byte stream: chunk c = pool[offset_c : offset_c + 1 MiB] XOR constant_c.
-
-    Offsets are 8-byte aligned and uniform over the pool; constants are random
-    64-bit words, so no two chunks are byte-identical and nothing repeats
-    within a compressor's window.
-    """
-
-    def __init__(self, stream: np.random.PCG64, chunks: int) -> None:
-        self.pool = _raw(stream, _POOL_WORDS)
-        self.offsets: list[int] = (
-            _raw(stream, chunks) % np.uint64(_POOL_WORDS - _CHUNK_WORDS + 1)
-        ).tolist()
-        self.constants = _raw(stream, chunks)
-
-    def fill(self, chunk: int, out: WordArray) -> None:
-        offset = self.offsets[chunk]
-        np.bitwise_xor(self.pool[offset : offset + len(out)], self.constants[chunk], out=out)
-
-
-class _Writer:
-    """Writes files from the content stream as a two-stage pipeline on two threads.
-
-    The main thread fills a ring of 4 MiB buffers. A second thread either
-    writes them (manifest cached: nothing to hash) or hashes them while the
-    main thread writes (no cache): hashing sees the very buffers that were
-    written, so files are never read back. A buffer is reused only once its
-    second stage is done, and the FIFO second stage keeps each file's bytes
-    in order.
-    """
-
-    def __init__(self, content: _Content, stage: ThreadPoolExecutor, hashing: bool) -> None:
-        self._content = content
-        self._stage = stage
-        self._hashing = hashing
-        self._buffers = [np.empty(_WRITE_WORDS, dtype=np.uint64) for _ in range(_RING_SLOTS)]
-        self._views = [b.data.cast("B") for b in self._buffers]
-        self._pending: list[Future[None] | None] = [None] * _RING_SLOTS
-        self._slot = 0
-
-    def write_file(self, path: str, size_bytes: int, first_chunk: int) -> Future[str | None]:
-        """Queue the file; its future gives the hex SHA-256 (None when not hashing)."""
-        digest = hashlib.sha256() if self._hashing else None
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
-        try:
-            for start in range(0, size_bytes, WRITE_BYTES):
-                view = self._fill(first_chunk + start // CHUNK_BYTES, size_bytes - start)
-                if digest is None:
-                    self._pending[self._slot] = self._stage.submit(_write_all, fd, view)
-                else:
-                    _write_all(fd, view)
-                    self._pending[self._slot] = self._stage.submit(digest.update, view)
-                self._slot = (self._slot + 1) % _RING_SLOTS
-        finally:
-            done = self._stage.submit(_close, fd, digest)
-        return done
-
-    def drain(self) -> None:
-        """Wait for the second stage; raise the first error it met."""
-        for i, pending in enumerate(self._pending):
-            if pending is not None:
-                self._pending[i] = None
-                pending.result()
-
-    def _fill(self, first_chunk: int, left_bytes: int) -> memoryview:
-        pending = self._pending[self._slot]
-        if pending is not None:
-            self._pending[self._slot] = None
-            pending.result()
-        n_bytes = min(WRITE_BYTES, left_bytes)
-        buffer = self._buffers[self._slot]
-        words = -(-n_bytes // 8)
-        for start in range(0, words, _CHUNK_WORDS):
-            stop = min(words, start + _CHUNK_WORDS)
-            self._content.fill(first_chunk + start // _CHUNK_WORDS, buffer[start:stop])
-        return self._views[self._slot][:n_bytes]
-
-
-def _write_all(fd: int, view: memoryview) -> None:
-    written = 0
-    while written < len(view):
-        written += os.write(fd, view[written:])
-
-
-def _close(fd: int, digest: hashlib._Hash | None) -> str | None:
-    os.close(fd)
-    return None if digest is None else digest.hexdigest()
 
 
 def generate(spec: DatasetSpec, dest: Path, cache_dir: Path) -> Manifest:

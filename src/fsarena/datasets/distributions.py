@@ -1,15 +1,21 @@
 """Seeded distributions and text, bit-identical everywhere: Pareto, Poisson, normal, Zipf text.
 
 Every number comes from PCG64's raw output with IEEE-754 +, ×, ÷ and fixed
-polynomials for exp (fsarena.datasets.core) and ln (here), never the platform's
+polynomials for exp (fsarena.datasets.numeric) and ln (here), never the platform's
 maths library, whose last bit may differ.
 """
 
 from __future__ import annotations
 
-import numpy as np
+from typing import TYPE_CHECKING
 
-from fsarena.datasets.core import MIB, FloatArray, _exp, _raw, _uniform
+from fsarena.datasets.core import MIB
+from fsarena.datasets.numeric import _exp, _raw, _uniform
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from fsarena.datasets.numeric import FloatArray
 
 _LN2 = 0.6931471805599453
 
@@ -49,11 +55,13 @@ _SPECIAL_TOKENS = (
 _VOCABULARY_WORDS = 2048
 _LINE_STOCK_BYTES = MIB
 _LINE_ZIPF = 1.1  # gzip -6 then compresses the text 4.3:1 (Linux drivers/net: 4.7:1)
-_LETTERS = np.frombuffer(b"etaoinshrdlcumwfgypbvkxjqz_etaoinsrl", dtype=np.uint8)
+_LETTERS = b"etaoinshrdlcumwfgypbvkxjqz_etaoinsrl"
 
 
 def _ln(x: FloatArray) -> FloatArray:
     """Natural log of positive floats with IEEE +, ×, ÷ only (atanh series; frexp is exact)."""
+    import numpy as np
+
     m, e = np.frexp(x)  # x = m * 2**e, m in [0.5, 1)
     s = (m - 1.0) / (m + 1.0)  # |s| <= 1/3
     s2 = s * s
@@ -81,6 +89,8 @@ def normal_irwin_hall(stream: np.random.PCG64, n: int) -> FloatArray:
 
 def poisson_cdf(lam: float, kmax: int) -> FloatArray:
     """CDF of Poisson(lam) at 0..kmax, the last entry forced to 1."""
+    import numpy as np
+
     p = float(_exp(np.array([-lam]))[0])
     cdf = []
     acc = 0.0
@@ -110,6 +120,8 @@ def text_pool(stream: np.random.PCG64, n_bytes: int) -> bytes:
 
 def _zipf_join(stream: np.random.PCG64, items: list[bytes], n_bytes: int, exponent: float) -> bytes:
     """Items drawn with Zipf(exponent) frequencies by rank, joined, at least n_bytes long."""
+    import numpy as np
+
     ranks = np.arange(1, len(items) + 1, dtype=np.float64)
     weights = _exp(-exponent * _ln(ranks))
     cum = np.cumsum(weights)
@@ -127,9 +139,12 @@ def _zipf_join(stream: np.random.PCG64, items: list[bytes], n_bytes: int, expone
 
 def _vocabulary(stream: np.random.PCG64) -> list[bytes]:
     """Special tokens, then made-up words of 2..12 letters, each word followed by a space."""
+    import numpy as np
+
     words = _raw(stream, _VOCABULARY_WORDS * 13).reshape(_VOCABULARY_WORDS, 13)
     lengths = 2 + words[:, 0] % np.uint64(11)
-    letters = _LETTERS[(words[:, 1:] % np.uint64(len(_LETTERS))).astype(np.int64)]
+    alphabet = np.frombuffer(_LETTERS, dtype=np.uint8)
+    letters = alphabet[(words[:, 1:] % np.uint64(len(alphabet))).astype(np.int64)]
     made = [bytes(row[: int(n)]) + b" " for row, n in zip(letters, lengths, strict=True)]
     specials = [t.encode() + (b"" if t.startswith("\n") else b" ") for t in _SPECIAL_TOKENS]
     return specials + made

@@ -45,28 +45,24 @@ import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar, Self
-
-import numpy as np
+from typing import TYPE_CHECKING, ClassVar, Self
 
 from fsarena.datasets.core import (
     MIB,
     DatasetSpec,
     FileEntry,
-    IntArray,
     Layout,
     Manifest,
-    WordArray,
     _check_factor,
-    _exp,
-    _fit_sizes,
-    _raw,
     _require,
-    _uniform,
     check_tree_counts,
     scaled_tree_counts,
 )
 from fsarena.datasets.distributions import normal_irwin_hall, pareto, poisson_cdf, text_pool
+from fsarena.datasets.numeric import _exp, _fit_sizes, _raw, _uniform
+
+if TYPE_CHECKING:
+    from fsarena.datasets.numeric import IntArray, WordArray
 
 POOL_BYTES = 16 * MIB
 # Bump whenever a text tree's bytes or layout change for the same spec: it is part of
@@ -203,6 +199,8 @@ class TextTreeSpec(DatasetSpec):
 
     def _placement(self, dir_depths: list[int]) -> IntArray:
         """Container index (0 = root) of every file: Poisson depth, Pareto popularity."""
+        import numpy as np
+
         stream = self._stream(_STREAM_PLACE + 100)
         if len(dir_depths) == 1:
             return np.zeros(self.files, dtype=np.int64)
@@ -229,6 +227,8 @@ class TextTreeSpec(DatasetSpec):
 
     def file_sizes(self) -> IntArray:
         """Sizes of files 0..files-1: log-normal body, Pareto tail, fitted to the exact total."""
+        import numpy as np
+
         stream = self._stream(_STREAM_SIZES)
         z = normal_irwin_hall(stream, self.files)
         body = self.body_median_bytes * _exp(self.body_sigma * z)
@@ -246,6 +246,8 @@ class TextTreeSpec(DatasetSpec):
 
     def offsets(self, count: int) -> list[int]:
         """Pool offset of files 0..count-1 in layout (sorted path) order."""
+        import numpy as np
+
         words = _raw(self._stream(_STREAM_OFFSETS), count)
         result: list[int] = (words % np.uint64(self.pool_bytes)).tolist()
         return result
@@ -304,6 +306,8 @@ def _write_all(fd: int, view: memoryview) -> None:
 
 
 def _extensions(flavour: str, words: WordArray) -> list[str]:
+    import numpy as np
+
     table = FLAVOURS[flavour]
     names = [ext for ext, _ in table]
     thresholds = np.cumsum([share for _, share in table])
