@@ -10,7 +10,7 @@ from fsarena.datasets.core import DatasetSpec, FileEntry, Manifest, TreeSpec, Ve
 from fsarena.datasets.linux_source import KernelSourceSpec, TarballSpec
 from fsarena.datasets.realistic import TextTreeSpec
 from fsarena.measure.core import Command, Measurement, Timed
-from fsarena.measure.executor import GuestSpec, SpaceInfo
+from fsarena.measure.executor import Executor, Guest, GuestSpec, SpaceInfo
 from fsarena.tasks.tree import FIND_PATTERN, LISTING
 
 MIB = 1 << 20
@@ -204,3 +204,8 @@ class _Tagged(list[tuple[str, ...]]):
 
     def append(self, item: tuple[str, ...]) -> None:
         self.target.append((f"{self.tag}:{item[0]}", *item[1:]))
+
+
+# Declared against the protocols: a signature that drifts from the seam is a type error.
+_host: Executor = FakeExecutor()
+_guest: Guest = FakeGuest(FakeExecutor(), GuestSpec("uml", "", "", ""))
