@@ -22,7 +22,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from fsarena.errors import FsarenaError
 from fsarena.guest.console import explain
@@ -102,6 +102,16 @@ class _Channel:
                 os.close(fd)
 
 
+class Process(Protocol):
+    """What a guest's executor needs of the emulator's process (a subprocess.Popen)."""
+
+    pid: int
+
+    def poll(self) -> int | None: ...
+
+    def wait(self, timeout: float | None = None) -> int: ...
+
+
 class GuestExecutor:
     """A Guest: a TaskExecutor whose every effect happens inside a running guest kernel.
 
@@ -110,7 +120,7 @@ class GuestExecutor:
     """
 
     def __init__(
-        self, spec: GuestSpec, host: TaskExecutor, proc: subprocess.Popen[bytes], channel: _Channel
+        self, spec: GuestSpec, host: TaskExecutor, proc: Process, channel: _Channel
     ) -> None:
         self.spec = spec
         self.host = host
