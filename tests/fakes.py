@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from fsarena.datasets.core import DatasetSpec, FileEntry, Manifest, TreeSpec, VerifyResult
 from fsarena.datasets.linux_source import KernelSourceSpec, TarballSpec
 from fsarena.datasets.realistic import TextTreeSpec
+from fsarena.guest.agent import answer, operations
+from fsarena.guest.host import GuestExecutor, _Channel
 from fsarena.measure.core import Command, Measurement, Timed
-from fsarena.measure.executor import GuestSpec, SpaceInfo
+from fsarena.measure.executor import Executor, Guest, GuestSpec, SpaceInfo
 from fsarena.tasks.tree import FIND_PATTERN, LISTING
 
 MIB = 1 << 20
@@ -178,21 +182,64 @@ class FakeExecutor:
         return FakeGuest(self, spec)
 
 
-class FakeGuest(FakeExecutor):
-    """A guest that records into its host's call list, each call tagged with the guest."""
+class FakeGuest(GuestExecutor):
+    """The real GuestExecutor, its transport faked: requests go to the real agent's table of
+    operations over a FakeExecutor standing for the guest's inside, which records into its
+    host's call list, each call tagged with the guest. Nothing of the guest's policy (what
+    drop_caches does on the host too, what a stopped guest answers) is copied here."""
 
     def __init__(self, host: FakeExecutor, spec: GuestSpec) -> None:
-        super().__init__(manifests=host.manifests, fail_on=host.fail_on, wall_s=host.wall_s)
-        self.calls = _Tagged(host.calls, spec.kernel)
-        self.target_device = "/dev/ubda"
-        self.host = host
+        inside = FakeExecutor(manifests=host.manifests, fail_on=host.fail_on, wall_s=host.wall_s)
+        inside.calls = _Tagged(host.calls, spec.kernel)
+        Path(spec.run_dir).mkdir(parents=True, exist_ok=True)  # as boot() makes it
+        ops = operations(inside, spec.workdir)
+        # The agent copies a staged file from its view of the host's root: here, from the host.
+        ops["copy_file"] = lambda staged, dest: inside.write_file(
+            dest, Path(spec.workdir, staged).read_bytes()
+        )
+        process = _FakeProcess()
+        super().__init__(spec, host, process, _FakeChannel(ops, process, inside))
+        self.inside = inside
 
-    def drop_caches(self) -> None:
-        super().drop_caches()
-        self.host.drop_caches()
+
+@dataclass
+class _FakeProcess:
+    """The emulator's process: running until the agent is asked to shut down."""
+
+    pid: int = -1  # never signalled: it stops when asked
+    returncode: int | None = None
+
+    def poll(self) -> int | None:
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        self.returncode = 0
+        return 0
+
+
+class _FakeChannel(_Channel):
+    """Each request answered at once by the real agent's answer(), through JSON as on the line."""
+
+    def __init__(
+        self, ops: dict[str, Callable[..., Any]], process: _FakeProcess, inside: FakeExecutor
+    ) -> None:
+        super().__init__(-1, -1)
+        self.ops, self.process, self.inside = ops, process, inside
+        self.replies: list[dict[str, Any]] = []
+
+    def send(self, obj: dict[str, Any], timeout_s: float = 60.0) -> None:
+        request = json.loads(json.dumps(obj))
+        if request["op"] == "shutdown":
+            self.inside.calls.append(("close",))
+            self.process.returncode = 0
+            return
+        self.replies.append(json.loads(json.dumps(answer(self.ops, request))))
+
+    def receive(self, timeout_s: float) -> dict[str, Any] | None:
+        return self.replies.pop(0) if self.replies else None
 
     def close(self) -> None:
-        self.calls.append(("close",))
+        """No descriptors to close."""
 
 
 class _Tagged(list[tuple[str, ...]]):
@@ -204,3 +251,9 @@ class _Tagged(list[tuple[str, ...]]):
 
     def append(self, item: tuple[str, ...]) -> None:
         self.target.append((f"{self.tag}:{item[0]}", *item[1:]))
+
+
+# Declared against the protocols: a signature that drifts from the seam is a type error.
+_host: Executor = FakeExecutor()
+if TYPE_CHECKING:
+    _guest: Guest = FakeGuest(FakeExecutor(), GuestSpec("uml", "", "", ""))

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from fsarena.errors import FsarenaError
 from fsarena.filesystems.profiles import FilesystemProfile
-from fsarena.measure.executor import Executor
+from fsarena.measure.executor import TaskExecutor
 
 FS_IOC_FIEMAP = 0xC020660B  # _IOWR('f', 11, struct fiemap)
 FIEMAP_FLAG_SYNC = 0x1
@@ -101,7 +101,7 @@ def tree_layout(root: str) -> TreeLayout:
 
 
 def free_space(
-    profile: FilesystemProfile, executor: Executor, device: str, block_bytes: int
+    profile: FilesystemProfile, executor: TaskExecutor, device: str, block_bytes: int
 ) -> dict[str, float]:
     """Free extents and their mean size from the filesystem's own tool; {} when it has none."""
     if not profile.freespace:

@@ -20,7 +20,7 @@ from fsarena.aging.workload import ROOT, AgingPlan, Writer, digest, mark_tree, s
 from fsarena.errors import FsarenaError
 from fsarena.filesystems.profiles import FilesystemProfile
 from fsarena.measure.core import read_device_stat
-from fsarena.measure.executor import Executor
+from fsarena.measure.executor import TaskExecutor
 
 
 class Mounted(Protocol):
@@ -36,7 +36,7 @@ class Mounted(Protocol):
     def profile(self) -> FilesystemProfile: ...
 
     @property
-    def executor(self) -> Executor: ...
+    def executor(self) -> TaskExecutor: ...
 
     def path(self, *parts: str) -> str: ...
 

@@ -39,7 +39,7 @@ from typing import Any
 
 from fsarena.errors import FsarenaError
 from fsarena.measure.core import Command
-from fsarena.measure.executor import RealExecutor
+from fsarena.measure.executor import RealExecutor, TaskExecutor
 
 # Inside the guest's tmpfs over the work directory: the host's work directory as the host
 # has it (files staged there by host.write_file), and the agent's HOME and TMPDIR.
@@ -139,13 +139,13 @@ def set_up(config: dict[str, Any]) -> None:
         _run([*argv, source["mountpoint"]])
 
 
-def _verify(ex: RealExecutor, manifest: dict[str, Any], root: str) -> dict[str, Any]:
+def _verify(ex: TaskExecutor, manifest: dict[str, Any], root: str) -> dict[str, Any]:
     from fsarena.datasets.core import Manifest
 
     return asdict(ex.verify(Manifest.from_dict(manifest), root))
 
 
-def _measure(ex: RealExecutor, commands: list[dict[str, Any]], **kw: Any) -> dict[str, Any]:
+def _measure(ex: TaskExecutor, commands: list[dict[str, Any]], **kw: Any) -> dict[str, Any]:
     timed = ex.measure(
         [Command(tuple(c["argv"]), c.get("stdout_path"), c.get("cwd")) for c in commands], **kw
     )
@@ -167,8 +167,8 @@ def _power_off() -> None:
     Path("/proc/sysrq-trigger").write_text("o")
 
 
-def operations(ex: RealExecutor, workdir: str = "") -> dict[str, Callable[..., Any]]:
-    """What the host may ask for: the Executor's methods, with JSON-friendly results."""
+def operations(ex: TaskExecutor, workdir: str = "") -> dict[str, Callable[..., Any]]:
+    """What the host may ask for: the TaskExecutor's methods, with JSON-friendly results."""
     return {
         "call": ex.call,
         "measure": lambda **kw: _measure(ex, **kw),

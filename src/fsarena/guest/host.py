@@ -1,4 +1,4 @@
-"""The host side of a guest: boot it, forward every Executor call to its agent, stop it.
+"""The host side of a guest: boot it, forward every TaskExecutor call to its agent, stop it.
 
 One guest runs one sequence (one filesystem, one repetition): it boots with
 the target image as its first disk and the datasets' image as its second,
@@ -22,7 +22,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from fsarena.errors import FsarenaError
 from fsarena.guest.console import explain
@@ -31,9 +31,8 @@ from fsarena.measure.core import Command, Measurement, Timed
 from fsarena.measure.executor import GuestSpec, SpaceInfo
 
 if TYPE_CHECKING:
-    from fsarena.datasets.core import DatasetSpec, Manifest, VerifyResult
-    from fsarena.datasets.linux_source import TarballSpec
-    from fsarena.measure.executor import Executor, Guest
+    from fsarena.datasets.core import Manifest, VerifyResult
+    from fsarena.measure.executor import TaskExecutor
 
 BOOT_TIMEOUT_S = 120.0  # an emulated boot takes seconds; minutes mean it hangs
 CALL_TIMEOUT_S = 600.0  # untimed helpers (mkfs for _reach, verify of a large copy)
@@ -103,11 +102,25 @@ class _Channel:
                 os.close(fd)
 
 
+class Process(Protocol):
+    """What a guest's executor needs of the emulator's process (a subprocess.Popen)."""
+
+    pid: int
+
+    def poll(self) -> int | None: ...
+
+    def wait(self, timeout: float | None = None) -> int: ...
+
+
 class GuestExecutor:
-    """An Executor whose every effect happens inside a running guest kernel."""
+    """A Guest: a TaskExecutor whose every effect happens inside a running guest kernel.
+
+    The host's plumbing (images, loop devices, datasets) is not here: the runner
+    does it on the host, before and after the sequence.
+    """
 
     def __init__(
-        self, spec: GuestSpec, host: Executor, proc: subprocess.Popen[bytes], channel: _Channel
+        self, spec: GuestSpec, host: TaskExecutor, proc: Process, channel: _Channel
     ) -> None:
         self.spec = spec
         self.host = host
@@ -175,7 +188,7 @@ class GuestExecutor:
         self.channel.close()
         shutil.rmtree(self.spec.run_dir, ignore_errors=True)
 
-    # ---------------------------------------------------------------- Executor
+    # ---------------------------------------------------------------- TaskExecutor
 
     def call(self, argv: Sequence[str]) -> None:
         if self._closed and list(argv[:1]) == ["umount"]:
@@ -262,32 +275,6 @@ class GuestExecutor:
     def filesystems(self) -> list[str]:
         return [str(f) for f in self._ask("filesystems")]
 
-    def _host_only(self, what: str) -> FsarenaError:
-        return FsarenaError(f"{what} is done on the host, not inside a guest (fsarena bug)")
-
-    def generate_dataset(self, spec: DatasetSpec, dest: str, cache_dir: str) -> Manifest:
-        raise self._host_only("generating datasets")
-
-    def resolve_dataset(self, spec: DatasetSpec, cache_dir: str) -> tuple[DatasetSpec, str]:
-        raise self._host_only("resolving datasets")
-
-    def make_tarball(
-        self, spec: TarballSpec, tree_parent: str, tree: Manifest, dest: str, cache_dir: str
-    ) -> Manifest:
-        raise self._host_only("making dataset tarballs")
-
-    def create_image(self, path: str, size_bytes: int) -> None:
-        raise self._host_only("creating images")
-
-    def attach_loop(self, image: str) -> str:
-        raise self._host_only("attaching loop devices")
-
-    def detach_loop(self, device: str) -> None:
-        raise self._host_only("detaching loop devices")
-
-    def start_guest(self, spec: GuestSpec) -> Guest:
-        raise self._host_only("starting a guest")
-
 
 def _config(spec: GuestSpec) -> dict[str, Any]:
     kernel = GUESTS[spec.kernel]
@@ -307,7 +294,7 @@ def _config(spec: GuestSpec) -> dict[str, Any]:
     return config
 
 
-def boot(spec: GuestSpec, host: Executor) -> GuestExecutor:
+def boot(spec: GuestSpec, host: TaskExecutor) -> GuestExecutor:
     """Start the guest and wait for its agent; on any failure nothing is left running."""
     kernel = GUESTS[spec.kernel]
     if missing := kernel.missing():

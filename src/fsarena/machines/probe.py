@@ -26,7 +26,7 @@ from fsarena.errors import FsarenaError
 from fsarena.machines.enforce import Machine
 from fsarena.measure import cgroups
 from fsarena.measure.core import Command
-from fsarena.measure.executor import Executor
+from fsarena.measure.executor import Executor, TaskExecutor
 from fsarena.plan.core import Plan
 from fsarena.plan.machines import Limits
 from fsarena.session.store import CeilingSample
@@ -58,7 +58,7 @@ def probe_disk(executor: Executor, plan: Plan, limits: Limits, scratch: str) -> 
     return measure_ceiling(executor, target, nbytes, output, plan.task_timeout_s, 0)
 
 
-def probe_cpu(executor: Executor, timeout_s: float) -> dict[str, float]:
+def probe_cpu(executor: TaskExecutor, timeout_s: float) -> dict[str, float]:
     argv = (sys.executable, "-c", BUSY_LOOP.format(s=CPU_PROBE_S))
     m = executor.measure([Command(argv)], None, timeout_s).measurement
     cpu_s = m.user_s + m.sys_s
@@ -66,7 +66,7 @@ def probe_cpu(executor: Executor, timeout_s: float) -> dict[str, float]:
 
 
 def probe_memory(
-    executor: Executor, group: Path, limit_bytes: int, scratch: str, timeout_s: float
+    executor: TaskExecutor, group: Path, limit_bytes: int, scratch: str, timeout_s: float
 ) -> dict[str, int]:
     count = int(limit_bytes * MEMORY_OVERSHOOT) // MIB
     path = str(Path(scratch, "machine-probe-memory"))

@@ -1,4 +1,8 @@
-"""The measurement seam: every effect the runner has on the machine goes through an Executor.
+"""The measurement seam: every effect the runner has on the machine goes through an executor.
+
+Two narrow protocols: TaskExecutor, what a sequence's tasks do (the host's, or
+a guest kernel's), and Host, the host's plumbing (images, loop devices,
+datasets, guests); Executor is both, the host's.
 
 The runner, statistics and reports are tested without root by giving the runner
 a fake executor that records calls (as hyperfine's MockExecutor does); the real
@@ -58,17 +62,21 @@ class GuestSpec:
     python: str = field(default_factory=lambda: sys.executable)
 
 
-class Executor(Protocol):
-    """What the runner may do to the machine."""
+class TaskExecutor(Protocol):
+    """What a sequence's tasks may do to the machine they run on: the host, or a guest kernel.
+
+    The narrow seam: every step of a sequence (prepare, measure, check, clean up)
+    goes through it, and a guest's executor implements exactly this.
+    """
 
     def call(self, argv: Sequence[str]) -> None:
         """Run an untimed helper command; raise FsarenaError if it fails."""
 
+    def output(self, argv: Sequence[str]) -> str:
+        """Run an untimed helper command and return its stdout; FsarenaError if it fails."""
+
     def measure(self, commands: Sequence[Command], device: str | None, timeout_s: float) -> Timed:
         """Run commands as one timed region."""
-
-    def generate_dataset(self, spec: DatasetSpec, dest: str, cache_dir: str) -> Manifest:
-        """Write a dataset under dest/spec.name and return its manifest."""
 
     def drop_caches(self) -> None:
         """Write back dirty data, then drop the page, dentry and inode caches."""
@@ -83,24 +91,40 @@ class Executor(Protocol):
 
     def remove_path(self, path: str) -> None: ...
 
+    def exists(self, path: str) -> bool: ...
+
+    def count_lines(self, path: str) -> int: ...
+
+    def read_text(self, path: str) -> str: ...
+
+    def write_file(self, path: str, data: bytes) -> None: ...
+
+    def is_mounted(self, mountpoint: str) -> bool: ...
+
+    def create_memory_cgroup(self, limit_bytes: int) -> str: ...
+
+    def remove_cgroup(self, path: str) -> None: ...
+
+    # A task records what outlives a crash (a database server's data) in the ledger;
+    # inside a guest there is nothing to record: what it creates ends with it.
+    def track(self, kind: str, ident: str) -> None:
+        """Record a resource in the ledger before creating it (see ledger.py)."""
+
+    def untrack(self, kind: str, ident: str) -> None:
+        """Forget a resource once it is undone."""
+
+
+class Host(Protocol):
+    """The host's plumbing: images, loop devices, datasets, guests (targets and set-up)."""
+
     def create_image(self, path: str, size_bytes: int) -> None: ...
 
     def attach_loop(self, image: str) -> str: ...
 
     def detach_loop(self, device: str) -> None: ...
 
-    def is_mounted(self, mountpoint: str) -> bool: ...
-
-    def exists(self, path: str) -> bool: ...
-
-    def count_lines(self, path: str) -> int: ...
-
-    def output(self, argv: Sequence[str]) -> str:
-        """Run an untimed helper command and return its stdout; FsarenaError if it fails."""
-
-    def read_text(self, path: str) -> str: ...
-
-    def write_file(self, path: str, data: bytes) -> None: ...
+    def generate_dataset(self, spec: DatasetSpec, dest: str, cache_dir: str) -> Manifest:
+        """Write a dataset under dest/spec.name and return its manifest."""
 
     def resolve_dataset(self, spec: DatasetSpec, cache_dir: str) -> tuple[DatasetSpec, str]:
         """The spec to generate (e.g. the real kernel tree, fetched) and where it comes from."""
@@ -110,22 +134,16 @@ class Executor(Protocol):
     ) -> Manifest:
         """Archive dest/spec.of's tree into dest/spec.name/ (deterministic tar)."""
 
-    def create_memory_cgroup(self, limit_bytes: int) -> str: ...
-
-    def remove_cgroup(self, path: str) -> None: ...
-
-    def track(self, kind: str, ident: str) -> None:
-        """Record a resource in the ledger before creating it (see ledger.py)."""
-
-    def untrack(self, kind: str, ident: str) -> None:
-        """Forget a resource once it is undone."""
-
     def start_guest(self, spec: GuestSpec) -> Guest:
-        """Boot a guest kernel; its executor runs everything inside it until closed."""
+        """Boot a guest kernel; its executor runs a sequence's tasks inside it until closed."""
 
 
-class Guest(Executor, Protocol):
-    """A running guest kernel, and the executor that forwards into it."""
+class Executor(TaskExecutor, Host, Protocol):
+    """The host's executor: both seams (targets and set-up need plumbing and commands)."""
+
+
+class Guest(TaskExecutor, Protocol):
+    """A running guest kernel, and the task executor that forwards into it."""
 
     target_device: str  # the guest's device node of the target image
 
@@ -165,7 +183,7 @@ class RealExecutor:
     call_timeout_s: float | None = None  # untimed helpers (mkfs to reach a state) get a limit too
     # How to boot a guest kernel (fsarena.guest.host.boot), given by whoever runs sequences:
     # the measurement seam knows guests only through this, so it imports nothing of them.
-    boot: Callable[[GuestSpec, Executor], Guest] | None = None
+    boot: Callable[[GuestSpec, TaskExecutor], Guest] | None = None
 
     def track(self, kind: str, ident: str) -> None:
         if self.ledger is not None:

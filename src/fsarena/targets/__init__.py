@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Protocol
 
 from fsarena.filesystems.profiles import FilesystemProfile
-from fsarena.measure.executor import Executor
+from fsarena.measure.executor import Executor, TaskExecutor
 from fsarena.plan.core import Plan
 from fsarena.targets.device import DeviceTarget
 from fsarena.targets.guest import GuestSourceDisk, GuestTarget
@@ -49,7 +49,7 @@ def make_target(
     return LoopTarget(image, plan.image_size_for(profile), restore_from=restore_from)
 
 
-def sequence_executor(target: Target, host: Executor) -> Executor:
+def sequence_executor(target: Target, host: Executor) -> TaskExecutor:
     """What a sequence's tasks run through: the guest's executor for a guest target."""
     if isinstance(target, GuestTarget) and target.guest is not None:
         return target.guest

@@ -17,7 +17,7 @@ from fsarena.datasets.core import DatasetSpec, Manifest
 from fsarena.errors import FsarenaError
 from fsarena.filesystems.profiles import FilesystemProfile
 from fsarena.measure.core import Command, Measurement
-from fsarena.measure.executor import Executor
+from fsarena.measure.executor import TaskExecutor
 
 # The articles' copies wrote every byte again. Since coreutils 9.0, cp clones
 # (reflinks) by default where the filesystem can (xfs, btrfs), which writes only
@@ -61,7 +61,7 @@ class TaskContext:
     mountpoint: str
     scratch: str  # a directory outside the test filesystem for tools' outputs
     datasets: Mapping[str, SourceDataset]
-    executor: Executor
+    executor: TaskExecutor
     artifacts_dir: str = ""  # where a task may keep files for inspection (beside the session)
     aging: AgingPlan | None = None  # the run's aging (--age): the aged-tree tasks need it
 

@@ -1,0 +1,24 @@
+"""The measurement seam is two narrow protocols, and a guest implements only the first."""
+
+from __future__ import annotations
+
+from fsarena.guest.host import GuestExecutor
+from fsarena.measure.executor import Executor, Host, RealExecutor, TaskExecutor
+
+
+def _methods(protocol: type) -> set[str]:
+    return {n for n, v in vars(protocol).items() if callable(v) and not n.startswith("_")}
+
+
+def test_the_task_seam_and_the_host_plumbing_are_disjoint_and_make_the_executor() -> None:
+    tasks, host = _methods(TaskExecutor), _methods(Host)
+    assert not tasks & host
+    assert {"call", "measure", "drop_caches", "verify"} <= tasks
+    assert {"create_image", "attach_loop", "generate_dataset", "start_guest"} <= host
+    assert TaskExecutor in Executor.__mro__ and Host in Executor.__mro__
+    assert all(hasattr(RealExecutor, m) for m in tasks | host)
+
+
+def test_a_guest_implements_the_task_seam_and_nothing_of_the_host_plumbing() -> None:
+    assert all(hasattr(GuestExecutor, m) for m in _methods(TaskExecutor))
+    assert not [m for m in _methods(Host) if hasattr(GuestExecutor, m)]
