@@ -67,7 +67,10 @@ def test_bonnie_and_article_figures_in_the_c_report(workdir: Path) -> None:
         assert extra["cgroup_memory_limit_bytes"] == extra["bonnie_ram_mib"] * (1 << 20)
     flat = " ".join(out.split())  # the report wraps to the terminal's width
     assert "AGAINST THE ARTICLES" in out and "theory_vs_practice" not in out
-    assert "bonnie - bigiso: bonnie++ block write − ISO copy, MB/s" in flat
+    # The theory-vs-practice row needs bonnie++'s block write figure, which bonnie++
+    # withholds ("+++++") when its test is too short to time: no figure, no row.
+    timed = any(r.value("bonnie_seq_write_mb_s") is not None for r in bonnie)
+    assert ("bonnie - bigiso: bonnie++ block write − ISO copy, MB/s" in flat) == timed
     assert "kernel_bz2_extract: throughput MB/s" in flat
 
 

@@ -169,3 +169,8 @@ def test_server_workloads_take_a_tiny_scale_and_are_flagged_instead() -> None:
     require_proportional(plan)  # accepted; the run flags a working set that fits in memory
     with pytest.raises(Exception, match="too small"):
         require_proportional(make_plan("article-a-2006", ["ext4"], 1, 1e-5, 1, "/w"))
+
+
+def test_fixed_datasets_are_not_held_to_the_floors() -> None:
+    """workstation-2026's packages are a handful of real .debs at any scale: no refusal."""
+    require_proportional(make_plan("workstation-2026", ["ext4"], 1, 0.01, 1, "/w"))

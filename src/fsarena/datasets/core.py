@@ -221,6 +221,10 @@ class DatasetSpec(ABC):
     # False: the task makes the files on the test filesystem itself (small files, dd,
     # bonnie++); nothing is written to the source, but the manifest still says what to expect.
     on_source: ClassVar[bool] = True
+    # True: --scale shrinks it in proportion, and a scale that leaves it at its floor is
+    # refused (plan.floors). False: a fixed set by design (a workload's parameters, a
+    # handful of real packages), whose floor is not a distortion.
+    proportional: ClassVar[bool] = True
     name: str
     seed: int
 

@@ -50,6 +50,7 @@ class DebsSpec(DatasetSpec):
     """Debian packages to unpack (see the module docstring); `fraction` of them kept."""
 
     kind: ClassVar[str] = "debs"
+    proportional: ClassVar[bool] = False  # a handful of real packages, never fewer
     name: str = "debs"
     packages: tuple[str, ...] = PACKAGES
     origin: str = "auto"

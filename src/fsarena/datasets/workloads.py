@@ -34,6 +34,7 @@ class WorkloadSpec(DatasetSpec):
     """A server workload's parameters; scaling multiplies the SCALED fields, down to floors."""
 
     on_source: ClassVar[bool] = False
+    proportional: ClassVar[bool] = False  # floors by design; the page-cache flag covers them
     SCALED: ClassVar[dict[str, int]] = {}  # field -> smallest value a scale may give it
     name: str = "workload"
     seed: int = 0

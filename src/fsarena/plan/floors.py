@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import math
 
-from fsarena.datasets.workloads import WorkloadSpec
 from fsarena.errors import FsarenaError
 from fsarena.plan import catalog
 from fsarena.plan.core import Plan
@@ -23,8 +22,9 @@ FLOOR_FACTOR = 2.0
 def _held_by_floor(plan: Plan, scale: float) -> list[str]:
     """Datasets of the plan that, at this scale, are their floor rather than their share.
 
-    A server workload's parameters (workloads.py) have floors by design (a scale factor
-    of 1, a 5 s run): there the report flags a working set that fits in memory instead.
+    Datasets that are not proportional by design (a server workload's parameters, a
+    handful of real packages) are not held to it: for the workloads the report flags a
+    working set that fits in memory instead.
     """
     names = sorted({d for t in plan.tasks for d in plan.task_class(t).datasets})
     full = catalog.scaled_specs(names, plan.datasets, 1.0)
@@ -32,8 +32,7 @@ def _held_by_floor(plan: Plan, scale: float) -> list[str]:
     return [
         n
         for n in names
-        if not isinstance(full[n], WorkloadSpec)
-        and at[n].total_bytes > FLOOR_FACTOR * scale * full[n].total_bytes
+        if full[n].proportional and at[n].total_bytes > FLOOR_FACTOR * scale * full[n].total_bytes
     ]
 
 
