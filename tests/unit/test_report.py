@@ -221,3 +221,14 @@ def test_a_tie_that_cannot_rule_out_a_doubling_is_undecided_not_equal() -> None:
     assert "Undecided, too few repetitions to tell" in answer.ties
     assert "file trees — differences up to 2.02× cannot be ruled out at n = 3" in answer.ties
     assert "large files: none above 55 %" in answer.ties  # a real tie stays a tie
+
+
+def test_a_decisive_run_cut_by_its_budget_says_how_many_repetitions_ran() -> None:
+    from fsarena.report.table import header_lines
+
+    session = load(FIXTURES / "three-filesystems.json")
+    session.plan["decisive"] = True
+    session.plan["repetitions"] = 5  # it started from 5; the budget let 3 run
+    assert header_lines(session)[0].startswith(
+        "suite article-a-2006, 3 repetitions (decisive: from 5, within its time budget)"
+    )

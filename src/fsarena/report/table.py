@@ -350,6 +350,11 @@ def _repetitions(session: Session) -> str:
     """How many repetitions ran, and the adaptive target if there was one."""
     planned = session.plan.get("repetitions", "?")
     target = session.plan.get("target_ci_pct")
+    ran = len(session.order)
+    if session.plan.get("decisive") and ran and ran != planned:
+        # A decisive run starts from the suite's count: more rounds to decide, or fewer
+        # when its time budget ran out first.
+        return f"{ran} repetitions (decisive: from {planned}, within its time budget)"
     if target is None:
         return f"{planned} repetitions"
     return (
