@@ -438,10 +438,6 @@ def run(ctx: click.Context, /, **opts: Any) -> None:
         click.echo(f"fsarena: this run: {_announce(plan)}", err=True)
         click.echo(f"fsarena: time: {estimate(plan, Path(opts['results_dir']))}", err=True)
     session = _session_for(launch, path, recorded)
-    if not opts["quiet"]:
-        from fsarena.run.launch import estimate
-
-        click.echo(f"fsarena: time: {estimate(plan, Path(opts['results_dir']))}", err=True)
     _execute(launch, session, path, opts["quiet"])
     from fsarena.report import render, write
 
