@@ -132,6 +132,11 @@ def _bonnie_metrics() -> tuple[Metric, ...]:
     return tuple(out)
 
 
+def _space_mib(name: str, label: str) -> Metric:
+    """A space figure in MiB as article D printed it: fixed for a given tree, 1 MiB matters."""
+    return Metric(name, label, "MiB", "lower", scale=1 / 2**20, practical_abs=2**20, exact=True)
+
+
 # The metric registry: one line per metric. Reports look metrics up here;
 # `extra` metrics that tasks produce (capacity, rates) are registered the same way.
 METRICS: dict[str, Metric] = {
@@ -178,52 +183,12 @@ METRICS: dict[str, Metric] = {
         # Rates of the article tasks (MB = 10^6 bytes, as the articles printed).
         Metric("files_per_s", "files created", "/s", "higher", "harmonic"),
         # Article D's space probe, in MiB as the article printed.
-        Metric(
-            "df_used_before_bytes",
-            "df used before",
-            "MiB",
-            "lower",
-            scale=1 / 2**20,
-            practical_abs=2**20,
-            exact=True,
-        ),
-        Metric(
-            "df_used_after_bytes",
-            "df used after",
-            "MiB",
-            "lower",
-            scale=1 / 2**20,
-            practical_abs=2**20,
-            exact=True,
-        ),
-        Metric(
-            "df_used_difference_bytes",
-            "difference",
-            "MiB",
-            "lower",
-            scale=1 / 2**20,
-            practical_abs=2**20,
-            exact=True,
-        ),
-        Metric("du_bytes", "du", "MiB", "lower", scale=1 / 2**20, practical_abs=2**20, exact=True),
-        Metric(
-            "du_apparent_bytes",
-            "du --apparent-size",
-            "MiB",
-            "lower",
-            scale=1 / 2**20,
-            practical_abs=2**20,
-            exact=True,
-        ),
-        Metric(
-            "space_overhead_bytes",
-            "overhead",
-            "MiB",
-            "lower",
-            scale=1 / 2**20,
-            practical_abs=2**20,
-            exact=True,
-        ),
+        _space_mib("df_used_before_bytes", "df used before"),
+        _space_mib("df_used_after_bytes", "df used after"),
+        _space_mib("df_used_difference_bytes", "difference"),
+        _space_mib("du_bytes", "du"),
+        _space_mib("du_apparent_bytes", "du --apparent-size"),
+        _space_mib("space_overhead_bytes", "overhead"),
         # bonnie++'s own figures (article C), from its CSV.
         *_bonnie_metrics(),
         Metric("bonnie_tests_too_fast", "bonnie++ tests too fast to time", "", "lower"),
