@@ -8,7 +8,8 @@ import pytest
 
 from fsarena.errors import FsarenaError
 from fsarena.filesystems import drivers
-from fsarena.filesystems.profiles import PROFILES, Support, profile_for, split_name, variant
+from fsarena.filesystems.profiles import PROFILES
+from fsarena.filesystems.variants import Support, profile_for, split_name, variant
 
 
 def test_variants_are_named_by_driver_and_keep_the_kernel_name_bare() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from fsarena.analysis.verdicts import KINDS, Verdicts
-from fsarena.measure.core import METRICS, Metric
+from fsarena.measure.metrics import METRICS, Metric
 from fsarena.report import build, render
 from tests.sessions import make_session
 

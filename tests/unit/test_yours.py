@@ -98,7 +98,8 @@ def test_directory_selection_is_an_even_share_under_the_cap(tmp_path: Path) -> N
 
 
 def test_container_tasks_skip_what_overlayfs_cannot_use_as_upper_layer() -> None:
-    from fsarena.filesystems.profiles import PROFILES, variant
+    from fsarena.filesystems.profiles import PROFILES
+    from fsarena.filesystems.variants import variant
     from fsarena.tasks.container import ContainerLoad
 
     def why(name: str, driver: str = "kernel") -> str:

@@ -31,7 +31,7 @@ from fsarena.analysis.evidence import (
 )
 from fsarena.analysis.phrases import describe, metric_word, names
 from fsarena.analysis.stats import Ranking, rank
-from fsarena.measure.core import METRICS, Metric
+from fsarena.measure.metrics import METRICS, Metric
 from fsarena.session.store import Session
 
 # The kinds of work of vocabulary.md, in the order verdicts are shown, with their titles.

@@ -88,7 +88,7 @@ def check(
     workdir: str, fs_list: str | None, suite: str, scale: float | None, device: str | None
 ) -> None:
     """Preflight: every requirement of a run, and the command that fixes what is missing."""
-    from fsarena.filesystems.profiles import resolve
+    from fsarena.filesystems.variants import resolve
     from fsarena.run.launch import check_device, check_leftovers, space_needed
     from fsarena.run.preflight import preflight
     from fsarena.targets.source import choose_source, mem_available_bytes
@@ -709,7 +709,7 @@ def crashtest(
     """Power-loss safety: cut the power at hundreds of points, count what survives."""
     from fsarena.crashtest.engine import DEFAULT_STATES, Options
     from fsarena.crashtest.workload import select
-    from fsarena.filesystems.profiles import resolve
+    from fsarena.filesystems.variants import resolve
     from fsarena.plan.core import _fresh_seed
     from fsarena.run.crashtest import run_crashtest
 

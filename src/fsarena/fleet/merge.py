@@ -19,7 +19,7 @@ from typing import Any
 from fsarena.analysis.evidence import Index
 from fsarena.analysis.stats import ALPHA, RatioTest, ratio_test
 from fsarena.errors import FsarenaError
-from fsarena.measure.core import METRICS
+from fsarena.measure.metrics import METRICS
 from fsarena.session.store import Session, load
 
 # Plan keys that may differ between hosts: where each host keeps its files.

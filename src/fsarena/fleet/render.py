@@ -16,7 +16,7 @@ import math
 from collections.abc import Callable
 
 from fsarena.fleet.merge import FleetReport, agreement
-from fsarena.measure.core import METRICS
+from fsarena.measure.metrics import METRICS
 
 
 def _ratio(report: FleetReport, task: str, fs: str, label: str) -> str:

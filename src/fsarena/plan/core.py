@@ -26,14 +26,8 @@ from pydantic import (
 from fsarena.aging.profiles import AgeProfile, resolve_age
 from fsarena.datasets.core import DatasetSpec
 from fsarena.errors import FsarenaError
-from fsarena.filesystems.profiles import (
-    PROFILES,
-    FilesystemProfile,
-    derive,
-    profile_for,
-    resolve,
-    split_name,
-)
+from fsarena.filesystems.profiles import PROFILES, FilesystemProfile
+from fsarena.filesystems.variants import derive, profile_for, resolve, split_name
 from fsarena.plan import catalog
 from fsarena.plan.machines import MachineProfile, resolve_machine
 from fsarena.tasks import TASKS, Task, UserCommand, check_commands, task_class

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from fsarena.analysis.phrases import names, number
 from fsarena.analysis.stats import Pair, Ranking
 from fsarena.analysis.verdicts import CPU_KIND, CPU_METRIC, SAFETY_KIND, KindVerdict, caveats
-from fsarena.measure.core import METRICS, Metric
+from fsarena.measure.metrics import METRICS, Metric
 from fsarena.report.scope import KERNEL, group_of, ranked_group
 from fsarena.report.table import Comparison
 

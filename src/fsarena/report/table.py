@@ -22,7 +22,7 @@ from fsarena.analysis.stats import (
     summarize,
 )
 from fsarena.analysis.verdicts import Verdicts, analyse
-from fsarena.measure.core import METRICS, Metric
+from fsarena.measure.metrics import METRICS, Metric
 from fsarena.report.machine_section import machine_lines
 from fsarena.report.outcome import status_of
 from fsarena.report.scope import scope_words, verdict_scope

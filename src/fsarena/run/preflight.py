@@ -13,7 +13,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from fsarena.filesystems.profiles import FilesystemProfile, Support, split_name
+from fsarena.filesystems.profiles import FilesystemProfile
+from fsarena.filesystems.variants import Support, split_name
 
 # Tools whose versions go into every session: the real-world tasks' tools and mkfs.
 BASE_TOOLS = ("cp", "rm", "ls", "find", "sync", "mount", "umount", "losetup")

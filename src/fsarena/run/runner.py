@@ -54,8 +54,9 @@ from fsarena.datasets.linux_source import TarballSpec
 from fsarena.datasets.realistic import histogram
 from fsarena.errors import FsarenaError
 from fsarena.filesystems.profiles import FilesystemProfile
-from fsarena.measure.core import Command, Measurement, metric_value
+from fsarena.measure.core import Command, Measurement
 from fsarena.measure.executor import Executor
+from fsarena.measure.metrics import metric_value
 from fsarena.plan.core import Plan
 from fsarena.run.faults import explain
 from fsarena.session.store import CheckRecord, Run, RunStatus, Session, save

@@ -18,7 +18,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
 from fsarena.errors import FsarenaError
-from fsarena.measure.core import Measurement, metric_value
+from fsarena.measure.core import Measurement
+from fsarena.measure.metrics import metric_value
 
 # History of the stored format (keep one fixture per version in tests/fixtures):
 # 1 (fsarena 0.1.0): first version: host, tool versions, plan, profiles as run,
