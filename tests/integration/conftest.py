@@ -54,14 +54,13 @@ def workdir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     assert not left, f"fsarena left these behind: {left}"
 
 
-def fsarena(*args: str, check: bool = True, **kw: object) -> subprocess.CompletedProcess[str]:
+def fsarena(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
     result = subprocess.run(
         [*FSARENA, *args],
         capture_output=True,
         text=True,
         cwd=REPO,
         check=False,
-        **kw,  # type: ignore[call-overload]
     )
     if check and result.returncode != 0:
         raise AssertionError(

@@ -8,7 +8,7 @@ import pytest
 
 from fsarena.plan.core import make_plan
 from fsarena.run.runner import Runner, new_session, shuffled_orders
-from fsarena.session.store import load
+from fsarena.session.store import Session, load
 from tests.fakes import FakeExecutor
 
 ARTICLE_A = [
@@ -28,7 +28,9 @@ ARTICLE_A = [
 ]
 
 
-def _run(tmp_path: Path, fs: list[str], reps: int = 1, fail_on: str | None = None):
+def _run(
+    tmp_path: Path, fs: list[str], reps: int = 1, fail_on: str | None = None
+) -> tuple[FakeExecutor, Session]:
     plan = make_plan("article-a-2006", fs, reps, 0.001, 7, str(tmp_path / "work"))
     ex = FakeExecutor(fail_on=fail_on)
     session = new_session(plan, {"kernel": "test"}, {})
@@ -37,7 +39,7 @@ def _run(tmp_path: Path, fs: list[str], reps: int = 1, fail_on: str | None = Non
     return ex, load(path)
 
 
-def _kinds(calls):
+def _kinds(calls: list[tuple[str, ...]]) -> list[str]:
     return [c[0] if c[0] not in ("call", "measure") else f"{c[0]}:{c[1]}" for c in calls]
 
 
