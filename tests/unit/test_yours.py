@@ -8,7 +8,8 @@ import pytest
 
 from fsarena.datasets.userdir import DirectorySpec
 from fsarena.errors import FsarenaError
-from fsarena.plan.core import make_plan, parse_suite
+from fsarena.plan.core import make_plan
+from fsarena.plan.suite import parse_suite
 from fsarena.plan.yours import user_suite
 from fsarena.tasks import TaskContext
 

@@ -21,7 +21,8 @@ from fsarena.datasets.core import TreeSpec
 from fsarena.datasets.realistic import TextTreeSpec
 from fsarena.errors import FsarenaError
 from fsarena.plan import catalog
-from fsarena.plan.core import DEFAULT_SUITE, Suite, load_suite
+from fsarena.plan.core import DEFAULT_SUITE
+from fsarena.plan.suite import Suite, load_suite
 from fsarena.tasks import UserCommand
 
 COMMAND_SUITE = "command"
