@@ -312,7 +312,10 @@ def _with_drivers(plan: Plan) -> Plan:
 )
 @click.option("--prepare", default=None, help="Untimed command run before each --command.")
 @click.option(
-    "--data", default=None, help="Your directory (read-only) in place of the suite's trees."
+    "--data",
+    default=None,
+    help="Your directory (read-only) in place of the suite's trees; with --command and no "
+    "--suite, copied onto each filesystem as data/ (verified), the command's cwd.",
 )
 @click.option(
     "--scale", type=NUMBER, default=None, help="Dataset size factor, e.g. 0.02 for a quick run."
