@@ -126,7 +126,7 @@ def test_a_suite_variant_runs_through_drivers_like_a_built_in(
 
 
 def test_a_suite_cannot_give_options_to_a_driver_name(tmp_path: Path) -> None:
-    from fsarena.plan.core import load_suite
+    from fsarena.plan.suite import load_suite
 
     suite = tmp_path / "bad.toml"
     suite.write_text(

@@ -10,7 +10,8 @@ from fsarena.errors import FsarenaError
 from fsarena.filesystems.drivers import probe
 from fsarena.filesystems.profiles import PROFILES, FilesystemProfile
 from fsarena.filesystems.variants import resolve
-from fsarena.plan.core import builtin_suites, load_suite, make_plan, parse_suite
+from fsarena.plan.core import make_plan
+from fsarena.plan.suite import builtin_suites, load_suite, parse_suite
 
 
 def test_article_a_suite_has_the_eleven_tasks_and_capacity() -> None:
@@ -113,7 +114,7 @@ def test_no_module_outside_the_profile_table_branches_on_a_filesystem_name() -> 
 
 
 def test_sizes_are_parsed_in_binary_units() -> None:
-    from fsarena.plan.core import parse_size
+    from fsarena.plan.suite import parse_size
 
     assert parse_size("300M") == 300 << 20
     assert parse_size("1.5GiB") == 3 << 29

@@ -14,14 +14,9 @@ from fsarena import __version__
 from fsarena.cli.args import FORMATS, NUMBER, fs_names, usage_line
 from fsarena.errors import FsarenaError
 from fsarena.filesystems.profiles import PROFILES
-from fsarena.plan.core import (
-    DEFAULT_SUITE,
-    DEFAULT_WORKDIR,
-    Plan,
-    builtin_suites,
-    make_plan,
-)
+from fsarena.plan.core import DEFAULT_SUITE, DEFAULT_WORKDIR, Plan, make_plan
 from fsarena.plan.floors import require_proportional
+from fsarena.plan.suite import builtin_suites
 from fsarena.run.launch import Stop, workdir_lock
 from fsarena.session.store import load, newest
 from fsarena.tasks import TASKS
@@ -201,7 +196,7 @@ def _reject_plan_options(ctx: click.Context) -> None:
 
 def _new_or_resumed(ctx: click.Context, opts: dict[str, Any]) -> tuple[Plan, Path, Any]:
     """The plan and session path of a new run, or those of the session to resume."""
-    from fsarena.plan.core import parse_size
+    from fsarena.plan.suite import parse_size
     from fsarena.run.resume import plan_of, resumable
 
     if opts["resume_path"] is not None:
@@ -239,7 +234,7 @@ DEFAULT_BUDGET_S = 600.0  # the default run's time budget: what a user waits for
 
 def _sets_repetitions(suite: Any) -> bool:
     """A user's suite file that states its repetitions means them, as --repetitions does."""
-    from fsarena.plan.core import builtin_suites, load_suite
+    from fsarena.plan.suite import builtin_suites, load_suite
 
     if isinstance(suite, str):
         if suite in builtin_suites():
@@ -317,7 +312,10 @@ def _with_drivers(plan: Plan) -> Plan:
 )
 @click.option("--prepare", default=None, help="Untimed command run before each --command.")
 @click.option(
-    "--data", default=None, help="Your directory (read-only) in place of the suite's trees."
+    "--data",
+    default=None,
+    help="Your directory (read-only) in place of the suite's trees; with --command and no "
+    "--suite, copied onto each filesystem as data/ (verified), the command's cwd.",
 )
 @click.option(
     "--scale", type=NUMBER, default=None, help="Dataset size factor, e.g. 0.02 for a quick run."
