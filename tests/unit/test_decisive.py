@@ -13,7 +13,8 @@ from fsarena.analysis.adaptive import undecided
 from fsarena.analysis.evidence import Index
 from fsarena.measure.core import Command, Timed
 from fsarena.plan.core import make_plan
-from fsarena.run.runner import Runner, new_session
+from fsarena.run.runner import Runner
+from fsarena.run.sessions import new_session
 from fsarena.session.store import Session, load
 from tests.fakes import FakeExecutor
 

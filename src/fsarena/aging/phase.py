@@ -1,7 +1,7 @@
 """The aging phase of a run: age a mounted filesystem once, record what it cost, snapshot it.
 
 Order, for the first aged sequence of each filesystem (the runner's
-`_Sequence.age`): mkfs and mount (untimed, as for any task), the workload
+`FsSequence.age`, run/sequence.py): mkfs and mount (untimed, as for any task), the workload
 (fill, churn; timed here with the device's counters, syncfs included),
 a check that the files on disk are the planned file set, umount, and a copy
 of the image as the snapshot. Every later aged repetition restores the

@@ -454,7 +454,7 @@ def _session_for(launch: Any, path: Path, recorded: Any) -> Any:
     """A new session, or the resumed one after checking nothing it depends on changed."""
     from fsarena.run.preflight import host_facts, tool_versions
     from fsarena.run.resume import check_unchanged
-    from fsarena.run.runner import new_session
+    from fsarena.run.sessions import new_session
 
     plan = launch.plan
     fresh = new_session(plan, host_facts(plan.workdir), tool_versions(plan.profiles()))

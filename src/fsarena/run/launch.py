@@ -24,7 +24,8 @@ from fsarena.filesystems.drivers import choose
 from fsarena.guest.kernels import GUESTS
 from fsarena.plan.core import AGED_TASKS, Plan
 from fsarena.run.preflight import CheckResult, existing_parent, preflight
-from fsarena.run.runner import MIN_ROUNDS, shuffled_orders, source_bytes
+from fsarena.run.runner import MIN_ROUNDS, shuffled_orders
+from fsarena.run.sessions import source_bytes
 from fsarena.session.store import Session, load
 from fsarena.targets import guard
 from fsarena.targets.source import choose_source, mem_available_bytes, source_size_bytes
