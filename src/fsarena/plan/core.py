@@ -160,6 +160,7 @@ class Suite(BaseModel):
         if self.filesystems:
             resolve(self.filesystem_names, table)
         needed = {d for t in self.tasks for d in task_class(t, self.commands).datasets}
+        needed |= set(resolve_age(self.age).datasets) if self.age is not None else set()
         for name in self.datasets:
             if name not in needed:
                 raise FsarenaError(
@@ -383,6 +384,7 @@ class Plan(BaseModel):
     def dataset_specs(self) -> dict[str, DatasetSpec]:
         """The datasets the tasks need, with the suite's overrides, scaled."""
         names = sorted({d for t in self.tasks for d in self.task_class(t).datasets})
+        names = sorted({*names, *(self.age.datasets if self.age is not None else ())})
         return catalog.scaled_specs(names, self.datasets, self.scale)
 
     def image_size_for(self, profile: FilesystemProfile) -> int:
