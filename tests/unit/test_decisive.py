@@ -112,7 +112,7 @@ def test_short_tasks_keep_every_sample_and_judge_on_their_median(tmp_path: Path)
 
 
 def test_the_announcement_uses_measured_whole_rounds(tmp_path: Path) -> None:
-    from fsarena.run.launch import estimate
+    from fsarena.run.estimate import estimate
 
     ex = PerFilesystem({"ext4": 1.0, "xfs": 1.0}, noise=0.3)
     session = _run(tmp_path, ex, max_repetitions=3)

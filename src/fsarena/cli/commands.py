@@ -433,7 +433,7 @@ def run(ctx: click.Context, /, **opts: Any) -> None:
         raise FsarenaError("fsarena run needs root (mkfs, mount, losetup): run it with sudo")
     require_ready(launch)
     if not opts["quiet"]:
-        from fsarena.run.launch import estimate
+        from fsarena.run.estimate import estimate
 
         click.echo(f"fsarena: this run: {_announce(plan)}", err=True)
         click.echo(f"fsarena: time: {estimate(plan, Path(opts['results_dir']))}", err=True)
