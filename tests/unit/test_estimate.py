@@ -63,6 +63,13 @@ def test_aging_is_bytes_over_the_slowest_rate_capped_and_a_copy_per_repetition()
     assert copies == pytest.approx(10.0 * 2 * 3)  # twice the image copied, 3 repetitions
 
 
+def test_on_a_device_every_repetition_ages_again_and_nothing_is_copied() -> None:
+    plan = make_plan("quick", ["ext4"], 3, 0.02, 1, "/tmp/w", age="churn", device="/dev/x")
+    loop = plan.model_copy(update={"device": None})
+    cost = AgingCost(rate=20 * MB, copy_s=10.0, image_bytes=1e9, wall_s=0, source="s")
+    assert aging_seconds(plan, cost) == (pytest.approx(3 * aging_seconds(loop, cost)[0]), 0.0)
+
+
 def test_the_announcement_adds_untimed_work_aging_and_copies(tmp_path: Path) -> None:
     save(_earlier(), tmp_path / "earlier.json")
     plan = make_plan("quick", ["ext4"], 2, 0.02, 1, "/tmp/w", age="churn")

@@ -297,15 +297,6 @@ class Plan(BaseModel):
     # Aging (--age): each filesystem also runs aged, as "NAME+PROFILE" (see fsarena.aging).
     age: AgeProfile | None = None
 
-    @model_validator(mode="after")
-    def _age_on_loops(self) -> Plan:
-        if self.age is not None and self.device is not None:
-            raise ValueError(
-                "--age snapshots and restores loop images; with --device it is not supported "
-                "yet: drop one of them"
-            )
-        return self
-
     commands: dict[str, UserCommand] = Field(default_factory=dict)  # the user's own tasks
 
     @model_validator(mode="after")

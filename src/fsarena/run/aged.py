@@ -43,6 +43,9 @@ def age(runner: RunnerSteps, sequence: FsSequence, label: str, snapshot: str) ->
     except (FsarenaError, OSError) as exc:
         runner._record_all(label, sequence.repetition, f"aging failed: {exc}", "failed")
         return False
+    if earlier := runner.session.aging.get(ctx.profile.name):  # --device ages every time
+        record["aged_times"] = int(earlier.get("aged_times", 1)) + 1
+        record["same_as_before"] = record["manifest_digest"] == earlier["manifest_digest"]
     runner.session.aging[ctx.profile.name] = record
     if record["stopped_by"] == "time":
         runner.session.warn(

@@ -112,6 +112,8 @@ def aging_seconds(plan: Plan, cost: AgingCost) -> tuple[float, float]:
             aging += age.fullness * image / cost.rate + churn
         # The snapshot, then a restore for every later aged repetition: one copy each.
         copies += cost.copy_s * image / cost.image_bytes * plan.repetitions
+    if plan.device is not None:  # no copies: the device is aged again every repetition
+        return aging * plan.repetitions, 0.0
     return aging, copies
 
 

@@ -254,13 +254,17 @@ class FsSequence:
             raise FsarenaError(f"cannot bring the filesystem to {sorted(s.value for s in wanted)}")
 
     def age(self, snapshot_path: str) -> dict[str, Any]:
-        """mkfs, mount, age, umount, snapshot: the aged filesystem every repetition restores."""
+        """mkfs, mount, age, umount, snapshot: the aged filesystem every repetition restores.
+
+        A block device (--device) is not copied (a whole device could be terabytes):
+        it is aged again, the same seeded way, for every aged repetition.
+        """
         assert self.ctx.aging is not None
         self._reach(frozenset({FsState.MOUNTED}))
         record = age_mounted(self.ctx, self.ctx.aging)
         self._reach(frozenset({FsState.UNMOUNTED}))
-        if not self.image:
-            raise FsarenaError("aging needs a loop image to snapshot")
+        if not self.image:  # --device: no image to copy; every aged repetition ages again
+            return {**record, "snapshot_method": "none (--device: aged every repetition)"}
         return {**record, **snapshot(self.image, snapshot_path)}
 
     def unmount(self) -> None:
