@@ -14,7 +14,8 @@ from fsarena.errors import FsarenaError
 from fsarena.measure.core import Command, Timed
 from fsarena.plan.core import make_plan
 from fsarena.report import render
-from fsarena.run.runner import Runner, new_session, shuffled_orders
+from fsarena.run.runner import Runner, shuffled_orders
+from fsarena.run.sessions import new_session
 from fsarena.session.store import Session, load
 from tests.fakes import FakeExecutor
 

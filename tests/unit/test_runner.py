@@ -9,7 +9,8 @@ import pytest
 
 from fsarena.measure.core import Command, Timed
 from fsarena.plan.core import make_plan
-from fsarena.run.runner import Runner, new_session, shuffled_orders
+from fsarena.run.runner import Runner, shuffled_orders
+from fsarena.run.sessions import new_session
 from fsarena.session.store import Session, load
 from tests.fakes import FakeExecutor
 

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from fsarena.plan.core import make_plan
-from fsarena.run.runner import Runner, new_session
+from fsarena.run.runner import Runner
+from fsarena.run.sessions import new_session
 from fsarena.session.store import Session, load
 from tests.fakes import FakeExecutor
 

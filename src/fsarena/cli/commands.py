@@ -431,7 +431,7 @@ def run(ctx: click.Context, /, **opts: Any) -> None:
         raise FsarenaError("fsarena run needs root (mkfs, mount, losetup): run it with sudo")
     require_ready(launch)
     if not opts["quiet"]:
-        from fsarena.run.launch import estimate
+        from fsarena.run.estimate import estimate
 
         click.echo(f"fsarena: this run: {_announce(plan)}", err=True)
         click.echo(f"fsarena: time: {estimate(plan, Path(opts['results_dir']))}", err=True)
@@ -452,7 +452,7 @@ def _session_for(launch: Any, path: Path, recorded: Any) -> Any:
     """A new session, or the resumed one after checking nothing it depends on changed."""
     from fsarena.run.preflight import host_facts, tool_versions
     from fsarena.run.resume import check_unchanged
-    from fsarena.run.runner import new_session
+    from fsarena.run.sessions import new_session
 
     plan = launch.plan
     fresh = new_session(plan, host_facts(plan.workdir), tool_versions(plan.profiles()))

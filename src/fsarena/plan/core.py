@@ -60,15 +60,6 @@ class Plan(BaseModel):
     # Aging (--age): each filesystem also runs aged, as "NAME+PROFILE" (see fsarena.aging).
     age: AgeProfile | None = None
 
-    @model_validator(mode="after")
-    def _age_on_loops(self) -> Plan:
-        if self.age is not None and self.device is not None:
-            raise ValueError(
-                "--age snapshots and restores loop images; with --device it is not supported "
-                "yet: drop one of them"
-            )
-        return self
-
     commands: dict[str, UserCommand] = Field(default_factory=dict)  # the user's own tasks
 
     @model_validator(mode="after")
@@ -147,6 +138,7 @@ class Plan(BaseModel):
     def dataset_specs(self) -> dict[str, DatasetSpec]:
         """The datasets the tasks need, with the suite's overrides, scaled."""
         names = sorted({d for t in self.tasks for d in self.task_class(t).datasets})
+        names = sorted({*names, *(self.age.datasets if self.age is not None else ())})
         return catalog.scaled_specs(names, self.datasets, self.scale)
 
     def image_size_for(self, profile: FilesystemProfile) -> int:

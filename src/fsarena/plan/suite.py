@@ -144,6 +144,7 @@ class Suite(BaseModel):
         if self.filesystems:
             resolve(self.filesystem_names, table)
         needed = {d for t in self.tasks for d in task_class(t, self.commands).datasets}
+        needed |= set(resolve_age(self.age).datasets) if self.age is not None else set()
         for name in self.datasets:
             if name not in needed:
                 raise FsarenaError(
