@@ -148,3 +148,17 @@ def test_host_facts_record_machine_id_and_the_disks_scheduler() -> None:
     node = Path("/sys/class/block", Path(str(backing.get("device", ""))).name)
     if node.exists() and (node.resolve() / "queue" / "scheduler").exists():
         assert backing["scheduler"] in (node.resolve() / "queue" / "scheduler").read_text()
+
+
+def test_sessions_of_two_builds_are_refused_naming_hosts_and_builds(tmp_path: Path) -> None:
+    host = json.loads(FIXTURE.read_text())["host"]
+    a = host_file(tmp_path, "a", host={**host, "hostname": "a", "fsarena_build": "0.1.0+git.aaa"})
+    b = host_file(tmp_path, "b", host={**host, "hostname": "b", "fsarena_build": "0.1.0+git.bbb"})
+    with pytest.raises(FsarenaError) as err:
+        load_hosts([a, b])
+    message = str(err.value)
+    assert "\n" not in message
+    assert f"a ({a}) ran fsarena 0.1.0+git.aaa but b ({b}) ran 0.1.0+git.bbb" in message
+    # One build (and sessions older than the record, which have none) still merge.
+    c = host_file(tmp_path, "c", host={**host, "hostname": "c", "fsarena_build": "0.1.0+git.aaa"})
+    assert [h.label for h in load_hosts([a, c])[0]] == ["a", "c"]

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import click
 
-from fsarena import __version__
 from fsarena.cli.args import FORMATS, NUMBER, fs_names
 from fsarena.cli.base import DEFAULT_RESULTS, Group, fail
 from fsarena.cli.fleet import fleet
@@ -30,9 +29,24 @@ from fsarena.tasks import TASKS
 
 
 @click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="fsarena")
+@click.option(
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=lambda ctx, _param, value: _version(ctx) if value else None,
+    help="Show the version and build (commit, or digest of the files) and exit.",
+)
 def main() -> None:
     """Compare Linux filesystems with real-world tasks, measured honestly."""
+
+
+def _version(ctx: click.Context) -> None:
+    # The build, not only the number: a fleet installs fsarena where this line differs.
+    from fsarena import build_identity
+
+    click.echo(f"fsarena, version {build_identity()}")
+    ctx.exit()
 
 
 # ---------------------------------------------------------------- check

@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from fsarena import __version__
+from fsarena import build_identity
 from fsarena.cli.base import DEFAULT_RESULTS, fail
 from fsarena.cli.store import import_into_default_store
 from fsarena.plan.core import DEFAULT_SUITE
@@ -86,7 +86,7 @@ def fleet_run(**opts: Any) -> None:
             args += [flag, str(opts[key])]
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S")
     fetch = Path(opts["results_dir"], f"fleet-{stamp}")
-    run = FleetRun(opts["inventory"], args, fetch, f"fsarena, version {__version__}",
+    run = FleetRun(opts["inventory"], args, fetch, build_identity(),
                    opts["limit"], opts["forks"], opts["become"])  # fmt: skip
     try:
         execute(run, lambda line: click.echo(f"fsarena: {line}", err=True))

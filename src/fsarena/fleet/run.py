@@ -51,7 +51,7 @@ class FleetRun:
     inventory: Path
     run_args: list[str]
     fetch_dir: Path
-    version: str
+    build: str  # the controller's build identity (fsarena.build_identity)
     limit: str | None = None
     forks: int = 5
     become: bool = False
@@ -61,9 +61,16 @@ class FleetRun:
     wall_s: float = 0.0
 
 
-def _archive(into: Path) -> Path:
-    """The controller's checkout as a .tar.gz, for hosts whose fsarena version differs."""
+def _archive(into: Path, build: str) -> Path:
+    """The controller's checkout as a .tar.gz, for hosts whose fsarena build differs.
+
+    It carries no git history, so its build identity goes in as src/fsarena/BUILD.
+    """
+    from fsarena import BUILD_FILE
+
     path = into / "fsarena-checkout.tar.gz"
+    baked = into / BUILD_FILE
+    baked.write_text(build + "\n")
 
     def keep(info: tarfile.TarInfo) -> tarfile.TarInfo | None:
         return None if set(Path(info.name).parts) & EXCLUDED else info
@@ -72,6 +79,7 @@ def _archive(into: Path) -> Path:
         for child in sorted(CHECKOUT.iterdir()):
             if child.name not in EXCLUDED:
                 tar.add(child, arcname=child.name, filter=keep)
+        tar.add(baked, arcname=f"src/fsarena/{BUILD_FILE}")
     return path
 
 
@@ -123,7 +131,7 @@ def _extravars(fleet: FleetRun, archive: Path, stamp: str) -> dict[str, Any]:
     import shlex
 
     return {
-        "fsarena_version": fleet.version,
+        "fsarena_version": f"fsarena, version {fleet.build}",
         "fsarena_archive": str(archive),
         "fsarena_args": shlex.join(fleet.run_args),
         "fsarena_fetch": str(fleet.fetch_dir.resolve()),
@@ -163,7 +171,7 @@ def execute(fleet: FleetRun, say: Callable[[str], None]) -> None:
     cancelled = threading.Event()
     with tempfile.TemporaryDirectory(prefix="fsarena-fleet-") as tmp:
         private = Path(tmp)
-        extravars = _extravars(fleet, _archive(private), stamp)
+        extravars = _extravars(fleet, _archive(private, fleet.build), stamp)
         thread, _runner = _start(fleet, "playbook.yml", private, extravars,
                                  _handler(fleet, say), cancelled.is_set)  # fmt: skip
         try:
