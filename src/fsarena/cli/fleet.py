@@ -91,6 +91,9 @@ def fleet_run(**opts: Any) -> None:
     try:
         execute(run, lambda line: click.echo(f"fsarena: {line}", err=True))
     except KeyboardInterrupt:
+        if run.stop_failed:
+            fail(f"interrupted; stop or cleanup failed on {', '.join(run.stop_failed)}: run "
+                 f"`fsarena cleanup --workdir` there; sessions so far in {fetch}")  # fmt: skip
         fail(f"interrupted; every host's run stopped and cleaned up; sessions so far in {fetch}")
     _fleet_summary(run, fetch, opts)
 
