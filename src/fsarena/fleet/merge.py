@@ -52,6 +52,7 @@ class Host:
             "device": str(device) or "not recorded",
             "scheduler": str(backing.get("scheduler", "")) or "not recorded",
             "mount options": " ".join(f"{k}:{v}" for k, v in sorted(options.items())),
+            "fsarena build": str(h.get("fsarena_build", "")) or "not recorded",
             "status": s.status,
         }
 

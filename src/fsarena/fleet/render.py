@@ -142,7 +142,7 @@ def json_(report: FleetReport) -> str:
             {
                 "task": t,
                 "filesystem": f,
-                "geomean": a.geomean,
+                "geomean": _finite(a.geomean),
                 "hosts": a.hosts,
                 "better": a.better,
                 "worse": a.worse,
