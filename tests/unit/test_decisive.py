@@ -127,7 +127,7 @@ def test_the_announcement_uses_measured_whole_rounds(tmp_path: Path) -> None:
 
 def test_a_suite_file_that_states_its_repetitions_is_a_fixed_run(tmp_path: Path) -> None:
     """`repetitions = 1` in the user's own file means 1, as --repetitions 1 does."""
-    from fsarena.cli.commands import _sets_repetitions
+    from fsarena.cli.running import _sets_repetitions
 
     stated = tmp_path / "mine.toml"
     stated.write_text('name = "mine"\nrepetitions = 1\ntasks = ["mkfs", "mount", "umount"]\n')
