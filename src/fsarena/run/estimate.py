@@ -210,5 +210,7 @@ def _tree_ratio(plan: Plan, earlier: Session) -> float:
     sizes = [float(a["live_bytes"]) for a in earlier.aging.values() if "live_bytes" in a]
     if plan.age is None or not sizes:
         return 1.0
+    if plan.age.kind == "git-replay":  # a checkout of the kernel tree: it follows the scale
+        return plan.scale / float(earlier.plan["scale"])
     tree = plan.age.fullness * max(plan.image_size_for(p) for p in plan.profiles())
     return tree / fmean(sizes)
