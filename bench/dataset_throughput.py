@@ -29,13 +29,16 @@ import time
 from pathlib import Path
 
 try:
-    from fsarena.datasets import core as datasets
     from fsarena.plan import catalog
 except ImportError:  # run from a checkout without installing the package
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-    from fsarena.datasets import core as datasets
     from fsarena.plan import catalog
+from fsarena.datasets.core import ARTICLE_A_ISO, DatasetSpec
+from fsarena.datasets.generate import generate
 from fsarena.datasets.linux_source import KERNEL_LIKE
+from fsarena.datasets.manifest import VerifyResult
+from fsarena.datasets.tree import ARTICLE_A_TREE
+from fsarena.datasets.verify import verify
 
 DD_BLOCK_BYTES = 4 << 20
 _LIBC = ctypes.CDLL(None, use_errno=True)
@@ -57,19 +60,19 @@ def _dd(target: Path, size_bytes: int) -> None:
     subprocess.run(argv, check=True, capture_output=True)
 
 
-def _round(spec: datasets.DatasetSpec, work: Path) -> tuple[float, float, float, float]:
+def _round(spec: DatasetSpec, work: Path) -> tuple[float, float, float, float]:
     """Seconds for: generate without cache, generate with cache, verify, dd."""
     cache, data, dd_file = work / "cache", work / "data", work / "dd.bin"
     t0 = time.perf_counter()
-    datasets.generate(spec, data, cache)
+    generate(spec, data, cache)
     _syncfs(work)
     t1 = time.perf_counter()
     shutil.rmtree(data)
     t2 = time.perf_counter()
-    manifest = datasets.generate(spec, data, cache)
+    manifest = generate(spec, data, cache)
     _syncfs(work)
     t3 = time.perf_counter()
-    _check(datasets.verify(manifest, data / spec.name))
+    _check(verify(manifest, data / spec.name))
     t4 = time.perf_counter()
     shutil.rmtree(data)
     shutil.rmtree(cache)
@@ -80,7 +83,7 @@ def _round(spec: datasets.DatasetSpec, work: Path) -> tuple[float, float, float,
     return t1 - t0, t3 - t2, t4 - t3, t6 - t5
 
 
-def _bench_spec(spec: datasets.DatasetSpec, work: Path, repeat: int) -> list[tuple[str, float]]:
+def _bench_spec(spec: DatasetSpec, work: Path, repeat: int) -> list[tuple[str, float]]:
     """(label, MB/s) for generation without and with cache, verification and dd.
 
     The four measurements are interleaved in every round, so a noisy
@@ -98,7 +101,7 @@ def _bench_spec(spec: datasets.DatasetSpec, work: Path, repeat: int) -> list[tup
     return [(label, n / t / 1e6) for label, n, t in zip(labels, sizes, medians, strict=True)]
 
 
-def _check(result: datasets.VerifyResult) -> None:
+def _check(result: VerifyResult) -> None:
     if not result.ok:
         raise SystemExit(f"verification failed: {result.problems}")
 
@@ -121,8 +124,8 @@ def main() -> None:
     print(f"destination {work} ({_filesystem(work)}), scale {args.scale}, {os.cpu_count()} CPUs")
     try:
         for base in (
-            datasets.ARTICLE_A_ISO,
-            datasets.ARTICLE_A_TREE,
+            ARTICLE_A_ISO,
+            ARTICLE_A_TREE,
             catalog.PORTAGE,  # text-like trees: many small files, one write each
             KERNEL_LIKE.generated(),
         ):

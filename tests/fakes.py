@@ -8,9 +8,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from fsarena.datasets.core import DatasetSpec, FileEntry, Manifest, TreeSpec, VerifyResult
+from fsarena.datasets.core import DatasetSpec
 from fsarena.datasets.linux_source import KernelSourceSpec, TarballSpec
+from fsarena.datasets.manifest import FileEntry, Manifest, VerifyResult
 from fsarena.datasets.realistic import TextTreeSpec
+from fsarena.datasets.tree import TreeSpec
 from fsarena.guest.agent import answer, operations
 from fsarena.guest.host import GuestExecutor, _Channel
 from fsarena.measure.core import Command, Measurement, Timed

@@ -1,4 +1,4 @@
-"""Tests for fsarena.datasets.core: determinism, exact sizes, manifests, caching, verification."""
+"""Tests for fsarena.datasets: determinism, exact sizes, manifests, caching, verification."""
 
 from __future__ import annotations
 
@@ -18,17 +18,11 @@ import pytest
 
 from fsarena.datasets import content, numeric
 from fsarena.datasets import core as datasets
-from fsarena.datasets.core import (
-    ARTICLE_A_ISO,
-    ARTICLE_A_TREE,
-    MIB,
-    FileEntry,
-    LargeFileSpec,
-    Manifest,
-    TreeSpec,
-    generate,
-    verify,
-)
+from fsarena.datasets.core import ARTICLE_A_ISO, MIB, LargeFileSpec
+from fsarena.datasets.generate import generate
+from fsarena.datasets.manifest import FileEntry, Manifest
+from fsarena.datasets.tree import ARTICLE_A_TREE, TreeSpec
+from fsarena.datasets.verify import verify
 from fsarena.errors import FsarenaError
 
 # Small specs keep the whole file fast. The ISO's size crosses 4 MiB write

@@ -6,7 +6,7 @@ venv and the checkout are found wherever they live, /tmp and /run included),
 reads one JSON request per line from its serial line and answers one JSON
 line each. It uses the standard library and fsarena's stdlib-only modules
 (measure, executor), so the same measurement code runs inside the guest as on
-the host; fsarena.datasets.core (numpy) is imported only when a copy is verified.
+the host; fsarena.datasets.verify is imported only when a copy is verified.
 Timed commands start through the same native launcher (fsarena-timeit, beside
 the host's interpreter, which the guest sees through hostfs or 9p), so their max
 RSS is theirs, not this agent's; a guest that cannot run it reports max RSS as
@@ -140,7 +140,7 @@ def set_up(config: dict[str, Any]) -> None:
 
 
 def _verify(ex: TaskExecutor, manifest: dict[str, Any], root: str) -> dict[str, Any]:
-    from fsarena.datasets.core import Manifest
+    from fsarena.datasets.manifest import Manifest
 
     return asdict(ex.verify(Manifest.from_dict(manifest), root))
 

@@ -31,7 +31,7 @@ from fsarena.measure.core import Command, Measurement, Timed
 from fsarena.measure.executor import GuestSpec, SpaceInfo
 
 if TYPE_CHECKING:
-    from fsarena.datasets.core import Manifest, VerifyResult
+    from fsarena.datasets.manifest import Manifest, VerifyResult
     from fsarena.measure.executor import TaskExecutor
 
 BOOT_TIMEOUT_S = 120.0  # an emulated boot takes seconds; minutes mean it hangs
@@ -215,7 +215,7 @@ class GuestExecutor:
         return int(self._ask("device_size", device=device))
 
     def verify(self, manifest: Manifest, root: str) -> VerifyResult:
-        from fsarena.datasets.core import VerifyResult
+        from fsarena.datasets.manifest import VerifyResult
 
         result = self._ask("verify", manifest=manifest.to_dict(), root=root)
         return VerifyResult(

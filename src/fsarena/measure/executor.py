@@ -32,7 +32,8 @@ if TYPE_CHECKING:
     # Imported where used: a guest's agent imports this module, and importing
     # numpy (through datasets) costs seconds inside an emulated kernel.
     from fsarena.datasets import linux_source as kernel
-    from fsarena.datasets.core import DatasetSpec, Manifest, VerifyResult
+    from fsarena.datasets.core import DatasetSpec
+    from fsarena.datasets.manifest import Manifest, VerifyResult
 
 
 @dataclass(frozen=True)
@@ -200,7 +201,7 @@ class RealExecutor:
         return measure_commands(commands, device, timeout_s)
 
     def generate_dataset(self, spec: DatasetSpec, dest: str, cache_dir: str) -> Manifest:
-        from fsarena.datasets.core import generate
+        from fsarena.datasets.generate import generate
 
         try:
             return generate(spec, Path(dest), Path(cache_dir))
@@ -231,7 +232,7 @@ class RealExecutor:
             return f.seek(0, os.SEEK_END)
 
     def verify(self, manifest: Manifest, root: str) -> VerifyResult:
-        from fsarena.datasets.core import verify
+        from fsarena.datasets.verify import verify
 
         return verify(manifest, Path(root))
 

@@ -48,9 +48,10 @@ from fsarena import __version__
 from fsarena.aging.phase import age_mounted, snapshot
 from fsarena.aging.workload import AgingPlan
 from fsarena.analysis.adaptive import imprecise, undecided, undecided_message, unstable_message
-from fsarena.datasets.core import DatasetSpec, Manifest
+from fsarena.datasets.core import DatasetSpec
 from fsarena.datasets.gitrepo import GitRepoSpec, make_repo
 from fsarena.datasets.linux_source import TarballSpec
+from fsarena.datasets.manifest import Manifest
 from fsarena.datasets.realistic import histogram
 from fsarena.errors import FsarenaError
 from fsarena.filesystems.profiles import FilesystemProfile

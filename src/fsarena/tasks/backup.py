@@ -17,7 +17,7 @@ import hashlib
 import random
 from dataclasses import replace
 
-from fsarena.datasets.core import FileEntry, Manifest
+from fsarena.datasets.manifest import FileEntry, Manifest
 from fsarena.measure.core import Command
 from fsarena.tasks.base import REAL_USER_SYS, Check, Task, TaskContext, verify_absent, verify_copy
 

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
 from fsarena.aging.workload import AgingPlan
-from fsarena.datasets.core import DatasetSpec, Manifest
+from fsarena.datasets.core import DatasetSpec
+from fsarena.datasets.manifest import Manifest
 from fsarena.errors import FsarenaError
 from fsarena.filesystems.profiles import FilesystemProfile
 from fsarena.measure.core import Command, Measurement
