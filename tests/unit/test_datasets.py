@@ -433,6 +433,23 @@ def test_native_and_python_verifiers_agree_on_a_damaged_tree(
     )
 
 
+def test_both_verifiers_check_names_and_sizes_without_reading(
+    tree_copy: tuple[Manifest, Path],
+) -> None:
+    manifest, copy = tree_copy
+    files = sorted(manifest.files, key=lambda f: f.size_bytes)
+    with open(copy / files[-1].path, "r+b") as f:  # a flipped byte goes unseen
+        f.write(b"\xff")
+    (copy / files[0].path).unlink()
+    with open(copy / files[1].path, "ab") as f:
+        f.write(b"+")
+    native = verify(manifest, copy, tool=native_tool("verify"), content=False)
+    python = verify(manifest, copy, content=False)
+    assert native == python
+    assert native.bytes_checked == 0 and native.files_checked == len(manifest.files) - 2
+    assert sorted(p.split(":")[0] for p in native.problems) == ["missing", "size differs"]
+
+
 def test_native_verifier_refuses_a_malformed_manifest(tmp_path: Path) -> None:
     out = subprocess.run(
         [native_tool("verify"), str(tmp_path), "2"], input=b"x y\0", capture_output=True

@@ -24,7 +24,11 @@ _MAX_PROBLEMS = 20
 
 
 def verify(
-    manifest: Manifest, root: Path, threads: int = 2, tool: str | None = None
+    manifest: Manifest,
+    root: Path,
+    threads: int = 2,
+    tool: str | None = None,
+    content: bool = True,
 ) -> VerifyResult:
     """Check that root holds exactly the manifest's files and directories, byte for byte.
 
@@ -33,16 +37,19 @@ def verify(
     anything else under root is reported as unexpected (without descending into
     unexpected directories, never following a symbolic link). `tool`: the path of
     fsarena-verify, which does it natively; None: in Python (hashlib releases the GIL).
+    content False: names, kinds and sizes only, nothing is read (bytes_checked 0).
     """
     if threads < 1:
         raise FsarenaError(f"verify needs at least one thread, got {threads}")
     if not root.is_dir():
         return VerifyResult(False, 0, 0, (f"missing: {root} (the copy's root directory)",))
     if tool is not None:
-        return _verify_native(tool, manifest, root, threads)
+        return _verify_native(tool, manifest, root, threads if content else 0)
     found = _scan(root, set(manifest.directories))
     problems = _structure_problems(manifest, found)
     to_hash = [f for f in manifest.files if found.get(f.path) == ("file", f.size_bytes)]
+    if not content:
+        return VerifyResult(not problems, len(to_hash), 0, _summarize(problems))
     with ThreadPoolExecutor(threads, thread_name_prefix="fsarena-verify") as pool:
         results = pool.map(lambda f: _check_content(root, f), to_hash)
         problems += [(f.path, p) for f, p in zip(to_hash, results, strict=True) if p]

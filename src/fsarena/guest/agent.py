@@ -139,10 +139,12 @@ def set_up(config: dict[str, Any]) -> None:
         _run([*argv, source["mountpoint"]])
 
 
-def _verify(ex: TaskExecutor, manifest: dict[str, Any], root: str) -> dict[str, Any]:
+def _verify(
+    ex: TaskExecutor, manifest: dict[str, Any], root: str, content: bool = True
+) -> dict[str, Any]:
     from fsarena.datasets.manifest import Manifest
 
-    return asdict(ex.verify(Manifest.from_dict(manifest), root))
+    return asdict(ex.verify(Manifest.from_dict(manifest), root, content))
 
 
 def _measure(ex: TaskExecutor, commands: list[dict[str, Any]], **kw: Any) -> dict[str, Any]:

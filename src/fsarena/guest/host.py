@@ -214,10 +214,10 @@ class GuestExecutor:
     def device_size(self, device: str) -> int:
         return int(self._ask("device_size", device=device))
 
-    def verify(self, manifest: Manifest, root: str) -> VerifyResult:
+    def verify(self, manifest: Manifest, root: str, content: bool = True) -> VerifyResult:
         from fsarena.datasets.manifest import VerifyResult
 
-        result = self._ask("verify", manifest=manifest.to_dict(), root=root)
+        result = self._ask("verify", manifest=manifest.to_dict(), root=root, content=content)
         return VerifyResult(
             bool(result["ok"]),
             int(result["files_checked"]),

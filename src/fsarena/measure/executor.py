@@ -87,7 +87,9 @@ class TaskExecutor(Protocol):
 
     def device_size(self, device: str) -> int: ...
 
-    def verify(self, manifest: Manifest, root: str) -> VerifyResult: ...
+    def verify(self, manifest: Manifest, root: str, content: bool = True) -> VerifyResult:
+        """Compare root with the manifest; content False: names, kinds and sizes only."""
+        ...
 
     def make_dir(self, path: str) -> None: ...
 
@@ -232,12 +234,12 @@ class RealExecutor:
         with open(device, "rb") as f:
             return f.seek(0, os.SEEK_END)
 
-    def verify(self, manifest: Manifest, root: str) -> VerifyResult:
+    def verify(self, manifest: Manifest, root: str, content: bool = True) -> VerifyResult:
         from fsarena.datasets.verify import verify
 
         # Natively when fsarena-verify was built: on trees of small files the Python
         # walk's per-file cost, not hashing, sets the pace.
-        return verify(manifest, Path(root), tool=find_native_tool("verify"))
+        return verify(manifest, Path(root), tool=find_native_tool("verify"), content=content)
 
     def make_dir(self, path: str) -> None:
         Path(path).mkdir(parents=True, exist_ok=True)

@@ -431,6 +431,7 @@ class Runner:
                 executor=executor,
                 artifacts_dir=str(self.session_path.with_suffix("")) + "-files",
                 aging=self._aging_plan(profile),
+                hash_content=repetition == 1,  # copies hashed once per filesystem (issue 14)
             )
             executor.make_dir(ctx.scratch)
             image = target.image if isinstance(target, LoopTarget) else ""

@@ -87,7 +87,7 @@ class RsyncIncremental(Task):
         return [Command((*RSYNC, self._source(ctx) + "/", ctx.path(BACKUP) + "/"))]
 
     def verify(self, ctx: TaskContext) -> list[Check]:
-        result = ctx.executor.verify(self._mutated, ctx.path(BACKUP))
+        result = ctx.executor.verify(self._mutated, ctx.path(BACKUP), ctx.hash_content)
         detail = f"{result.files_checked} files, {result.bytes_checked} bytes checked"
         if not result.ok:
             detail = "; ".join(result.problems[:5])
