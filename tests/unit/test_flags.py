@@ -52,7 +52,7 @@ def test_one_banner_with_the_count_the_command_and_advice_per_result() -> None:
         "xfs": {"iso_copy_in": [10.5, 11.5, 9.5, 10.8], "mkfs": [0.52, 0.58, 0.47, 0.6]},
     }
     comparison = build(make_session(noisy))
-    banner = unstable_banner(comparison)
+    banner = unstable_banner(comparison.tables, comparison.target_ci_pct, comparison.session)
     assert banner.startswith("4 result(s) too noisy")
     assert "Fix: the same command with `--repetitions " in banner
     (item,) = [i for i in prose.warnings(comparison) if i.title.startswith("unstable")]
@@ -68,4 +68,6 @@ def test_the_banner_says_when_more_rounds_are_not_the_fix() -> None:
         "ext4": {"iso_copy_in": [10.0, 30.0, 3.0, 12.0]},
         "xfs": {"iso_copy_in": [9.0, 2.0, 25.0, 11.0]},
     }
-    assert "More rounds are not the fix" in unstable_banner(build(make_session(wild)))
+    comparison = build(make_session(wild))
+    banner = unstable_banner(comparison.tables, comparison.target_ci_pct, comparison.session)
+    assert "More rounds are not the fix" in banner

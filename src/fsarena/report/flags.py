@@ -12,6 +12,7 @@ else would help it.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -26,12 +27,12 @@ from fsarena.analysis.stats import (
 )
 from fsarena.analysis.verdicts import PRACTICAL
 from fsarena.measure.core import METRICS, Metric
+from fsarena.report.rows import Row, TaskTable
 from fsarena.session.store import Session
 
 if TYPE_CHECKING:
     from fsarena.analysis.evidence import TaskResult
     from fsarena.analysis.verdicts import Verdicts
-    from fsarena.report.table import Comparison, Row, TaskTable
 
 
 @dataclass(frozen=True)
@@ -136,14 +137,14 @@ def _advice(row: Row) -> str:
     return "its runs vary: stop background I/O (other benchmarks, backups), or add rounds"
 
 
-def rounds_to_settle(comparison: Comparison) -> int:
+def rounds_to_settle(tables: Sequence[TaskTable], target_ci_pct: float) -> int:
     """Rounds that would bring every flagged interval to the target at its spread.
 
     An interval narrows about as 1/sqrt(n); at most MAX_SUGGESTED_ROUNDS.
     """
-    target = comparison.target_ci_pct / 100
+    target = target_ci_pct / 100
     need = 0
-    for table in comparison.tables:
+    for table in tables:
         for row in table.rows:
             s = row.stats.get(table.columns[0])
             if row.unstable and s is not None and math.isfinite(s.ci_half_width_rel):
@@ -151,11 +152,11 @@ def rounds_to_settle(comparison: Comparison) -> int:
     return min(need, MAX_SUGGESTED_ROUNDS)
 
 
-def unstable_banner(comparison: Comparison) -> str:
+def unstable_banner(tables: Sequence[TaskTable], target_ci_pct: float, session: Session) -> str:
     """The one line above the flagged results: how many, and the one command that fixes it."""
-    count = sum(row.unstable for t in comparison.tables for row in t.rows)
-    need = rounds_to_settle(comparison)
-    rounds = [float(r["wall_s"]) for r in comparison.session.timing.get("rounds", [])]
+    count = sum(row.unstable for t in tables for row in t.rows)
+    need = rounds_to_settle(tables, target_ci_pct)
+    rounds = [float(r["wall_s"]) for r in session.timing.get("rounds", [])]
     budget = ""
     if rounds and need:
         budget = f" (about {math.ceil(need * max(rounds[-3:]) / 60)} min at this run's pace)"
@@ -164,7 +165,7 @@ def unstable_banner(comparison: Comparison) -> str:
         fix = f"More rounds are not the fix (over {MAX_SUGGESTED_ROUNDS} at this spread)."
     return (
         f"{count} result(s) too noisy for their task's comparison to be settled (95 % "
-        f"interval wider than ±{pct_text(comparison.target_ci_pct)} % and than a difference "
+        f"interval wider than ±{pct_text(target_ci_pct)} % and than a difference "
         f"that matters). {fix} What else would help each one is said beside it."
     )
 

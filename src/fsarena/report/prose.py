@@ -64,7 +64,11 @@ def warnings(comparison: Comparison) -> list[Item]:
     for code, advice in FLAG_ADVICE.items():
         found = tuple(f.message for f in comparison.flags if f.code == code)
         if found:
-            text = unstable_banner(comparison) if code == "unstable" else advice
+            text = (
+                unstable_banner(comparison.tables, comparison.target_ci_pct, comparison.session)
+                if code == "unstable"
+                else advice
+            )
             items.append(Item(f"{code} ({len(found)})", text, found))
     return items
 

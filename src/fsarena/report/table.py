@@ -18,6 +18,8 @@ from fsarena.measure.core import METRICS, Metric
 from fsarena.report.flags import Flag, flags_of, pct_text, settle, too_wide
 from fsarena.report.machine_section import machine_lines
 from fsarena.report.outcome import status_of
+from fsarena.report.rows import Row as Row
+from fsarena.report.rows import TaskTable as TaskTable
 from fsarena.report.scope import scope_words, verdict_scope
 from fsarena.report.sentence import task_sentence
 from fsarena.session.store import Run, Session
@@ -43,33 +45,6 @@ DEFAULT_TARGET_CI_PCT = 10.0
 def run_value(run: Run, metric: str) -> float | None:
     """A metric's raw value in one run: a probed value, or from the measurement."""
     return run.value(metric)
-
-
-@dataclass(frozen=True)
-class Row:
-    filesystem: str
-    n_ok: int
-    n_failed: int
-    n_skipped: int
-    stats: dict[str, Summary]
-    errors: tuple[str, ...] = ()
-    n_invalid: int = 0
-    outliers: tuple[int, ...] = ()  # repetitions whose headline value is an outlier (MAD)
-    unstable: bool = False  # the headline's CI is wider than the target
-    unavailable: frozenset[str] = frozenset()  # stored but untrustworthy (results.py): "–"
-
-
-@dataclass(frozen=True)
-class TaskTable:
-    task: str
-    kind: str
-    description: str
-    timed: bool
-    columns: tuple[str, ...]
-    rows: tuple[Row, ...]
-
-    def metric(self, name: str) -> Metric:
-        return METRICS[name]
 
 
 @dataclass(frozen=True)
