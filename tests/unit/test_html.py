@@ -83,8 +83,8 @@ def test_unstable_and_outlier_flags_and_failures_are_shown() -> None:
 
 
 NOISY_TIE = {  # two filesystems too noisy to tell apart: the noise matters
-    "ext4": {"iso_copy_in": [10.0, 14.0, 7.0, 12.0], "capacity_initial": [90.0] * 4},
-    "xfs": {"iso_copy_in": [9.0, 13.0, 7.5, 11.0], "capacity_initial": [95.0] * 4},
+    "ext4": {"iso_copy_in": [10.0, 12.5, 8.5, 11.0], "capacity_initial": [90.0] * 4},
+    "xfs": {"iso_copy_in": [10.2, 10.4, 10.0, 10.3], "capacity_initial": [95.0] * 4},
 }
 
 

@@ -2,9 +2,11 @@
 
 "Unstable" means something a reader can act on (issue 14): a row is marked when
 its headline's 95 % interval is wider than the target (10 % unless the plan
-says otherwise) and than the metric's practical threshold, and its task's
+says otherwise) and than the metric's practical threshold, its task's
 comparison stayed open (several tied for best, a difference above
-verdicts.PRACTICAL not ruled out). The report shows one banner with the count
+verdicts.PRACTICAL not ruled out), and it is at least twice as wide as its task's
+other rows' (median): when all are as noisy, the answer's "undecided" line says
+so once. The report shows one banner with the count
 and the one command that would settle them, and beside each flagged result what
 else would help it.
 """
@@ -12,6 +14,7 @@ else would help it.
 from __future__ import annotations
 
 import math
+import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
@@ -33,6 +36,10 @@ from fsarena.session.store import Session
 if TYPE_CHECKING:
     from fsarena.analysis.evidence import TaskResult
     from fsarena.analysis.verdicts import Verdicts
+
+# A row is singled out as unstable only when its interval is at least this many times
+# as wide as the median of its task's other rows (see `noisier`).
+NOISIER = 2.0
 
 
 @dataclass(frozen=True)
@@ -72,12 +79,31 @@ def matters(row: Row, result: TaskResult | None) -> bool:
     return math.isnan(found) or found > PRACTICAL
 
 
+def _width(row: Row, metric: str) -> float:
+    s = row.stats.get(metric)
+    return s.ci_half_width_rel if s is not None and s.n >= 2 else math.nan
+
+
+def noisier(row: Row, table: TaskTable) -> bool:
+    """The row's interval is at least NOISIER times the median of the task's other rows'.
+
+    When every filesystem is as noisy, no cell is singled out: the verdict's
+    "undecided" line and its command say it once for the whole task.
+    """
+    others = [
+        w for r in table.rows if r is not row and math.isfinite(w := _width(r, table.columns[0]))
+    ]
+    mine = _width(row, table.columns[0])
+    return not others or (math.isfinite(mine) and mine >= NOISIER * statistics.median(others))
+
+
 def settle(tables: list[TaskTable], verdicts: Verdicts) -> list[TaskTable]:
     """The tables with the unstable mark kept only where it matters."""
     out = []
     for t in tables:
         result = verdicts.task(t.task, t.columns[0])
-        rows = tuple(replace(r, unstable=matters(r, result)) for r in t.rows)
+        flagged = {r.filesystem for r in t.rows if matters(r, result) and noisier(r, t)}
+        rows = tuple(replace(r, unstable=r.filesystem in flagged) for r in t.rows)
         out.append(replace(t, rows=rows))
     return out
 

@@ -31,7 +31,9 @@ METHOD = (
     "only when it matters: its 95 % interval is wider than the target and than the "
     "metric's practical threshold (10 ms of time, for instance), and its task's comparison "
     "stayed open (several tied for best, a difference above "
-    f"{100 * PRACTICAL:.0f} % not ruled out); noise that changed no verdict is not flagged."
+    f"{100 * PRACTICAL:.0f} % not ruled out), and it is at least twice as wide as the "
+    "other filesystems' on that task; noise that changed no verdict, or that all share "
+    "(said once as undecided), is not flagged."
 )
 
 
