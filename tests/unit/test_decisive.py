@@ -142,7 +142,7 @@ def test_the_default_run_announces_its_scale_and_why(tmp_path: Path) -> None:
 
     plan = make_plan("article-a-2006", None, None, None, 7, str(tmp_path / "w"),
                      decisive=True, time_budget_s=600, warmup_rounds=1)  # fmt: skip
-    assert plan.scale == 0.25  # the suite's default: a warm-up and 5+ rounds fit 10 min
+    assert plan.scale == 0.5  # the suite's default
     text = _announce(plan)
-    assert "datasets at scale 0.25, so that rounds stay short enough" in text
+    assert "datasets at scale 0.5, so that rounds stay short enough" in text
     assert "--scale: larger datasets, fewer rounds" in text
