@@ -1,18 +1,24 @@
-"""Benchmark of dataset generation against the destination's write ceiling.
+"""Benchmark of dataset generation and copy verification against bare C loops and dd.
 
 Usage: python bench/dataset_throughput.py [--dest DIR] [--scale F] [--repeat N]
 
 Generates article A's ISO and tree, article D's Portage tree and the
-kernel-like source tree (scaled, 0.25 by default) into a fresh
-directory under DIR (default: under /dev/shm, the tmpfs fsarena prefers as
-source), first without a manifest cache (files are hashed while written), then
-with it (bytes only), and verifies the result. In the same run, `dd
-if=/dev/zero bs=4M conv=fsync` of the same size measures what the destination
-can absorb at best; the ratio is generation's share of that ceiling. Each
-generation is followed by syncfs(), so a disk-backed destination is timed like
-dd's fsync (syncfs of the destination only). The measurements are interleaved
-and repeated, and the medians printed; everything written is removed
-afterwards.
+kernel-like source tree (scaled, 0.25 by default) into a fresh directory under
+DIR (default: under /dev/shm, the tmpfs fsarena prefers as source), first
+without a manifest cache (files are hashed while written), then with it (bytes
+only), and verifies the result twice: in Python and with fsarena-verify (the
+native verifier runs use). In the same round, side by side:
+- a bare C loop (bench/bare_loops.py) that writes the same directories and
+  files from memory, the reference for generation (target >= 0.8x);
+- a bare C loop that opens, reads, SHA-256-hashes and closes the same files on
+  the same threads, the reference for verification (target >= 0.8x);
+- `dd if=/dev/zero bs=4M conv=fsync` of the same size (what the destination
+  absorbs at best) and `dd of=/dev/null bs=4M` reading it back: the references
+  for a large file (target >= 0.8x). Reading is not hashing: a verifier is
+  bounded by SHA-256 below dd's read, and the bare loop shows by how much.
+Each generation and bare write ends with syncfs() of the destination, as dd's
+fsync does. The measurements are interleaved and repeated, the medians
+printed; everything written is removed afterwards.
 """
 
 from __future__ import annotations
@@ -26,16 +32,22 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 try:
-    from fsarena.datasets import core as datasets
     from fsarena.plan import catalog
 except ImportError:  # run from a checkout without installing the package
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-    from fsarena.datasets import core as datasets
     from fsarena.plan import catalog
+from bare_loops import bare_verify, bare_write, compile_loops
+from fsarena.datasets.core import ARTICLE_A_ISO, DatasetSpec
+from fsarena.datasets.generate import generate
 from fsarena.datasets.linux_source import KERNEL_LIKE
+from fsarena.datasets.manifest import VerifyResult
+from fsarena.datasets.tree import ARTICLE_A_TREE
+from fsarena.datasets.verify import verify
+from fsarena.measure.native import native_tool
 
 DD_BLOCK_BYTES = 4 << 20
 _LIBC = ctypes.CDLL(None, use_errno=True)
@@ -51,54 +63,97 @@ def _syncfs(path: Path) -> None:
         os.close(fd)
 
 
-def _dd(target: Path, size_bytes: int) -> None:
+def _dd(target: Path, size_bytes: int) -> float:
+    """Seconds to write size_bytes (rounded up to 4 MiB blocks) with dd and fsync."""
     count = -(-size_bytes // DD_BLOCK_BYTES)
     argv = ["dd", "if=/dev/zero", f"of={target}", "bs=4M", f"count={count}", "conv=fsync"]
-    subprocess.run(argv, check=True, capture_output=True)
-
-
-def _round(spec: datasets.DatasetSpec, work: Path) -> tuple[float, float, float, float]:
-    """Seconds for: generate without cache, generate with cache, verify, dd."""
-    cache, data, dd_file = work / "cache", work / "data", work / "dd.bin"
     t0 = time.perf_counter()
-    datasets.generate(spec, data, cache)
-    _syncfs(work)
-    t1 = time.perf_counter()
+    subprocess.run(argv, check=True, capture_output=True)
+    return time.perf_counter() - t0
+
+
+def _dd_read(target: Path) -> float:
+    t0 = time.perf_counter()
+    subprocess.run(["dd", f"if={target}", "of=/dev/null", "bs=4M"], check=True, capture_output=True)
+    return time.perf_counter() - t0
+
+
+def _timed(action: Callable[[], object]) -> float:
+    t0 = time.perf_counter()
+    action()
+    return time.perf_counter() - t0
+
+
+# What each round measures, in order, and the reference each is compared with.
+LABELS = (
+    ("generate, no cache (write + hash)", "bare write"),
+    ("generate, cached manifest (write)", "bare write"),
+    ("bare C loop: mkdir, open, write, close", ""),
+    ("verify, Python (2 threads)", "bare verify"),
+    ("verify, fsarena-verify (2 threads)", "bare verify"),
+    ("bare C loop: open, read, SHA-256, close", ""),
+    ("dd if=/dev/zero bs=4M conv=fsync", ""),
+    ("dd of=/dev/null bs=4M (read)", ""),
+)
+
+
+def _round(spec: DatasetSpec, work: Path, loops: tuple[str, str]) -> list[float]:
+    """Seconds for each of LABELS, in one interleaved round."""
+    cache, data, dd_file, bare = work / "cache", work / "data", work / "dd.bin", work / "bare"
+    layout = spec.plan()
+
+    def make() -> None:
+        generate(spec, data, cache)
+        _syncfs(work)
+
+    times = [_timed(make)]
     shutil.rmtree(data)
-    t2 = time.perf_counter()
-    manifest = datasets.generate(spec, data, cache)
-    _syncfs(work)
-    t3 = time.perf_counter()
-    _check(datasets.verify(manifest, data / spec.name))
-    t4 = time.perf_counter()
+    manifest = generate(spec, data, cache)
+    shutil.rmtree(data)
+    times.append(_timed(make))
+    times.append(bare_write(loops[1], bare, list(layout.directories), list(layout.files)))
+    shutil.rmtree(bare)
+    root = data / spec.name
+    times.append(_timed(lambda: _check(verify(manifest, root))))
+    tool = native_tool("verify")
+    times.append(_timed(lambda: _check(verify(manifest, root, tool=tool))))
+    times.append(bare_verify(loops[0], root, [f.path for f in manifest.files], 2))
     shutil.rmtree(data)
     shutil.rmtree(cache)
-    t5 = time.perf_counter()
-    _dd(dd_file, spec.total_bytes)
-    t6 = time.perf_counter()
+    times.append(_dd(dd_file, spec.total_bytes))
+    times.append(_dd_read(dd_file))
     dd_file.unlink()
-    return t1 - t0, t3 - t2, t4 - t3, t6 - t5
+    return times
 
 
-def _bench_spec(spec: datasets.DatasetSpec, work: Path, repeat: int) -> list[tuple[str, float]]:
-    """(label, MB/s) for generation without and with cache, verification and dd.
+def _bench_spec(
+    spec: DatasetSpec, work: Path, repeat: int, loops: tuple[str, str]
+) -> list[tuple[str, float, str]]:
+    """(label, MB/s, comparison) per measurement; the median round counts.
 
-    The four measurements are interleaved in every round, so a noisy
-    neighbour slows them alike; the median round counts.
+    The measurements are interleaved in every round, so a noisy neighbour slows
+    them alike.
     """
-    rounds = [_round(spec, work) for _ in range(repeat)]
-    sizes = [spec.total_bytes] * 3 + [-(-spec.total_bytes // DD_BLOCK_BYTES) * DD_BLOCK_BYTES]
-    labels = [
-        "generate, no cache (write + hash)",
-        "generate, cached manifest (write)",
-        "verify (read + hash, 2 threads)",
-        "dd if=/dev/zero bs=4M conv=fsync",
-    ]
+    rounds = [_round(spec, work, loops) for _ in range(repeat)]
     medians = [statistics.median(column) for column in zip(*rounds, strict=True)]
-    return [(label, n / t / 1e6) for label, n, t in zip(labels, sizes, medians, strict=True)]
+    dd_bytes = -(-spec.total_bytes // DD_BLOCK_BYTES) * DD_BLOCK_BYTES
+    sizes = [spec.total_bytes] * 6 + [dd_bytes] * 2
+    rates = {label: n / t / 1e6 for (label, _), n, t in zip(LABELS, sizes, medians, strict=True)}
+    refs = {"bare write": rates[LABELS[2][0]], "bare verify": rates[LABELS[5][0]]}
+    dd_write, dd_read = rates[LABELS[6][0]], rates[LABELS[7][0]]
+    rows = []
+    for label, ref in LABELS:
+        rate = rates[label]
+        note = f"{rate / refs[ref]:5.2f}x {ref}" if ref else ""
+        if label.startswith("generate"):
+            note += f", {rate / dd_write:5.2f}x dd write"
+        elif label.startswith("verify") or label.startswith("bare C loop: open"):
+            note += f"{', ' if note else ''}{rate / dd_read:5.2f}x dd read"
+        rows.append((label, rate, note))
+    return rows
 
 
-def _check(result: datasets.VerifyResult) -> None:
+def _check(result: VerifyResult) -> None:
     if not result.ok:
         raise SystemExit(f"verification failed: {result.problems}")
 
@@ -120,19 +175,18 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="fsarena-bench-", dir=args.dest))
     print(f"destination {work} ({_filesystem(work)}), scale {args.scale}, {os.cpu_count()} CPUs")
     try:
+        loops = compile_loops(work)
         for base in (
-            datasets.ARTICLE_A_ISO,
-            datasets.ARTICLE_A_TREE,
+            ARTICLE_A_ISO,
+            ARTICLE_A_TREE,
             catalog.PORTAGE,  # text-like trees: many small files, one write each
             KERNEL_LIKE.generated(),
         ):
             spec = base.scaled(args.scale)
-            rows = _bench_spec(spec, work, args.repeat)
-            ceiling = rows[-1][1]
             files = len(spec.plan().files)
             print(f"\n{spec.name} ({files:,} files): {spec.description()}")
-            for label, mb_s in rows:
-                print(f"  {label:36s} {mb_s:8.0f} MB/s  {mb_s / ceiling:6.0%} of dd's")
+            for label, mb_s, note in _bench_spec(spec, work, args.repeat, loops):
+                print(f"  {label:40s} {mb_s:8.0f} MB/s  {note}")
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

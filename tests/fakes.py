@@ -8,9 +8,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from fsarena.datasets.core import DatasetSpec, FileEntry, Manifest, TreeSpec, VerifyResult
+from fsarena.datasets.core import DatasetSpec
 from fsarena.datasets.linux_source import KernelSourceSpec, TarballSpec
+from fsarena.datasets.manifest import FileEntry, Manifest, VerifyResult
 from fsarena.datasets.realistic import TextTreeSpec
+from fsarena.datasets.tree import TreeSpec
 from fsarena.guest.agent import answer, operations
 from fsarena.guest.host import GuestExecutor, _Channel
 from fsarena.measure.core import Command, Measurement, Timed
@@ -37,6 +39,7 @@ def fake_manifest(spec: DatasetSpec) -> Manifest:
 @dataclass
 class FakeExecutor:
     calls: list[tuple[str, ...]] = field(default_factory=list)
+    content_checks: list[bool] = field(default_factory=list)  # verify(content=...) in order
     manifests: dict[str, Manifest] = field(default_factory=dict)
     fail_on: str | None = None  # argv[0] of a timed command that exits 1
     wall_s: float = 1.0
@@ -134,10 +137,11 @@ class FakeExecutor:
     def device_size(self, device: str) -> int:
         return 1000 * MIB
 
-    def verify(self, manifest: Manifest, root: str) -> VerifyResult:
+    def verify(self, manifest: Manifest, root: str, content: bool = True) -> VerifyResult:
         self.calls.append(("verify", manifest.name, root))
         self.manifests.setdefault(manifest.name, manifest)
-        return VerifyResult(True, len(manifest.files), manifest.total_bytes, ())
+        self.content_checks.append(content)
+        return VerifyResult(True, len(manifest.files), manifest.total_bytes * content, ())
 
     def make_dir(self, path: str) -> None:
         self.calls.append(("mkdir", path))

@@ -1,15 +1,19 @@
-"""Tests for fsarena.datasets.core: determinism, exact sizes, manifests, caching, verification."""
+"""Tests for fsarena.datasets: determinism, exact sizes, manifests, caching, verification."""
 
 from __future__ import annotations
 
 import dataclasses
 import filecmp
+import functools
 import hashlib
 import json
 import math
+import os
 import re
 import shutil
+import subprocess
 import zlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,18 +22,13 @@ import pytest
 
 from fsarena.datasets import content, numeric
 from fsarena.datasets import core as datasets
-from fsarena.datasets.core import (
-    ARTICLE_A_ISO,
-    ARTICLE_A_TREE,
-    MIB,
-    FileEntry,
-    LargeFileSpec,
-    Manifest,
-    TreeSpec,
-    generate,
-    verify,
-)
+from fsarena.datasets.core import ARTICLE_A_ISO, MIB, LargeFileSpec
+from fsarena.datasets.generate import generate
+from fsarena.datasets.manifest import FileEntry, Manifest, VerifyResult
+from fsarena.datasets.tree import ARTICLE_A_TREE, TreeSpec
+from fsarena.datasets.verify import verify
 from fsarena.errors import FsarenaError
+from fsarena.measure.native import native_tool
 
 # Small specs keep the whole file fast. The ISO's size crosses 4 MiB write
 # buffers and ends inside a chunk on a byte that is not a multiple of 8.
@@ -306,17 +305,26 @@ def test_count_matching() -> None:
 
 # --------------------------------------------------------------------------- verification
 
+Verifier = Callable[..., VerifyResult]
 
-def test_verify_accepts_an_exact_copy(tree_copy: tuple[Manifest, Path]) -> None:
+
+@pytest.fixture(params=["python", "native"])
+def check(request: pytest.FixtureRequest) -> Verifier:
+    """verify() in Python, or through fsarena-verify: every verification test runs on both."""
+    tool = native_tool("verify") if request.param == "native" else None
+    return functools.partial(verify, tool=tool)
+
+
+def test_verify_accepts_an_exact_copy(tree_copy: tuple[Manifest, Path], check: Verifier) -> None:
     manifest, copy = tree_copy
     for threads in (1, 4):
-        result = verify(manifest, copy, threads=threads)
+        result = check(manifest, copy, threads=threads)
         assert result.ok, result.problems
         assert result.files_checked == len(manifest.files)
         assert result.bytes_checked == manifest.total_bytes
 
 
-def test_verify_catches_a_corrupted_byte(tree_copy: tuple[Manifest, Path]) -> None:
+def test_verify_catches_a_corrupted_byte(tree_copy: tuple[Manifest, Path], check: Verifier) -> None:
     manifest, copy = tree_copy
     entry = max(manifest.files, key=lambda f: f.size_bytes)
     with open(copy / entry.path, "r+b") as f:
@@ -324,24 +332,26 @@ def test_verify_catches_a_corrupted_byte(tree_copy: tuple[Manifest, Path]) -> No
         byte = f.read(1)
         f.seek(entry.size_bytes // 2)
         f.write(bytes([byte[0] ^ 1]))
-    result = verify(manifest, copy)
+    result = check(manifest, copy)
     assert not result.ok
     assert result.problems == (f"checksum differs: {entry.path}",)
     assert result.files_checked == len(manifest.files)
 
 
-def test_verify_catches_a_truncated_file(tree_copy: tuple[Manifest, Path]) -> None:
+def test_verify_catches_a_truncated_file(tree_copy: tuple[Manifest, Path], check: Verifier) -> None:
     manifest, copy = tree_copy
     entry = manifest.files[3]
     with open(copy / entry.path, "r+b") as f:
         f.truncate(entry.size_bytes - 1)
-    result = verify(manifest, copy)
+    result = check(manifest, copy)
     assert not result.ok
     assert len(result.problems) == 1
     assert result.problems[0].startswith(f"size differs: {entry.path}")
 
 
-def test_verify_catches_missing_and_extra(tree_copy: tuple[Manifest, Path]) -> None:
+def test_verify_catches_missing_and_extra(
+    tree_copy: tuple[Manifest, Path], check: Verifier
+) -> None:
     manifest, copy = tree_copy
     gone = manifest.files[5].path
     (copy / gone).unlink()
@@ -350,7 +360,7 @@ def test_verify_catches_missing_and_extra(tree_copy: tuple[Manifest, Path]) -> N
     (copy / "junk" / "inside.txt").write_bytes(b"y")  # not reported: junk/ is
     deepest = max(manifest.directories, key=lambda d: d.count("/"))
     shutil.rmtree(copy / deepest)
-    result = verify(manifest, copy)
+    result = check(manifest, copy)
     assert not result.ok
     assert f"missing: {gone}" in result.problems
     assert "unexpected: extra.txt" in result.problems
@@ -359,26 +369,93 @@ def test_verify_catches_missing_and_extra(tree_copy: tuple[Manifest, Path]) -> N
     assert not any("inside.txt" in p for p in result.problems)
 
 
-def test_verify_caps_problems_at_twenty(tree_copy: tuple[Manifest, Path]) -> None:
+def test_verify_caps_problems_at_twenty(tree_copy: tuple[Manifest, Path], check: Verifier) -> None:
     manifest, copy = tree_copy
     for entry in manifest.files[:30]:
         (copy / entry.path).unlink()
-    result = verify(manifest, copy)
+    result = check(manifest, copy)
     assert len(result.problems) == 20
     assert result.problems[-1] == "... and 11 more problems (30 in total)"
 
 
-def test_verify_reports_a_symlink_in_place_of_a_file(tree_copy: tuple[Manifest, Path]) -> None:
+def test_verify_reports_a_symlink_in_place_of_a_file(
+    tree_copy: tuple[Manifest, Path], check: Verifier
+) -> None:
     manifest, copy = tree_copy
     entry = manifest.files[0]
     (copy / entry.path).unlink()
     (copy / entry.path).symlink_to(copy / manifest.files[1].path)
-    assert verify(manifest, copy).problems == (f"not a regular file: {entry.path}",)
+    assert check(manifest, copy).problems == (f"not a regular file: {entry.path}",)
 
 
-def test_verify_missing_root(tmp_path: Path, small_tree: tuple[Manifest, Path]) -> None:
-    result = verify(small_tree[0], tmp_path / "nowhere")
+def test_verify_missing_root(
+    tmp_path: Path, small_tree: tuple[Manifest, Path], check: Verifier
+) -> None:
+    result = check(small_tree[0], tmp_path / "nowhere")
     assert not result.ok and result.problems[0].startswith("missing:")
+
+
+def test_native_and_python_verifiers_agree_on_a_damaged_tree(
+    tree_copy: tuple[Manifest, Path],
+) -> None:
+    manifest, copy = tree_copy
+    files = sorted(manifest.files, key=lambda f: f.size_bytes)
+    with open(copy / files[-1].path, "r+b") as f:  # one flipped byte
+        f.seek(7)
+        byte = f.read(1)
+        f.seek(7)
+        f.write(bytes([byte[0] ^ 0x80]))
+    (copy / files[0].path).unlink()  # missing
+    (copy / "stray.bin").write_bytes(b"z")  # extra file
+    (copy / "stray-dir").mkdir()  # extra directory
+    with open(copy / files[1].path, "ab") as grown:  # changed size
+        grown.write(b"+")
+    (copy / files[2].path).chmod(0o000)  # changed mode: content still intact
+    (copy / files[3].path).unlink()  # a directory where a file was
+    (copy / files[3].path).mkdir()
+    (copy / files[4].path).unlink()  # a FIFO where a file was
+    os.mkfifo(copy / files[4].path)
+    native = verify(manifest, copy, tool=native_tool("verify"))
+    python = verify(manifest, copy)
+    assert native == python
+    assert not native.ok
+    assert sorted(native.problems) == sorted(
+        [
+            f"checksum differs: {files[-1].path}",
+            f"missing: {files[0].path}",
+            "unexpected: stray.bin",
+            "unexpected: stray-dir/",
+            f"size differs: {files[1].path} ({files[1].size_bytes + 1:,} bytes, "
+            f"expected {files[1].size_bytes:,})",
+            f"not a regular file: {files[3].path}",
+            f"not a regular file: {files[4].path}",
+        ]
+    )
+
+
+def test_both_verifiers_check_names_and_sizes_without_reading(
+    tree_copy: tuple[Manifest, Path],
+) -> None:
+    manifest, copy = tree_copy
+    files = sorted(manifest.files, key=lambda f: f.size_bytes)
+    with open(copy / files[-1].path, "r+b") as f:  # a flipped byte goes unseen
+        f.write(b"\xff")
+    (copy / files[0].path).unlink()
+    with open(copy / files[1].path, "ab") as grown:
+        grown.write(b"+")
+    native = verify(manifest, copy, tool=native_tool("verify"), content=False)
+    python = verify(manifest, copy, content=False)
+    assert native == python
+    assert native.bytes_checked == 0 and native.files_checked == len(manifest.files) - 2
+    assert sorted(p.split(":")[0] for p in native.problems) == ["missing", "size differs"]
+
+
+def test_native_verifier_refuses_a_malformed_manifest(tmp_path: Path) -> None:
+    out = subprocess.run(
+        [native_tool("verify"), str(tmp_path), "2"], input=b"x y\0", capture_output=True
+    )
+    assert out.returncode == 2
+    assert b"unknown manifest record" in out.stderr
 
 
 # --------------------------------------------------------------------------- content

@@ -136,3 +136,14 @@ def test_a_suite_file_that_states_its_repetitions_is_a_fixed_run(tmp_path: Path)
     assert _sets_repetitions(str(stated))
     assert not _sets_repetitions(str(unstated))
     assert not _sets_repetitions("article-a-2006")  # a built-in's count is where it starts
+
+
+def test_the_default_run_announces_its_scale_and_why(tmp_path: Path) -> None:
+    from fsarena.cli.running import _announce
+
+    plan = make_plan("article-a-2006", None, None, None, 7, str(tmp_path / "w"),
+                     decisive=True, time_budget_s=600, warmup_rounds=1)  # fmt: skip
+    assert plan.scale == 0.5  # the suite's default
+    text = _announce(plan)
+    assert "datasets at scale 0.5, so that rounds stay short enough" in text
+    assert "--scale: larger datasets, fewer rounds" in text

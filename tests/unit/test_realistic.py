@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 
 from fsarena.datasets import distributions, realistic
-from fsarena.datasets.core import MIB, generate, verify
+from fsarena.datasets.core import MIB
+from fsarena.datasets.generate import generate
 from fsarena.datasets.linux_source import (
     KERNEL_LIKE,
     RealTreeSpec,
@@ -23,6 +24,7 @@ from fsarena.datasets.linux_source import (
     make_tarball,
 )
 from fsarena.datasets.realistic import SizeSpec, TextTreeSpec, histogram
+from fsarena.datasets.verify import verify
 from fsarena.measure.native import native_tool
 from fsarena.plan.catalog import PORTAGE, SMALL_FILES
 

@@ -88,6 +88,19 @@ def test_copies_are_verified(tmp_path: Path) -> None:
     assert verified[0][1].endswith("/iso1") and verified[1][1].endswith("/iso2")
 
 
+def test_copies_are_hashed_in_the_first_round_only(tmp_path: Path) -> None:
+    # Every copy of every round is checked; its bytes are read and hashed in round 1,
+    # later rounds check names, kinds and sizes (fsarena's own time, issue 14).
+    ex, session = _run(tmp_path, ["ext4", "xfs"], reps=3)
+    assert len(ex.content_checks) == 2 * 3 * 4
+    assert ex.content_checks.count(True) == 2 * 4
+    for run in session.runs:
+        for check in run.checks:
+            if check.name.startswith("copy of"):
+                hashed = "bytes checked" in check.detail
+                assert hashed == (run.repetition == 1), (run.repetition, check.detail)
+
+
 def test_fresh_mkfs_every_repetition_in_shuffled_order(tmp_path: Path) -> None:
     ex, session = _run(tmp_path, ["ext2", "ext4", "xfs"], reps=3)
     mkfs = [c[1] for c in ex.calls if c[0] == "measure" and c[1].startswith("mkfs")]

@@ -126,7 +126,8 @@ def _announce(plan: Plan) -> str:
             f"{plan.max_repetitions_or_default}) until every kind of work has a winner or a "
             f"tie ruling out differences above 5 %; no new round once the {budget:.0f} min "
             "budget would be passed (--time-budget SECONDS; --repetitions N or --quick for a "
-            "fixed run)"
+            f"fixed run); datasets at scale {plan.scale:g}, so that rounds stay short enough "
+            "for several to fit the budget (--scale: larger datasets, fewer rounds)"
         )
     if plan.target_ci_pct is not None:
         limit = f", within {plan.time_budget_s / 60:.0f} min" if plan.time_budget_s else ""

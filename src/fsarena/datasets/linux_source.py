@@ -35,14 +35,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar, Self
 
-from fsarena.datasets.core import (
-    DatasetSpec,
-    FileEntry,
-    Layout,
-    Manifest,
-    _check_factor,
-    _require,
-)
+from fsarena.datasets.core import DatasetSpec, Layout, _check_factor, _require
+from fsarena.datasets.manifest import FileEntry, Manifest
 from fsarena.datasets.realistic import TextTreeSpec
 from fsarena.errors import FsarenaError
 

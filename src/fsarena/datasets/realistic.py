@@ -50,15 +50,14 @@ from typing import TYPE_CHECKING, ClassVar, Self
 from fsarena.datasets.core import (
     MIB,
     DatasetSpec,
-    FileEntry,
     Layout,
-    Manifest,
     _check_factor,
     _require,
     check_tree_counts,
     scaled_tree_counts,
 )
 from fsarena.datasets.distributions import normal_irwin_hall, pareto, poisson_cdf, text_pool
+from fsarena.datasets.manifest import FileEntry, Manifest
 from fsarena.datasets.numeric import _exp, _fit_sizes, _raw, _uniform
 
 if TYPE_CHECKING:

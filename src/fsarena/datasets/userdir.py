@@ -30,8 +30,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar, Self
 
-from fsarena.datasets.core import DatasetSpec, FileEntry, Layout, Manifest, _check_factor, _require
+from fsarena.datasets.core import DatasetSpec, Layout, _check_factor, _require
 from fsarena.datasets.linux_source import RealTreeSpec, _ancestors
+from fsarena.datasets.manifest import FileEntry, Manifest
 from fsarena.errors import FsarenaError
 
 CACHE_DIR = "directories"

@@ -6,7 +6,7 @@ venv and the checkout are found wherever they live, /tmp and /run included),
 reads one JSON request per line from its serial line and answers one JSON
 line each. It uses the standard library and fsarena's stdlib-only modules
 (measure, executor), so the same measurement code runs inside the guest as on
-the host; fsarena.datasets.core (numpy) is imported only when a copy is verified.
+the host; fsarena.datasets.verify is imported only when a copy is verified.
 Timed commands start through the same native launcher (fsarena-timeit, beside
 the host's interpreter, which the guest sees through hostfs or 9p), so their max
 RSS is theirs, not this agent's; a guest that cannot run it reports max RSS as
@@ -139,10 +139,12 @@ def set_up(config: dict[str, Any]) -> None:
         _run([*argv, source["mountpoint"]])
 
 
-def _verify(ex: TaskExecutor, manifest: dict[str, Any], root: str) -> dict[str, Any]:
-    from fsarena.datasets.core import Manifest
+def _verify(
+    ex: TaskExecutor, manifest: dict[str, Any], root: str, content: bool = True
+) -> dict[str, Any]:
+    from fsarena.datasets.manifest import Manifest
 
-    return asdict(ex.verify(Manifest.from_dict(manifest), root))
+    return asdict(ex.verify(Manifest.from_dict(manifest), root, content))
 
 
 def _measure(ex: TaskExecutor, commands: list[dict[str, Any]], **kw: Any) -> dict[str, Any]:

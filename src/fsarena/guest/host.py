@@ -31,7 +31,7 @@ from fsarena.measure.core import Command, Measurement, Timed
 from fsarena.measure.executor import GuestSpec, SpaceInfo
 
 if TYPE_CHECKING:
-    from fsarena.datasets.core import Manifest, VerifyResult
+    from fsarena.datasets.manifest import Manifest, VerifyResult
     from fsarena.measure.executor import TaskExecutor
 
 BOOT_TIMEOUT_S = 120.0  # an emulated boot takes seconds; minutes mean it hangs
@@ -214,10 +214,10 @@ class GuestExecutor:
     def device_size(self, device: str) -> int:
         return int(self._ask("device_size", device=device))
 
-    def verify(self, manifest: Manifest, root: str) -> VerifyResult:
-        from fsarena.datasets.core import VerifyResult
+    def verify(self, manifest: Manifest, root: str, content: bool = True) -> VerifyResult:
+        from fsarena.datasets.manifest import VerifyResult
 
-        result = self._ask("verify", manifest=manifest.to_dict(), root=root)
+        result = self._ask("verify", manifest=manifest.to_dict(), root=root, content=content)
         return VerifyResult(
             bool(result["ok"]),
             int(result["files_checked"]),

@@ -27,12 +27,14 @@ from fsarena.errors import FsarenaError
 from fsarena.measure import cgroups
 from fsarena.measure.core import Command, Timed, measure_commands
 from fsarena.measure.ledger import Ledger
+from fsarena.measure.native import find_native_tool
 
 if TYPE_CHECKING:
     # Imported where used: a guest's agent imports this module, and importing
     # numpy (through datasets) costs seconds inside an emulated kernel.
     from fsarena.datasets import linux_source as kernel
-    from fsarena.datasets.core import DatasetSpec, Manifest, VerifyResult
+    from fsarena.datasets.core import DatasetSpec
+    from fsarena.datasets.manifest import Manifest, VerifyResult
 
 
 @dataclass(frozen=True)
@@ -85,7 +87,9 @@ class TaskExecutor(Protocol):
 
     def device_size(self, device: str) -> int: ...
 
-    def verify(self, manifest: Manifest, root: str) -> VerifyResult: ...
+    def verify(self, manifest: Manifest, root: str, content: bool = True) -> VerifyResult:
+        """Compare root with the manifest; content False: names, kinds and sizes only."""
+        ...
 
     def make_dir(self, path: str) -> None: ...
 
@@ -200,7 +204,7 @@ class RealExecutor:
         return measure_commands(commands, device, timeout_s)
 
     def generate_dataset(self, spec: DatasetSpec, dest: str, cache_dir: str) -> Manifest:
-        from fsarena.datasets.core import generate
+        from fsarena.datasets.generate import generate
 
         try:
             return generate(spec, Path(dest), Path(cache_dir))
@@ -230,10 +234,12 @@ class RealExecutor:
         with open(device, "rb") as f:
             return f.seek(0, os.SEEK_END)
 
-    def verify(self, manifest: Manifest, root: str) -> VerifyResult:
-        from fsarena.datasets.core import verify
+    def verify(self, manifest: Manifest, root: str, content: bool = True) -> VerifyResult:
+        from fsarena.datasets.verify import verify
 
-        return verify(manifest, Path(root))
+        # Natively when fsarena-verify was built: on trees of small files the Python
+        # walk's per-file cost, not hashing, sets the pace.
+        return verify(manifest, Path(root), tool=find_native_tool("verify"), content=content)
 
     def make_dir(self, path: str) -> None:
         Path(path).mkdir(parents=True, exist_ok=True)

@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from fsarena.datasets.core import TreeSpec
 from fsarena.datasets.realistic import TextTreeSpec
+from fsarena.datasets.tree import TreeSpec
 from fsarena.errors import FsarenaError
 from fsarena.plan import catalog
 from fsarena.plan.core import DEFAULT_SUITE

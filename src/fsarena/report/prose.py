@@ -7,7 +7,9 @@ from dataclasses import dataclass
 
 from fsarena.analysis.phrases import number
 from fsarena.analysis.stats import ALPHA, CONFIDENCE, WINSOR_SIGMAS
-from fsarena.report.table import FLAG_ADVICE, Comparison
+from fsarena.analysis.verdicts import PRACTICAL
+from fsarena.report.flags import FLAG_ADVICE, unstable_banner
+from fsarena.report.table import Comparison
 
 
 @dataclass(frozen=True)
@@ -25,7 +27,13 @@ METHOD = (
     "measured and flagged). Ratios are Hodges-Lehmann estimates (the median of all pairwise "
     f"ratios), with their {100 * CONFIDENCE:.0f} % confidence interval. Otherwise the "
     "filesystems are tied, and a tie states the largest difference its interval leaves "
-    "possible. The warm-up round, if any, is never a sample."
+    "possible. The warm-up round, if any, is never a sample. A result is flagged unstable "
+    "only when it matters: its 95 % interval is wider than the target and than the "
+    "metric's practical threshold (10 ms of time, for instance), and its task's comparison "
+    "stayed open (several tied for best, a difference above "
+    f"{100 * PRACTICAL:.0f} % not ruled out), and it is at least twice as wide as the "
+    "other filesystems' on that task; noise that changed no verdict, or that all share "
+    "(said once as undecided), is not flagged."
 )
 
 
@@ -58,7 +66,12 @@ def warnings(comparison: Comparison) -> list[Item]:
     for code, advice in FLAG_ADVICE.items():
         found = tuple(f.message for f in comparison.flags if f.code == code)
         if found:
-            items.append(Item(f"{code} ({len(found)})", advice, found))
+            text = (
+                unstable_banner(comparison.tables, comparison.target_ci_pct, comparison.session)
+                if code == "unstable"
+                else advice
+            )
+            items.append(Item(f"{code} ({len(found)})", text, found))
     return items
 
 

@@ -12,19 +12,14 @@ import math
 from dataclasses import dataclass, field
 
 from fsarena.analysis.phrases import number
-from fsarena.analysis.stats import (
-    OUTLIER_SIGMAS,
-    SHORT_RUN_S,
-    UNSTABLE_ADVICE,
-    Summary,
-    instability,
-    outliers,
-    summarize,
-)
+from fsarena.analysis.stats import Summary, outliers, summarize
 from fsarena.analysis.verdicts import Verdicts, analyse
 from fsarena.measure.metrics import METRICS, Metric
+from fsarena.report.flags import Flag, flags_of, pct_text, settle, too_wide
 from fsarena.report.machine_section import machine_lines
 from fsarena.report.outcome import status_of
+from fsarena.report.rows import Row as Row
+from fsarena.report.rows import TaskTable as TaskTable
 from fsarena.report.scope import scope_words, verdict_scope
 from fsarena.report.sentence import task_sentence
 from fsarena.session.store import Run, Session
@@ -41,8 +36,9 @@ TIMED_COLUMNS = (
 PROBE_COLUMNS = ("capacity_pct", "available_bytes")
 # Tasks that move a payload also show its throughput and how it compares with the device.
 PAYLOAD_COLUMNS = ("throughput_bytes_per_s", "ceiling_pct")
-# A headline mean whose 95 % CI half-width exceeds this share of it is flagged
-# unstable, unless the plan set its own target (plan["target_ci_pct"]).
+# A headline mean whose 95 % CI half-width exceeds this share of it is too wide,
+# unless the plan set its own target (plan["target_ci_pct"]); see `matters` for when
+# that is flagged.
 DEFAULT_TARGET_CI_PCT = 10.0
 
 
@@ -52,49 +48,12 @@ def run_value(run: Run, metric: str) -> float | None:
 
 
 @dataclass(frozen=True)
-class Row:
-    filesystem: str
-    n_ok: int
-    n_failed: int
-    n_skipped: int
-    stats: dict[str, Summary]
-    errors: tuple[str, ...] = ()
-    n_invalid: int = 0
-    outliers: tuple[int, ...] = ()  # repetitions whose headline value is an outlier (MAD)
-    unstable: bool = False  # the headline's CI is wider than the target
-    unavailable: frozenset[str] = frozenset()  # stored but untrustworthy (results.py): "–"
-
-
-@dataclass(frozen=True)
-class TaskTable:
-    task: str
-    kind: str
-    description: str
-    timed: bool
-    columns: tuple[str, ...]
-    rows: tuple[Row, ...]
-
-    def metric(self, name: str) -> Metric:
-        return METRICS[name]
-
-
-@dataclass(frozen=True)
 class Failure:
     filesystem: str
     task: str
     repetition: int
     status: str
     error: str
-
-
-@dataclass(frozen=True)
-class Flag:
-    """A computed warning about one result: what was seen and what to do."""
-
-    task: str
-    filesystem: str
-    code: str  # "unstable" | "outlier" | "invalid"
-    message: str
 
 
 @dataclass(frozen=True)
@@ -135,7 +94,7 @@ def _row(
         errors=errors,
         n_invalid=sum(r.status == "invalid" for r in runs),
         outliers=tuple(head[i][0] for i in outliers([v for _, v in head])),
-        unstable=first is not None and first.n >= 2 and first.ci_half_width_rel > target_rel,
+        unstable=first is not None and too_wide(first, METRICS[columns[0]], target_rel),
         unavailable=frozenset(m for r in ok for m in r.unavailable),
     )
 
@@ -143,66 +102,6 @@ def _row(
 def target_ci_pct(session: Session) -> float:
     value = session.plan.get("target_ci_pct")
     return float(value) if isinstance(value, int | float) and value > 0 else DEFAULT_TARGET_CI_PCT
-
-
-# What to do about each kind of flag; the flags themselves carry the numbers.
-FLAG_ADVICE = {
-    "unstable": UNSTABLE_ADVICE,
-    "outlier": (
-        f"Runs more than {OUTLIER_SIGMAS:.0f} robust standard deviations (1.4826 MAD) from "
-        "the median are flagged and kept in every statistic: look for a background job or a "
-        "stall at that time, or add repetitions."
-    ),
-    "invalid": (
-        "Faster than the device's measured ceiling allows: the page cache was measured, not "
-        "the device. These runs are kept in the session but left out of every statistic and "
-        "verdict; if it happens often, check that nothing else reads the same files."
-    ),
-}
-
-
-def _row_flags(table: TaskTable, target_pct: float) -> list[Flag]:
-    flags = []
-    metric = METRICS[table.columns[0]]
-    for row in table.rows:
-        s = row.stats.get(metric.name)
-        if s is None:
-            continue
-        subject = f"{table.task} on {row.filesystem}"
-        if row.unstable:
-            text = instability(subject, s, target_pct / 100)
-            wall = row.stats.get("wall_s")
-            if wall is not None and wall.mean < SHORT_RUN_S:
-                text += f"; runs of {1000 * wall.mean:.0f} ms"
-            flags.append(Flag(table.task, row.filesystem, "unstable", text))
-        if row.outliers:
-            reps = ", ".join(str(r) for r in row.outliers)
-            flags.append(
-                Flag(
-                    table.task,
-                    row.filesystem,
-                    "outlier",
-                    f"{subject}: repetition {reps} ({metric.label} median "
-                    f"{fmt(shown(s.median, metric))} {metric.unit}, "
-                    f"range {fmt(shown(s.min, metric))}–{fmt(shown(s.max, metric))})",
-                )
-            )
-    return flags
-
-
-def _flags(tables: tuple[TaskTable, ...], session: Session, target_pct: float) -> list[Flag]:
-    flags = [f for table in tables for f in _row_flags(table, target_pct)]
-    for run in session.runs:
-        if run.status == "invalid":
-            flags.append(
-                Flag(
-                    run.task,
-                    run.filesystem,
-                    "invalid",
-                    f"{run.task} on {run.filesystem}, repetition {run.repetition}: {run.error}",
-                )
-            )
-    return flags
 
 
 def build(session: Session) -> Comparison:
@@ -250,12 +149,13 @@ def build(session: Session) -> Comparison:
     )
     # Verdicts rank one driver group only (see scope.py): never guests against the host.
     verdicts = analyse(verdict_scope(session), {t.task: t.columns for t in tables})
+    tables = settle(tables, verdicts)
     return Comparison(
         session=session,
         tables=tuple(tables),
         failures=failures,
         verdicts=verdicts,
-        flags=tuple(_flags(tuple(tables), session, target_pct)),
+        flags=tuple(flags_of(tuple(tables), session, target_pct)),
         target_ci_pct=target_pct,
     )
 
@@ -267,11 +167,6 @@ def fmt(value: float, digits: int = 3) -> str:
 
 def shown(summary_value: float, metric: Metric) -> float:
     return summary_value * metric.scale
-
-
-def pct_text(pct: float) -> str:
-    """A percentage with one decimal below 100 (so 10.4 does not read as a 10 % target)."""
-    return f"{pct:.1f}" if pct < 100 else f"{pct:.0f}"
 
 
 def row_flags(row: Row, table: TaskTable) -> list[str]:

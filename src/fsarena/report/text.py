@@ -131,8 +131,10 @@ def body(comparison: Comparison, width: int = DEFAULT_WIDTH) -> list[str]:
         out.append(f"{table.task}  [{table.kind}]")
         if table.description:
             out.extend(wrap(table.description, "  ", width))
-        for part in split(comparison.session, table):  # by driver group (one if all kernel)
+        for i, part in enumerate(split(comparison.session, table)):  # by driver group
             if part.title:
+                if i:  # a blank line ends the group above: its last table is no heading's
+                    out.append("")
                 out.extend(wrap(f"[{part.title}]", "  ", width))
                 out.extend(wrap(part.explanation, "  ", width, ""))
             out.extend(layout(part.headers, part.cells, width))

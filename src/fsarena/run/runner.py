@@ -323,6 +323,7 @@ class Runner:
                 executor=executor,
                 artifacts_dir=str(self.session_path.with_suffix("")) + "-files",
                 aging=aging_plan(self, profile),
+                hash_content=repetition == 1,  # copies hashed once per filesystem (issue 14)
             )
             executor.make_dir(ctx.scratch)
             image = target.image if isinstance(target, LoopTarget) else ""

@@ -10,9 +10,10 @@ from contextlib import ExitStack
 from dataclasses import replace
 from pathlib import Path
 
-from fsarena.datasets.core import DatasetSpec, Manifest
+from fsarena.datasets.core import DatasetSpec
 from fsarena.datasets.gitrepo import GitRepoSpec, make_repo
 from fsarena.datasets.linux_source import TarballSpec
+from fsarena.datasets.manifest import Manifest
 from fsarena.datasets.realistic import histogram
 from fsarena.run.sequence import RunnerSteps
 from fsarena.run.sessions import Event, check_same_dataset, source_bytes

@@ -17,7 +17,7 @@ import hashlib
 import random
 from dataclasses import replace
 
-from fsarena.datasets.core import FileEntry, Manifest
+from fsarena.datasets.manifest import FileEntry, Manifest
 from fsarena.measure.core import Command
 from fsarena.tasks.base import REAL_USER_SYS, Check, Task, TaskContext, verify_absent, verify_copy
 
@@ -87,7 +87,7 @@ class RsyncIncremental(Task):
         return [Command((*RSYNC, self._source(ctx) + "/", ctx.path(BACKUP) + "/"))]
 
     def verify(self, ctx: TaskContext) -> list[Check]:
-        result = ctx.executor.verify(self._mutated, ctx.path(BACKUP))
+        result = ctx.executor.verify(self._mutated, ctx.path(BACKUP), ctx.hash_content)
         detail = f"{result.files_checked} files, {result.bytes_checked} bytes checked"
         if not result.ok:
             detail = "; ".join(result.problems[:5])
