@@ -6,7 +6,7 @@ import datetime as dt
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import Any, NoReturn
 
 import click
 
@@ -14,10 +14,17 @@ from fsarena import __version__
 from fsarena.cli.args import FORMATS, NUMBER, fs_names, usage_line
 from fsarena.errors import FsarenaError
 from fsarena.filesystems.profiles import PROFILES
-from fsarena.plan import DEFAULT_SUITE, DEFAULT_WORKDIR
-
-if TYPE_CHECKING:
-    from fsarena.plan.core import Plan
+from fsarena.plan.core import (
+    DEFAULT_SUITE,
+    DEFAULT_WORKDIR,
+    Plan,
+    builtin_suites,
+    make_plan,
+)
+from fsarena.plan.floors import require_proportional
+from fsarena.run.launch import Stop, workdir_lock
+from fsarena.session.store import load, newest
+from fsarena.tasks import TASKS
 
 DEFAULT_RESULTS = "results"
 # Exit codes of `fsarena run` (README, `fsarena run --help`): 0 every planned run was
@@ -82,8 +89,6 @@ def check(
 ) -> None:
     """Preflight: every requirement of a run, and the command that fixes what is missing."""
     from fsarena.filesystems.variants import resolve
-    from fsarena.plan.core import make_plan
-    from fsarena.plan.floors import require_proportional
     from fsarena.run.launch import check_device, check_leftovers, space_needed
     from fsarena.run.preflight import preflight
     from fsarena.targets.source import choose_source, mem_available_bytes
@@ -127,9 +132,6 @@ def check(
 )
 def list_(what: str) -> None:
     """List known filesystems (and whether they run here), tasks, suites or machines."""
-    from fsarena.plan.core import builtin_suites
-    from fsarena.tasks import TASKS
-
     if what == "filesystems":
         _list_filesystems()
     elif what == "tasks":
@@ -199,8 +201,7 @@ def _reject_plan_options(ctx: click.Context) -> None:
 
 def _new_or_resumed(ctx: click.Context, opts: dict[str, Any]) -> tuple[Plan, Path, Any]:
     """The plan and session path of a new run, or those of the session to resume."""
-    from fsarena.plan.core import make_plan, parse_size
-    from fsarena.plan.floors import require_proportional
+    from fsarena.plan.core import parse_size
     from fsarena.run.resume import plan_of, resumable
 
     if opts["resume_path"] is not None:
@@ -479,7 +480,6 @@ def _execute(launch: Any, session: Any, path: Path, quiet: bool) -> None:
     from fsarena.cli.progress import RunProgress
     from fsarena.machines.run import executor_for
     from fsarena.measure.ledger import Ledger, leftovers
-    from fsarena.run.launch import Stop, workdir_lock
     from fsarena.run.runner import Runner
 
     plan = launch.plan
@@ -547,7 +547,6 @@ def _report_leftovers(ledger: Any, workdir: str) -> None:
 def cleanup(workdir: str) -> None:
     """Remove what a killed run (kill -9, power cut) left: mounts, loops, images, processes."""
     from fsarena.measure.ledger import cleanup as undo_all
-    from fsarena.run.launch import workdir_lock
 
     workdir = os.path.abspath(workdir)
     if not Path(workdir).is_dir():
@@ -593,8 +592,6 @@ def cleanup(workdir: str) -> None:
 )
 def report(session_path: Path | None, fmt: str, output: Path | None, results_dir: str) -> None:
     """Render a saved session again, without running anything."""
-    from fsarena.session.store import load
-
     path = session_path or _newest(Path(results_dir))
     session = load(path)
     from fsarena.report import render, write
@@ -608,8 +605,6 @@ def report(session_path: Path | None, fmt: str, output: Path | None, results_dir
 
 def _newest(directory: Path) -> Path:
     """The newest session worth reporting, said on stderr with what was passed over."""
-    from fsarena.session.store import newest
-
     path, passed = newest(directory)
     over = [p for p, _ in passed if p != path]
     if path in (p for p, _ in passed):  # no session there measured anything
@@ -665,7 +660,6 @@ def compare(
     """The same tasks across sessions (machines, kernels, mount options), with significance."""
     from fsarena.report.crosscompare import RENDERERS
     from fsarena.report.crosscompare import compare as cross
-    from fsarena.session.store import load
 
     result = cross([load(p) for p in session_paths], list(labels) or None)
     content = RENDERERS[fmt](result)
@@ -718,7 +712,6 @@ def crashtest(
     from fsarena.filesystems.variants import resolve
     from fsarena.plan.core import _fresh_seed
     from fsarena.run.crashtest import run_crashtest
-    from fsarena.run.launch import Stop, workdir_lock
 
     names = fs_names(fs_list)
     profiles = resolve(names) if names is not None else list(PROFILES.values())
