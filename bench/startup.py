@@ -48,7 +48,9 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--fsarena", default=default_fsarena(), help="the entry point to time")
     args = parser.parse_args()
-    python = shutil.which("python3") or sys.executable
+    # The interpreter the fsarena script runs on: a python3 found on PATH may be another
+    # one, or a pyenv shim (a shell script) that alone takes longer than fsarena's start.
+    python = sys.executable
     commands = {
         "python3 -c pass": [python, "-c", "pass"],
         "fsarena --help": [args.fsarena, "--help"],

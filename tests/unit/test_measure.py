@@ -115,6 +115,22 @@ def test_device_counters_count_what_a_command_reads() -> None:
     assert m.device_read_bytes >= 4 << 20
 
 
+def test_device_counters_count_what_a_command_writes() -> None:
+    # 4 MiB written to /var/tmp with direct I/O and fsync'ed: all of it reaches the disk.
+    with tempfile.TemporaryDirectory(dir="/var/tmp") as d:
+        st = os.stat(d)
+        sysfs = Path(f"/sys/dev/block/{os.major(st.st_dev)}:{os.minor(st.st_dev)}")
+        if not sysfs.exists() or shutil.which("dd") is None:
+            pytest.skip("/var/tmp is not on a block device")
+        dev = f"/dev/{sysfs.resolve().name}"
+        out = f"{d}/written"
+        dd = ("dd", "if=/dev/zero", f"of={out}", "bs=1M", "count=4", "oflag=direct", "conv=fsync")
+        m = measure_commands([Command(dd)], dev, 60).measurement
+    if m.exit_code != 0:
+        pytest.skip("direct I/O is not supported on /var/tmp")
+    assert m.device_write_bytes >= 4 << 20
+
+
 def test_max_rss_is_the_commands_not_fsarenas() -> None:
     if find_native_tool("timeit") is None:
         pytest.skip("fsarena-timeit is not built (scripts/setup.sh)")

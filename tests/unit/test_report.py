@@ -11,6 +11,8 @@ import io
 import json
 import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -33,7 +35,7 @@ def normalised(fmt_name: str, text: str) -> str:
     return SVG.sub("<svg>(chart)</svg>", text) if fmt_name == "html" else text
 
 
-GOLDEN_FIXTURES = ("session-v1", "session-v2", "three-filesystems")
+GOLDEN_FIXTURES = ("session-v1", "session-v2", "full-v2", "three-filesystems")
 TEXT_WIDTH = 80  # what the text report uses when standard output is not a terminal
 
 
@@ -78,6 +80,30 @@ def test_text_follows_the_terminal_width(monkeypatch: pytest.MonkeyPatch) -> Non
 def test_every_exporter_is_deterministic(session: Session) -> None:
     for name in EXPORTERS:
         assert render(session, name) == render(session, name)
+
+
+_RENDER_ALL = """
+import json, sys
+from fsarena.report import EXPORTERS, render
+from fsarena.session.store import load
+from pathlib import Path
+print(json.dumps({n: render(load(Path(sys.argv[1])), n) for n in sorted(EXPORTERS)}))
+"""
+
+
+def test_every_exporter_gives_the_same_bytes_in_another_process() -> None:
+    """Set and dict order may follow string hashes, which differ per process: two processes
+    with different hash seeds must still write the same reports, charts included."""
+    outputs = []
+    for seed in ("1", "2"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        env.pop("COLUMNS", None)
+        argv = [sys.executable, "-c", _RENDER_ALL, str(FIXTURES / "full-v2.json")]
+        done = subprocess.run(argv, env=env, capture_output=True, text=True, check=True)
+        outputs.append(json.loads(done.stdout))
+    assert sorted(outputs[0]) == sorted(EXPORTERS)
+    for name in EXPORTERS:
+        assert outputs[0][name] == outputs[1][name], name
 
 
 def test_every_stored_version_loads() -> None:

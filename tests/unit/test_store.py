@@ -19,7 +19,7 @@ from fsarena.store.schema import MIGRATIONS
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 SESSIONS = [FIXTURES / f"{n}.json" for n in ("session-v1", "session-v2", "session-v3")]
 MKFS_EXT4 = ("mkfs", "ext4", "ok")
-ALL = [*SESSIONS, FIXTURES / "three-filesystems.json"]
+ALL = [*SESSIONS, FIXTURES / "three-filesystems.json", FIXTURES / "full-v2.json"]
 
 
 def counts(path: Path) -> dict[str, int]:
@@ -39,7 +39,7 @@ def test_import_twice_adds_nothing(tmp_path: Path) -> None:
         second = [import_session(store, p) for p in ALL]
     assert all(i.added for i in first) and not any(i.added for i in second)
     assert counts(db) == after_first
-    assert after_first["sessions"] == 4
+    assert after_first["sessions"] == len(ALL)
     runs = sum(len(json.loads(p.read_text())["runs"]) for p in ALL)
     assert after_first["runs"] == runs
     assert after_first["values"] > runs  # one row per repetition and metric
@@ -116,11 +116,11 @@ def test_cli_import_list_history_export(tmp_path: Path) -> None:
     cli = CliRunner()
     out = cli.invoke(main, ["store", "import", *map(str, ALL), "--store", db])
     assert out.exit_code == 0, out.output
-    assert "4 of 4 sessions added" in out.output
+    assert "5 of 5 sessions added" in out.output
     again = cli.invoke(main, ["store", "import", str(FIXTURES), "--store", db])
-    assert "0 of 4 sessions added" in again.output, again.output
+    assert "0 of 5 sessions added" in again.output, again.output
     listed = cli.invoke(main, ["store", "list", "--store", db])
-    assert listed.output.strip().endswith(f"4 sessions in {db}")
+    assert listed.output.strip().endswith(f"5 sessions in {db}")
     html = tmp_path / "h.html"
     drawn = cli.invoke(
         main, ["store", "history", "--task", "mkfs", "--fs", "ext4", "--store", db,

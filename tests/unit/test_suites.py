@@ -166,8 +166,16 @@ def test_dataset_kind_can_be_replaced() -> None:
 def test_builtin_suites_validate() -> None:
     for name in builtin_suites():
         plan = make_plan(name, ["ext4"], 1, 0.01, 1, "/tmp/w")
-        assert plan.dataset_specs() is not None
-        assert plan.image_size_for(plan.profile("ext4")) > 0
+        # Every dataset a task reads is specified, and nothing else.
+        wanted = {d for t in plan.tasks for d in plan.task_class(t).datasets}
+        specs = plan.dataset_specs()
+        assert set(specs) == wanted, name
+        # The image holds what the tasks keep at once, is never below what mkfs accepts,
+        # and is whole MiB.
+        ext4 = plan.profile("ext4")
+        size = plan.image_size_for(ext4)
+        assert size >= max(plan.needed_bytes(), ext4.min_size_bytes), name
+        assert size % (1 << 20) == 0, name
 
 
 def test_parse_error_of_a_builtin_would_name_the_file() -> None:

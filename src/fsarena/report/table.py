@@ -143,7 +143,8 @@ def build(session: Session) -> Comparison:
                 )
             )
     failures = tuple(
-        Failure(r.filesystem, r.task, r.repetition, r.status, r.error)
+        # The runner's invalid runs say "invalid: ..." themselves; reports print the status.
+        Failure(r.filesystem, r.task, r.repetition, r.status, r.error.removeprefix(f"{r.status}: "))
         for r in session.runs
         if r.status != "ok"
     )
