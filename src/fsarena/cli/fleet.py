@@ -12,7 +12,7 @@ import click
 from fsarena import build_identity
 from fsarena.cli.base import DEFAULT_RESULTS, fail
 from fsarena.cli.store import import_into_default_store
-from fsarena.plan.core import DEFAULT_SUITE
+from fsarena.plan import DEFAULT_SUITE
 
 
 @click.group()

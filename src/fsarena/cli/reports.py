@@ -8,7 +8,6 @@ import click
 
 from fsarena.cli.args import FORMATS
 from fsarena.cli.base import DEFAULT_RESULTS
-from fsarena.session.store import load, newest
 
 
 @click.command()
@@ -29,6 +28,8 @@ from fsarena.session.store import load, newest
 )
 def report(session_path: Path | None, fmt: str, output: Path | None, results_dir: str) -> None:
     """Render a saved session again, without running anything."""
+    from fsarena.session.store import load
+
     path = session_path or _newest(Path(results_dir))
     session = load(path)
     from fsarena.report import render, write
@@ -42,6 +43,8 @@ def report(session_path: Path | None, fmt: str, output: Path | None, results_dir
 
 def _newest(directory: Path) -> Path:
     """The newest session worth reporting, said on stderr with what was passed over."""
+    from fsarena.session.store import newest
+
     path, passed = newest(directory)
     over = [p for p, _ in passed if p != path]
     if path in (p for p, _ in passed):  # no session there measured anything
@@ -97,6 +100,7 @@ def compare(
     """The same tasks across sessions (machines, kernels, mount options), with significance."""
     from fsarena.report.crosscompare import RENDERERS
     from fsarena.report.crosscompare import compare as cross
+    from fsarena.session.store import load
 
     result = cross([load(p) for p in session_paths], list(labels) or None)
     content = RENDERERS[fmt](result)

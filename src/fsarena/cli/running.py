@@ -6,7 +6,7 @@ import datetime as dt
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -14,10 +14,10 @@ from fsarena.cli.args import FORMATS, NUMBER, fs_names
 from fsarena.cli.base import DEFAULT_RESULTS, EXIT_CODES, fail
 from fsarena.cli.store import import_into_default_store
 from fsarena.errors import FsarenaError
-from fsarena.plan.core import DEFAULT_SUITE, DEFAULT_WORKDIR, Plan, make_plan
-from fsarena.plan.floors import require_proportional
-from fsarena.plan.suite import builtin_suites
-from fsarena.run.launch import Stop, workdir_lock
+from fsarena.plan import DEFAULT_SUITE, DEFAULT_WORKDIR
+
+if TYPE_CHECKING:  # the plan's machinery loads when `run` runs, not for --help
+    from fsarena.plan.core import Plan
 
 # Options that make the plan: a resumed session brings its own.
 PLAN_OPTIONS = (
@@ -45,6 +45,8 @@ def _reject_plan_options(ctx: click.Context) -> None:
 
 def _new_or_resumed(ctx: click.Context, opts: dict[str, Any]) -> tuple[Plan, Path, Any]:
     """The plan and session path of a new run, or those of the session to resume."""
+    from fsarena.plan.core import make_plan
+    from fsarena.plan.floors import require_proportional
     from fsarena.plan.suite import parse_size
     from fsarena.run.resume import plan_of, resumable
 
@@ -83,7 +85,7 @@ DEFAULT_BUDGET_S = 600.0  # the default run's time budget: what a user waits for
 
 def _sets_repetitions(suite: Any) -> bool:
     """A user's suite file that states its repetitions means them, as --repetitions does."""
-    from fsarena.plan.suite import load_suite
+    from fsarena.plan.suite import builtin_suites, load_suite
 
     if isinstance(suite, str):
         if suite in builtin_suites():
@@ -328,6 +330,7 @@ def _execute(launch: Any, session: Any, path: Path, quiet: bool) -> None:
     from fsarena.cli.progress import RunProgress
     from fsarena.machines.run import executor_for
     from fsarena.measure.ledger import Ledger, leftovers
+    from fsarena.run.launch import Stop, workdir_lock
     from fsarena.run.runner import Runner
 
     plan = launch.plan

@@ -16,13 +16,13 @@ from fsarena.datasets.core import DatasetSpec
 from fsarena.errors import FsarenaError
 from fsarena.filesystems.profiles import FilesystemProfile
 from fsarena.filesystems.variants import profile_for, resolve
+from fsarena.plan import DEFAULT_SUITE as DEFAULT_SUITE  # re-exported: defined light
+from fsarena.plan import DEFAULT_WORKDIR as DEFAULT_WORKDIR
 from fsarena.plan import catalog
 from fsarena.plan.machines import MachineProfile, resolve_machine
 from fsarena.plan.suite import Suite, Variant, load_suite, profile_table
 from fsarena.tasks import Task, UserCommand, check_commands, task_class
 
-DEFAULT_WORKDIR = "/var/tmp/fsarena"
-DEFAULT_SUITE = "article-a-2006"
 DEFAULT_MAX_REPETITIONS = 10
 AGED_MARK = "+"  # "ext4+churn": ext4 aged with the churn profile
 MIB = 1 << 20
