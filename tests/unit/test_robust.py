@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from fsarena.analysis.evidence import Index
-from fsarena.analysis.stats import (
+from fsarena.analysis.ranking import (
     detectable,
     hodges_lehmann,
     rank,

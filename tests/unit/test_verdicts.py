@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from fsarena.analysis.verdicts import KINDS, Verdicts
+from fsarena.analysis.kinds import KINDS
+from fsarena.analysis.verdicts import Verdicts
 from fsarena.measure.core import METRICS, Metric
 from fsarena.report import build, render
 from tests.sessions import make_session

@@ -15,7 +15,7 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from fsarena.analysis.stats import Ranking, rank
+from fsarena.analysis.ranking import Ranking, rank
 from fsarena.measure.core import METRICS
 from fsarena.session.store import Run, Session
 

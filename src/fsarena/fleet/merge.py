@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from fsarena.analysis.evidence import Index
-from fsarena.analysis.stats import ALPHA, RatioTest, ratio_test
+from fsarena.analysis.ranking import ALPHA, RatioTest, ratio_test
 from fsarena.errors import FsarenaError
 from fsarena.measure.core import METRICS
 from fsarena.session.store import Session, load

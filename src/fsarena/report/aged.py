@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from fsarena.analysis.stats import ratio_test
+from fsarena.analysis.ranking import ratio_test
 from fsarena.measure.core import METRICS
 from fsarena.report.powerloss import Section
 from fsarena.report.table import fmt, run_value

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from fsarena.analysis.phrases import metric_word, number
-from fsarena.analysis.stats import Ranking, rank
+from fsarena.analysis.ranking import Ranking, rank
 from fsarena.errors import FsarenaError
 from fsarena.measure.core import METRICS
 from fsarena.report import charts, crossdiff, markdown, prose, text

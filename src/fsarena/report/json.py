@@ -14,7 +14,7 @@ import math
 from dataclasses import asdict
 from typing import Any
 
-from fsarena.analysis.stats import Ranking
+from fsarena.analysis.ranking import Ranking
 from fsarena.report import outcome
 from fsarena.report.answer import build as build_answer
 from fsarena.report.csv import raw_unit

@@ -6,7 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from fsarena.analysis.phrases import number
-from fsarena.analysis.stats import ALPHA, CONFIDENCE, WINSOR_SIGMAS
+from fsarena.analysis.ranking import ALPHA, WINSOR_SIGMAS
+from fsarena.analysis.stats import CONFIDENCE
 from fsarena.report.table import FLAG_ADVICE, Comparison
 
 
