@@ -81,10 +81,8 @@ def unstable_message(items: list[Imprecise], target_rel: float) -> str:
 def headline_columns(session: Session) -> dict[str, list[str]]:
     """Each task's headline metric, as the reports judge it (task_info columns, or the default)."""
     out = {}
-    for task, info in session.plan.get("task_info", {}).items():
-        given = [str(c) for c in info.get("columns", ())]
-        timed = bool(info.get("timed", True))
-        out[task] = given[:1] or (["wall_s"] if timed else ["capacity_pct"])
+    for task, info in session.plan.task_info.items():
+        out[task] = info.columns[:1] or (["wall_s"] if info.timed else ["capacity_pct"])
     return out
 
 

@@ -227,9 +227,7 @@ def _cpu_verdict(index: Index, columns: Mapping[str, Sequence[str]]) -> KindVerd
     tasks = [
         t
         for t in index.session.tasks()
-        if t in columns
-        and index.kind(t) not in CPU_EXCLUDED_KINDS
-        and bool(index.info.get(t, {}).get("timed", True))
+        if t in columns and index.kind(t) not in CPU_EXCLUDED_KINDS and index.plan.info(t).timed
     ]
     samples: dict[str, list[float]] = {}
     for fs in index.session.filesystems():

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from fsarena.analysis.evidence import CeilingCheck, Index, TaskResult, ceiling_checks, rank_tasks
 from fsarena.analysis.kinds import SAFETY_KIND, KindVerdict, kind_verdicts
 from fsarena.analysis.phrases import names
+from fsarena.session.records import given
 from fsarena.session.store import Session
 
 
@@ -107,27 +108,27 @@ def _recommend(session: Session, kinds: Sequence[KindVerdict]) -> Recommendation
 def caveats(session: Session) -> list[str]:
     """What every answer from this session must carry: fresh filesystems, this hardware, n."""
     host, plan = session.host, session.plan
-    backing = host.get("workdir_backing", {}) or {}
+    backing = host.workdir_backing
     out = [
         "Fresh filesystems: each repetition formats anew and runs the tasks once; aged, "
         "fragmented or nearly full filesystems behave differently.",
-        f"This hardware and kernel: {host.get('cpu_model', '?')} x{host.get('cpus', '?')}, "
-        f"kernel {host.get('kernel', '?')}, loop images (direct I/O) on "
-        f"{backing.get('fstype', '?')} ({backing.get('device', '?')}); another disk "
+        f"This hardware and kernel: {host.cpu_model or '?'} x{host.cpus or '?'}, "
+        f"kernel {host.kernel or '?'}, loop images (direct I/O) on "
+        f"{backing.fstype or '?'} ({backing.device or '?'}); another disk "
         "(HDD, SSD, NVMe) or kernel can change the ranking.",
-        f"{len(session.order) or plan.get('repetitions', '?')} repetitions: smaller "
+        f"{len(session.order) or given(plan.repetitions)} repetitions: smaller "
         "differences than the intervals "
         "shown cannot be told apart; a tie means 'not shown to differ', not 'equal'.",
     ]
-    scale = plan.get("scale")
-    if isinstance(scale, int | float) and scale < 1:
+    scale = plan.scale
+    if scale is not None and scale < 1:
         out.append(
             f"Datasets at scale {scale} of the articles' sizes: fixed costs (process start, "
             "journal commits) weigh more than they would at full size."
         )
     drivers: dict[str, list[str]] = {}
     for name, profile in sorted(session.profiles_as_run.items()):
-        drivers.setdefault(str(profile.get("driver", "?")), []).append(name)
+        drivers.setdefault(profile.driver or "?", []).append(name)
     if len(drivers) > 1:
         groups = "; ".join(f"{d}: {', '.join(names)}" for d, names in sorted(drivers.items()))
         out.append(

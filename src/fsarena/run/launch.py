@@ -290,12 +290,12 @@ def _whole_rounds(earlier: Session, plan: Plan, ratio: float, rounds: int) -> st
     Only when the earlier run compared the same filesystems at the same scale: a
     round's untimed work (verification, set-up) does not scale like its tasks.
     """
-    measured = [r["wall_s"] for r in earlier.timing.get("rounds", []) if not r["warmup"]]
-    same = earlier.plan.get("filesystems") == plan.filesystems and ratio == 1
+    measured = [r.wall_s for r in earlier.timing.rounds if not r.warmup]
+    same = earlier.plan.filesystems == plan.filesystems and ratio == 1
     if not measured or not same:
         return ""
     per_round = fmean(measured)
-    total_s = float(earlier.timing.get("setup_s", 0)) + per_round * rounds
+    total_s = float(earlier.timing.setup_s or 0) + per_round * rounds
     warning = ""
     if plan.time_budget_s and total_s > plan.time_budget_s:
         warning = (
@@ -319,9 +319,9 @@ def estimate(plan: Plan, results_dir: Path) -> str:
             continue
         means = _task_means(earlier)
         known = [t for t in plan.tasks if t in means]
-        if not known or not earlier.plan.get("scale"):
+        if not known or not (earlier_scale := earlier.plan.scale):
             continue
-        ratio = plan.scale / float(earlier.plan["scale"])
+        ratio = plan.scale / float(earlier_scale)
         rounds = plan.repetitions + plan.warmup_rounds
         sequences = len(plan.sequences()) * rounds
         ratios = {t: _tree_ratio(plan, earlier) if t in AGED_TASKS else ratio for t in known}
@@ -338,7 +338,7 @@ def estimate(plan: Plan, results_dir: Path) -> str:
         return (
             f"about {_duration(total_s)} of timed tasks for the first {rounds} rounds{more}, "
             f"from {path.name} "
-            f"(scale {earlier.plan['scale']}, times scaled linearly to {plan.scale}; "
+            f"(scale {earlier_scale}, times scaled linearly to {plan.scale}; "
             f"dataset generation, caches and setup not included{gaps})"
             + _aging_estimate(plan, paths)
         )
@@ -347,7 +347,7 @@ def estimate(plan: Plan, results_dir: Path) -> str:
 
 def _tree_ratio(plan: Plan, earlier: Session) -> float:
     """The aged tree's size here over its size in the earlier session (it reads it whole)."""
-    sizes = [float(a["live_bytes"]) for a in earlier.aging.values() if "live_bytes" in a]
+    sizes = [float(a.live_bytes) for a in earlier.aging.values() if a.live_bytes is not None]
     if plan.age is None or not sizes:
         return 1.0
     tree = plan.age.fullness * max(plan.image_size_for(p) for p in plan.profiles())
@@ -360,10 +360,9 @@ def _aging_estimate(plan: Plan, paths: list[Path]) -> str:
         return ""
     for path in paths[:20]:
         try:
-            rates = [a["bytes_written_per_s"] for a in load(path).aging.values()]
-        except (FsarenaError, KeyError):
+            rates = [r for a in load(path).aging.values() if (r := a.bytes_written_per_s)]
+        except FsarenaError:
             continue
-        rates = [r for r in rates if r]
         if rates:
             per_fs = sum(
                 (plan.age.fullness + plan.age.written_factor) * plan.image_size_for(p)

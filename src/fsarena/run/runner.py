@@ -58,6 +58,13 @@ from fsarena.measure.core import Command, Measurement, metric_value
 from fsarena.measure.executor import Executor
 from fsarena.plan.core import Plan
 from fsarena.run.faults import explain
+from fsarena.session.records import (
+    AgingRecord,
+    DatasetRecord,
+    DatasetSpecRecord,
+    RoundTiming,
+    SourceRecord,
+)
 from fsarena.session.store import CheckRecord, Run, RunStatus, Session, save
 from fsarena.targets import (
     GuestSourceDisk,
@@ -127,7 +134,7 @@ class Runner:
             with ExitStack() as stack:
                 stack.callback(self._remove_snapshots)
                 datasets = self._prepare_source(stack)
-                self.session.timing["setup_s"] = self.clock() - started
+                self.session.timing.setup_s = self.clock() - started
                 if self.plan.warmup_rounds and not self.session.warmup:
                     self._round(0, list(self.plan.filesystems), datasets, set(), warmup=True)
                 for repetition, order in self._rounds():
@@ -144,7 +151,7 @@ class Runner:
             raise
         finally:
             self.session.finished_at = now()
-            self.session.timing["total_s"] = self.clock() - started
+            self.session.timing.total_s = self.clock() - started
             self._save()
         self.on_event(Event("done", f"session saved to {self.session_path}"))
         return self.session
@@ -179,13 +186,10 @@ class Runner:
         for name in todo:
             self._run_sequence(name, repetition, datasets, warmup)
         timed = sum(r.timed_s for r in self._runs(warmup)[runs_before:])
-        self.session.timing.setdefault("rounds", []).append(
-            {
-                "repetition": repetition,
-                "warmup": warmup,
-                "wall_s": self.clock() - started,
-                "timed_s": timed,
-            }
+        self.session.timing.rounds.append(
+            RoundTiming(
+                repetition=repetition, warmup=warmup, wall_s=self.clock() - started, timed_s=timed
+            )
         )
         self._save()
 
@@ -218,7 +222,7 @@ class Runner:
             return True
         # A round costs about what the slowest of the last rounds cost; the budget
         # counts from the start of the run (set-up and warm-up included: what one waits).
-        rounds = [r["wall_s"] for r in self.session.timing.get("rounds", [])]
+        rounds = [r.wall_s for r in self.session.timing.rounds]
         per_round = max(rounds[-3:], default=0.0)
         return self.clock() - self._started + per_round <= self.plan.time_budget_s
 
@@ -270,7 +274,7 @@ class Runner:
     def _warn_unstable(self) -> None:
         """Name the kinds left undecided, or the tasks above the target CI, and the fix."""
         if self.plan.decisive and (open_kinds := undecided(self.session)):
-            rounds = [r["wall_s"] for r in self.session.timing.get("rounds", [])]
+            rounds = [r.wall_s for r in self.session.timing.rounds]
             per_round = max(rounds[-3:], default=0.0)
             message = undecided_message(open_kinds, len(self.session.order), per_round)
             self.session.warn("undecided", message)
@@ -326,7 +330,7 @@ class Runner:
             Event("setup", f"source: {source.kind}, {data_bytes / 1e6:.0f} MB of datasets")
         )
         source.setup(self.executor)
-        self.session.source = source.describe()
+        self.session.source = SourceRecord.model_validate(source.describe())
         self._guest_source = self._prepare_guest_source(stack, source)
         found: dict[str, SourceDataset] = {}
         # Trees first: tarballs archive them, git repositories commit them.
@@ -338,16 +342,16 @@ class Runner:
             manifest = self._materialize(spec, source.mountpoint, found)
             found[name] = SourceDataset(f"{source.mountpoint}/{spec.name}", manifest, spec)
             _check_same_dataset(self.session.datasets.get(name), name, manifest.digest())
-            self.session.datasets[name] = {
-                "spec": spec.to_dict(),
-                "spec_hash": spec.spec_hash(),
-                "manifest_digest": manifest.digest(),
-                "files": len(manifest.files),
-                "directories": len(manifest.directories),
-                "total_bytes": manifest.total_bytes,
-                "origin": origin,
-                "size_histogram": histogram([f.size_bytes for f in manifest.files]),
-            }
+            self.session.datasets[name] = DatasetRecord(
+                spec=DatasetSpecRecord.model_validate(spec.to_dict()),
+                spec_hash=spec.spec_hash(),
+                manifest_digest=manifest.digest(),
+                files=len(manifest.files),
+                directories=len(manifest.directories),
+                total_bytes=manifest.total_bytes,
+                origin=origin,
+                size_histogram=histogram([f.size_bytes for f in manifest.files]),
+            )
         self._save()
         if self._guest_source is not None:
             self.on_event(Event("setup", "datasets disk for guests"))
@@ -468,7 +472,7 @@ class Runner:
         except (FsarenaError, OSError) as exc:
             self._record_all(label, sequence.repetition, f"aging failed: {exc}", "failed")
             return False
-        self.session.aging[ctx.profile.name] = record
+        self.session.aging[ctx.profile.name] = AgingRecord.model_validate(record)
         if record["stopped_by"] == "time":
             self.session.warn(
                 "aging",
@@ -730,12 +734,12 @@ def finished_sequences(session: Session, tasks: list[str]) -> set[tuple[str, int
     return {key for key, done in seen.items() if done >= set(tasks)}
 
 
-def _check_same_dataset(recorded: dict[str, object] | None, name: str, digest: str) -> None:
+def _check_same_dataset(recorded: DatasetRecord | None, name: str, digest: str) -> None:
     """A resumed session must measure the very data it measured before."""
-    if recorded is not None and recorded.get("manifest_digest") != digest:
+    if recorded is not None and recorded.manifest_digest != digest:
         raise FsarenaError(
             f"dataset {name} differs from the one this session was measured with "
-            f"(manifest digest {digest[:12]}, recorded {recorded.get('manifest_digest')!s:.12}); "
+            f"(manifest digest {digest[:12]}, recorded {recorded.manifest_digest:.12}); "
             "the session cannot be resumed: start a new run"
         )
 
