@@ -128,7 +128,8 @@ def test_counts_with_zeros_are_compared_directly(monkeypatch: pytest.MonkeyPatch
     )
     for run in session.runs:
         run.values = {"files_lost": run.values["capacity_pct"]}
-    session.plan["task_info"]["capacity_initial"].update(kind="safety", columns=["files_lost"])
+    info = session.plan.task_info["capacity_initial"]
+    info.kind, info.columns = "safety", ["files_lost"]
     v = build(session).verdicts
     assert v is not None
     safety = _kind(v, "safety")

@@ -155,6 +155,18 @@ class ProfileRecord(Record):
     mount_command: list[str] = Field(default_factory=list)
     aged: str | None = None  # schema 3: the aging profile of NAME+PROFILE
     fresh: str | None = None  # schema 3: the fresh twin of an aged filesystem
+    # The rest of the profile table's fields, as run (filesystems.profiles).
+    drivers: list[str] = Field(default_factory=list)
+    packages: list[str] = Field(default_factory=list)
+    fsck: list[str] = Field(default_factory=list)
+    after_umount: list[Any] = Field(default_factory=list)
+    guest_modules: list[str] = Field(default_factory=list)
+    min_size_bytes: int | None = None
+    never: str | None = None
+    on_device: bool | None = None
+    syncfs: bool | None = None
+    unix_ownership: bool | None = None
+    fuse: dict[str, Any] | None = None
 
 
 class DatasetSpecRecord(Record):
