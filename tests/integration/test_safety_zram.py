@@ -60,8 +60,8 @@ def test_a_run_on_a_zram_device_measures_it_end_to_end(workdir: Path, zram_devic
     assert f"destroying all data on {zram_device}" in result.stderr
     session = load(out)
     assert session.status == "complete"
-    assert session.target["kind"] == "block-device" and session.target["path"] == zram_device
-    assert session.target["size_bytes"] == SIZE
+    assert session.target.kind == "block-device" and session.target.path == zram_device
+    assert session.target.size_bytes == SIZE
     assert session.runs and all(r.status == "ok" for r in session.runs), [
         (r.task, r.error) for r in session.runs if r.status != "ok"
     ]

@@ -200,10 +200,12 @@ class SourceRecord(Record):
 class TargetRecord(Record):
     """Session.target (schema 2): the block device used instead of loop images."""
 
+    kind: str = ""  # "block-device"
     path: str = ""
     size_bytes: int | None = None
     model: str = ""
     serial: str = ""
+    signatures_destroyed: list[str] = Field(default_factory=list)
 
 
 # ---------------------------------------------------------------- emulated machine
@@ -254,6 +256,8 @@ class MachineRecord(Record):
 
     profile: MachineProfileRecord = Field(default_factory=MachineProfileRecord)
     backend: str | None = None
+    host_cpu_mhz: Number | None = None
+    cgroups: list[str] = Field(default_factory=list)  # what the tasks joined
     limits: MachineLimits = Field(default_factory=MachineLimits)
     probes: list[MachineProbe] = Field(default_factory=list)
 
@@ -283,6 +287,7 @@ class AgingRecord(Record):
 
     profile: dict[str, Any] | None = None  # the aging profile (aging.profiles), dumped
     seed: int | None = None
+    image_size_bytes: int | None = None
     wall_s: Number = 0
     bytes_written: Number = 0
     files: int | None = None
