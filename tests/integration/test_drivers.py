@@ -49,7 +49,7 @@ def test_one_filesystem_per_driver(workdir: Path) -> None:
     assert all(r.status == "ok" for r in session.runs), [
         (r.filesystem, r.task, r.error) for r in session.runs if r.status != "ok"
     ]
-    groups = {fs: p["group"] for fs, p in session.profiles_as_run.items()}
+    groups = {fs: p.group for fs, p in session.profiles_as_run.items()}
     assert groups == {
         "ext4": "kernel", "jfs@uml": "guest:uml", "ext4@uml": "guest:uml", "vfat@fuse": "fuse"
     }  # fmt: skip

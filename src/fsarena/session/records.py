@@ -1,7 +1,7 @@
 """The session's inner records, typed: host facts, plan, profiles as run, datasets, machine.
 
 Each record types the keys fsarena reads, so a renamed key is a type error
-(mypy) rather than a silent default. Three rules keep every older session
+(mypy) rather than a silent default. These rules keep every older session
 loading and re-saving unchanged (tests/unit/test_records.py):
 - Every field is optional, with the default a reader assumed when the key was
   absent; versions that did not write a key still load.
@@ -14,6 +14,8 @@ loading and re-saving unchanged (tests/unit/test_records.py):
 - Unknown keys are kept (extra="allow"), untyped, in `model_extra`, and
   written back as they were: a key written by a newer fsarena, or one no reader
   needs, is never lost on a re-save. Only the keys typed here are read.
+- A value of the wrong type is refused on load ("damaged: host.cpus: ..."),
+  never read as a default.
 Numbers that a version may have stored as an integer are `int | float` (a
 float field would turn 1 into 1.0, and the file and the reports would change).
 """
@@ -287,7 +289,7 @@ class AgingRecord(Record):
 
     profile: dict[str, Any] | None = None  # the aging profile (aging.profiles), dumped
     seed: int | None = None
-    image_size_bytes: int | None = None
+    image_size_bytes: int = 0
     wall_s: Number = 0
     bytes_written: Number = 0
     files: int | None = None
