@@ -32,7 +32,7 @@ except ImportError:  # run from a checkout without installing the package
     from fsarena.aging.profiles import resolve_age
 from fsarena.aging.workload import AgingPlan, Writer
 from fsarena.filesystems.profiles import PROFILES
-from fsarena.plan.core import parse_size
+from fsarena.plan.suite import parse_size
 from fsarena.targets.ceiling import fio_argv, parse_fio
 
 

@@ -59,7 +59,8 @@ def _table(session_path: Path) -> None:
 
 
 if __name__ == "__main__":
-    fsarena.measure.executor.measure_commands = _gnu_time_wrapped  # type: ignore[assignment]
+    # The executor calls measure_commands by its module-level name: rebind it there.
+    setattr(fsarena.measure.executor, "measure_commands", _gnu_time_wrapped)  # noqa: B010
     results = Path(sys.argv[sys.argv.index("--results-dir") + 1])
     try:
         main(["run", *sys.argv[1:]], standalone_mode=False)

@@ -102,7 +102,7 @@ def make_session(
         ceilings=[
             CeilingSample(
                 repetition=1,
-                direction=direction,  # type: ignore[arg-type]
+                direction=direction,
                 bytes_per_s=rate,
                 size_bytes=256 << 20,
                 argv=["fio"],

@@ -6,7 +6,7 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import pytest
@@ -54,14 +54,16 @@ def workdir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     assert not left, f"fsarena left these behind: {left}"
 
 
-def fsarena(*args: str, check: bool = True, **kw: object) -> subprocess.CompletedProcess[str]:
+def fsarena(
+    *args: str, check: bool = True, env: Mapping[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     result = subprocess.run(
         [*FSARENA, *args],
         capture_output=True,
         text=True,
         cwd=REPO,
         check=False,
-        **kw,  # type: ignore[call-overload]
+        env=env,
     )
     if check and result.returncode != 0:
         raise AssertionError(

@@ -16,7 +16,8 @@ import pytest
 from fsarena.measure.core import Command
 from fsarena.measure.executor import RealExecutor
 from fsarena.plan.core import make_plan
-from fsarena.run.runner import Runner, new_session
+from fsarena.run.runner import Runner
+from fsarena.run.sessions import new_session
 from fsarena.tasks import TASKS, Check, Task, TaskContext
 from fsarena.tasks.largefile import ISO_DIRS, _iso_file
 

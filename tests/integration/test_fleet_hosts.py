@@ -65,8 +65,14 @@ def _config(top: Path, name: str, address: str, port: int) -> Path:
 
 
 @contextmanager
-def loopback_hosts(top: Path, count: int, workroot: Path) -> Iterator[Path]:
-    """Start `count` sshd hosts; yield an Ansible inventory for them; stop them after."""
+def loopback_hosts(
+    top: Path, count: int, workroot: Path, host_vars: dict[str, str] | None = None
+) -> Iterator[Path]:
+    """Start `count` sshd hosts; yield an Ansible inventory for them; stop them after.
+
+    Every host runs this checkout's fsarena unless `host_vars` gives it other inventory
+    variables (e.g. {"h1": "fsarena_dir=/empty/dir"}: a host without fsarena).
+    """
     made_privsep = not PRIVSEP.exists()
     PRIVSEP.mkdir(mode=0o755, exist_ok=True)
     procs: list[subprocess.Popen[bytes]] = []
@@ -85,8 +91,9 @@ def loopback_hosts(top: Path, count: int, workroot: Path) -> Iterator[Path]:
             _wait_listening(address, port, procs[-1])
             known.append(f"[{address}]:{port} {' '.join(host_pub.split()[:2])}")
             workdir = workroot / name / "w"
+            more = (host_vars or {}).get(name, "")
             lines.append(f"{name} ansible_host={address} ansible_port={port} "
-                         f"fsarena_workdir={workdir}")  # fmt: skip
+                         f"fsarena_workdir={workdir} {more}".rstrip())  # fmt: skip
         (top / "known_hosts").write_text("\n".join(known) + "\n")
         lines += [
             "", "[fleet:vars]", "ansible_user=root",

@@ -87,17 +87,27 @@ def test_a_failing_command_is_a_recorded_fault_with_its_stderr(workdir: Path) ->
     assert not leftovers(workdir)
 
 
-def test_command_line_command_and_data(workdir: Path) -> None:
+def test_command_line_command_works_in_a_verified_copy_of_your_data(workdir: Path) -> None:
+    """--data without --suite: the directory is copied onto each filesystem, the command's cwd."""
     data = _mydata(workdir)
+    out = workdir / "counts"
+    out.mkdir()
+    count = f"find . -type f | wc -l > {out}/$(basename $FSARENA_MOUNT).$$ && pwd >> {out}/pwd"
     result = _run(
-        workdir, "--fs", "ext4,xfs", "-n", "1", "--data", str(data),
-        "--prepare", "rm -rf copy", "--command", "cp -r $FSARENA_DATASET_TREE copy",
+        workdir, "--fs", "ext4,xfs", "-n", "2", "--data", str(data),
+        "--prepare", "test -f docs/deep/paper.pdf", "--command", count,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr[-3000:]
     session = load(workdir / "session.json")
     assert session.plan.suite == "command" and session.plan.tasks == ["command"]
-    assert [r.status for r in session.runs] == ["ok", "ok"]
+    assert [r.status for r in session.runs] == ["ok"] * 4
     assert session.datasets["tree"].files == 31
+    for run in session.runs:
+        (copy,) = run.checks
+        assert copy.ok and "31 files" in copy.detail, copy
+    counts = [p.read_text() for p in out.iterdir() if p.name != "pwd"]
+    assert counts == ["31\n"] * 4, "each run saw a fresh copy: 31 files, nothing left over"
+    assert {Path(p).name for p in (out / "pwd").read_text().split()} == {"data"}
     assert not leftovers(workdir)
 
 

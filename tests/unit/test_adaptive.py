@@ -14,8 +14,9 @@ from fsarena.errors import FsarenaError
 from fsarena.measure.core import Command, Timed
 from fsarena.plan.core import make_plan
 from fsarena.report import render
-from fsarena.run.runner import Runner, new_session, shuffled_orders
-from fsarena.session.store import load
+from fsarena.run.runner import Runner, shuffled_orders
+from fsarena.run.sessions import new_session
+from fsarena.session.store import Session, load
 from tests.fakes import FakeExecutor
 
 
@@ -34,7 +35,7 @@ class Jittery(FakeExecutor):
         return super().measure(commands, device, timeout_s)
 
 
-def _run(tmp_path: Path, ex: FakeExecutor, reps: int = 3, **adaptive: object):
+def _run(tmp_path: Path, ex: FakeExecutor, reps: int = 3, **adaptive: object) -> Session:
     plan = make_plan("article-a-2006", ["ext4", "xfs"], reps, 0.001, 7, str(tmp_path / "w"),
                      **adaptive)  # fmt: skip
     path = tmp_path / "s.json"

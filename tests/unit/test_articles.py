@@ -43,7 +43,7 @@ def test_packaged_copy_matches_the_shared_reference() -> None:
 
 
 def test_every_mapped_task_exists_and_every_metric_is_registered() -> None:
-    from fsarena.measure.core import METRICS
+    from fsarena.measure.metrics import METRICS
     from fsarena.tasks import TASKS
 
     figures, mapping = articles._reference()

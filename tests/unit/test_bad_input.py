@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fsarena.cli.commands import main
-from fsarena.plan.core import Suite
+from fsarena.plan.suite import Suite
 
 
 def _cli(*args: str) -> Result:

@@ -259,7 +259,7 @@ def test_csv_and_json_carry_the_values() -> None:
 
 def test_guest_and_fuse_drivers_are_not_crash_tested() -> None:
     from fsarena.crashtest.engine import testable
-    from fsarena.filesystems.profiles import profile_for
+    from fsarena.filesystems.variants import profile_for
 
     assert testable(profile_for("ext4@uml")) == (
         "the crash test runs host kernel drivers only, not the uml guest kernel"

@@ -13,7 +13,8 @@ from fsarena.analysis.adaptive import undecided
 from fsarena.analysis.evidence import Index
 from fsarena.measure.core import Command, Timed
 from fsarena.plan.core import make_plan
-from fsarena.run.runner import Runner, new_session
+from fsarena.run.runner import Runner
+from fsarena.run.sessions import new_session
 from fsarena.session.store import Session, load
 from tests.fakes import FakeExecutor
 
@@ -111,7 +112,7 @@ def test_short_tasks_keep_every_sample_and_judge_on_their_median(tmp_path: Path)
 
 
 def test_the_announcement_uses_measured_whole_rounds(tmp_path: Path) -> None:
-    from fsarena.run.launch import estimate
+    from fsarena.run.estimate import estimate
 
     ex = PerFilesystem({"ext4": 1.0, "xfs": 1.0}, noise=0.3)
     session = _run(tmp_path, ex, max_repetitions=3)
@@ -126,7 +127,7 @@ def test_the_announcement_uses_measured_whole_rounds(tmp_path: Path) -> None:
 
 def test_a_suite_file_that_states_its_repetitions_is_a_fixed_run(tmp_path: Path) -> None:
     """`repetitions = 1` in the user's own file means 1, as --repetitions 1 does."""
-    from fsarena.cli.commands import _sets_repetitions
+    from fsarena.cli.running import _sets_repetitions
 
     stated = tmp_path / "mine.toml"
     stated.write_text('name = "mine"\nrepetitions = 1\ntasks = ["mkfs", "mount", "umount"]\n')

@@ -8,7 +8,8 @@ import pytest
 
 from fsarena.errors import FsarenaError
 from fsarena.filesystems import drivers
-from fsarena.filesystems.profiles import PROFILES, Support, profile_for, split_name, variant
+from fsarena.filesystems.profiles import PROFILES
+from fsarena.filesystems.variants import Support, profile_for, split_name, variant
 
 
 def test_variants_are_named_by_driver_and_keep_the_kernel_name_bare() -> None:
@@ -125,7 +126,7 @@ def test_a_suite_variant_runs_through_drivers_like_a_built_in(
 
 
 def test_a_suite_cannot_give_options_to_a_driver_name(tmp_path: Path) -> None:
-    from fsarena.plan.core import load_suite
+    from fsarena.plan.suite import load_suite
 
     suite = tmp_path / "bad.toml"
     suite.write_text(

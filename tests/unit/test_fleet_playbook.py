@@ -26,16 +26,16 @@ def test_playbook_passes_ansibles_syntax_check(name: str, tmp_path: Path) -> Non
 
 
 def test_playbook_uses_every_variable_fsarena_passes(tmp_path: Path) -> None:
-    run = fleet_run.FleetRun(Path("inv"), ["--fs", "a,b"], tmp_path, "fsarena, version 0")
+    run = fleet_run.FleetRun(Path("inv"), ["--fs", "a,b"], tmp_path, "0+git.0")
     passed = set(fleet_run._extravars(run, tmp_path / "x.tar.gz", "stamp"))
     text = (fleet_run.HERE / "playbook.yml").read_text()
-    used = set(re.findall(r"\b(fsarena_[a-z]+)\b", text))
+    used = set(re.findall(r"\b(fsarena_[a-z_]+)\b", text))
     assert passed <= used
-    assert used - passed == {"fsarena_dir", "fsarena_workdir"}  # the inventory's
+    assert used - passed == {"fsarena_dir", "fsarena_workdir", "fsarena_pip_cache"}  # inventory's
 
 
 def test_checkout_archive_holds_the_source_not_the_venv(tmp_path: Path) -> None:
-    with tarfile.open(fleet_run._archive(tmp_path)) as tar:
+    with tarfile.open(fleet_run._archive(tmp_path, "0.1.0+git.abc")) as tar:
         names = tar.getnames()
     assert "pyproject.toml" in names and "scripts/setup.sh" in names
     assert "src/fsarena/fleet/playbook.yml" in names

@@ -148,3 +148,35 @@ def test_host_facts_record_machine_id_and_the_disks_scheduler() -> None:
     node = Path("/sys/class/block", Path(str(backing.get("device", ""))).name)
     if node.exists() and (node.resolve() / "queue" / "scheduler").exists():
         assert backing["scheduler"] in (node.resolve() / "queue" / "scheduler").read_text()
+
+
+def test_sessions_of_two_builds_are_refused_naming_hosts_and_builds(tmp_path: Path) -> None:
+    host = json.loads(FIXTURE.read_text())["host"]
+    a = host_file(tmp_path, "a", host={**host, "hostname": "a", "fsarena_build": "0.1.0+git.aaa"})
+    b = host_file(tmp_path, "b", host={**host, "hostname": "b", "fsarena_build": "0.1.0+git.bbb"})
+    with pytest.raises(FsarenaError) as err:
+        load_hosts([a, b])
+    message = str(err.value)
+    assert "\n" not in message
+    assert f"a ({a}) ran fsarena 0.1.0+git.aaa but b ({b}) ran 0.1.0+git.bbb" in message
+    # One build (and sessions older than the record, which have none) still merge.
+    c = host_file(tmp_path, "c", host={**host, "hostname": "c", "fsarena_build": "0.1.0+git.aaa"})
+    assert [h.label for h in load_hosts([a, c])[0]] == ["a", "c"]
+
+
+def test_an_interval_too_wide_to_say_anything_is_not_printed() -> None:
+    from fsarena.fleet.render import _interval
+
+    assert _interval(0.5, 2.0) == " [0.500, 2.000]"
+    # Two runs of a noisy task on a real loopback fleet gave [0.000, 16416.883].
+    assert _interval(0.00015, 16416.9) == " [interval over 100x wide: too few runs]"
+    assert _interval(float("nan"), float("nan")) == ""
+
+
+def test_html_answers_first_and_markdown_lists_warnings(tmp_path: Path) -> None:
+    hosts, _ = load_hosts([host_file(tmp_path, "a"), host_file(tmp_path, "b", 0.5)])
+    report = build(hosts, None, "wall_s", ["one warning"])
+    page = FORMATS["html"](report)
+    assert page.index("<h2>Across hosts</h2>") < page.index(f"<h2>{report.tasks[0]}</h2>")
+    assert '<p class="warn">warning: one warning</p>' in page
+    assert "\n- warning: one warning\n" in FORMATS["markdown"](report)

@@ -11,7 +11,8 @@ from fsarena.guest.kernels import GuestDisk, QemuKernel, UmlKernel
 
 def _read_cpio(data: bytes) -> dict[str, bytes]:
     """name -> content of a newc archive."""
-    files, at = {}, 0
+    files: dict[str, bytes] = {}
+    at = 0
     while True:
         head = data[at : at + 110]
         size, name_len = int(head[54:62], 16), int(head[94:102], 16)

@@ -12,7 +12,8 @@ from fsarena.plan.core import Plan, make_plan
 from fsarena.report import render
 from fsarena.report.outcome import outcome
 from fsarena.run.resume import resumable
-from fsarena.run.runner import Runner, new_session
+from fsarena.run.runner import Runner
+from fsarena.run.sessions import new_session
 from fsarena.session.store import Session, load, save
 from tests.fakes import FakeExecutor
 

@@ -8,8 +8,10 @@ import pytest
 
 from fsarena.errors import FsarenaError
 from fsarena.filesystems.drivers import probe
-from fsarena.filesystems.profiles import PROFILES, FilesystemProfile, resolve
-from fsarena.plan.core import builtin_suites, load_suite, make_plan, parse_suite
+from fsarena.filesystems.profiles import PROFILES, FilesystemProfile
+from fsarena.filesystems.variants import resolve
+from fsarena.plan.core import make_plan
+from fsarena.plan.suite import builtin_suites, load_suite, parse_suite
 
 
 def test_article_a_suite_has_the_eleven_tasks_and_capacity() -> None:
@@ -90,7 +92,17 @@ def test_resolve_keeps_order_and_drops_duplicates() -> None:
 
 def test_no_module_outside_the_profile_table_branches_on_a_filesystem_name() -> None:
     src = Path(__file__).resolve().parents[2] / "src" / "fsarena"
-    names = ("ext2", "ext3", "ext4", "xfs", "btrfs", "jfs", "reiserfs", "vfat", "exfat")
+    names: tuple[str, ...] = (
+        "ext2",
+        "ext3",
+        "ext4",
+        "xfs",
+        "btrfs",
+        "jfs",
+        "reiserfs",
+        "vfat",
+        "exfat",
+    )
     names += ("ntfs", "ntfs3", "f2fs", "nilfs2", "reiser4")
     allowed = {src / "filesystems" / "profiles.py"}  # the profile table itself
     for path in src.rglob("*.py"):
@@ -102,7 +114,7 @@ def test_no_module_outside_the_profile_table_branches_on_a_filesystem_name() -> 
 
 
 def test_sizes_are_parsed_in_binary_units() -> None:
-    from fsarena.plan.core import parse_size
+    from fsarena.plan.suite import parse_size
 
     assert parse_size("300M") == 300 << 20
     assert parse_size("1.5GiB") == 3 << 29

@@ -8,7 +8,8 @@ from pathlib import Path
 from fsarena.plan.core import make_plan
 from fsarena.report import build, render
 from fsarena.report.groups import split
-from fsarena.run.runner import Runner, new_session
+from fsarena.run.runner import Runner
+from fsarena.run.sessions import new_session
 from fsarena.session.store import Session, load
 from tests.fakes import FakeExecutor
 

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
+from fsarena.measure.core import Command, Timed
 from fsarena.plan.core import make_plan
-from fsarena.run.runner import Runner, new_session, shuffled_orders
-from fsarena.session.store import load
+from fsarena.run.runner import Runner, shuffled_orders
+from fsarena.run.sessions import new_session
+from fsarena.session.store import Session, load
 from tests.fakes import FakeExecutor
 
 ARTICLE_A = [
@@ -28,7 +31,9 @@ ARTICLE_A = [
 ]
 
 
-def _run(tmp_path: Path, fs: list[str], reps: int = 1, fail_on: str | None = None):
+def _run(
+    tmp_path: Path, fs: list[str], reps: int = 1, fail_on: str | None = None
+) -> tuple[FakeExecutor, Session]:
     plan = make_plan("article-a-2006", fs, reps, 0.001, 7, str(tmp_path / "work"))
     ex = FakeExecutor(fail_on=fail_on)
     session = new_session(plan, {"kernel": "test"}, {})
@@ -37,7 +42,7 @@ def _run(tmp_path: Path, fs: list[str], reps: int = 1, fail_on: str | None = Non
     return ex, load(path)
 
 
-def _kinds(calls):
+def _kinds(calls: list[tuple[str, ...]]) -> list[str]:
     return [c[0] if c[0] not in ("call", "measure") else f"{c[0]}:{c[1]}" for c in calls]
 
 
@@ -118,7 +123,9 @@ def test_interrupt_saves_and_tears_down(tmp_path: Path) -> None:
     plan = make_plan("article-a-2006", ["ext4"], 1, 0.001, 7, str(tmp_path / "work"))
 
     class Interrupting(FakeExecutor):
-        def measure(self, commands, device, timeout_s):  # type: ignore[no-untyped-def]
+        def measure(
+            self, commands: Sequence[Command], device: str | None, timeout_s: float
+        ) -> Timed:
             if commands[0].argv[0] == "cp":
                 raise KeyboardInterrupt
             return super().measure(commands, device, timeout_s)
@@ -198,3 +205,99 @@ def test_article_d_runs_every_task_with_its_generator(tmp_path: Path) -> None:
     assert space.values["space_overhead_bytes"] == (
         space.values["df_used_difference_bytes"] - space.values["du_apparent_bytes"]
     )
+
+
+# Execution order, stated whole: one small plan (mkfs, mount, one copy, umount), every
+# call the runner makes through the executor, in order. A call added, dropped or moved
+# (a cache drop after the task instead of before, a verify outside the sequence, cleanup
+# skipped after a failure) fails these, whichever index it lands at.
+CEILING = [
+    "mkdir", "create_image", "attach",
+    "drop_caches", "measure:fio", "read_text", "drop_caches", "measure:fio", "read_text",
+    "drop_caches", "measure:fio", "read_text", "drop_caches", "measure:fio", "read_text",
+    "detach", "remove",
+]  # fmt: skip
+SOURCE = ["mkdir", "call:mount", "generate"]  # tmpfs mounted, the ISO generated into it
+MOUNT_5 = [
+    "measure:mount",
+    "call:umount",
+    "measure:mount",
+    "call:umount",
+    "measure:mount",
+    "call:umount",
+    "measure:mount",
+    "call:umount",
+    "measure:mount",
+]  # fmt: skip  (a sub-second task is timed 5 times, undone untimed in between)
+UMOUNT_5 = [
+    "measure:umount", "call:mount", "measure:umount", "call:mount", "measure:umount",
+    "call:mount", "measure:umount", "call:mount", "measure:umount",
+]  # fmt: skip
+
+
+def _small(tmp_path: Path, fs: str, fail_on: str | None = None) -> tuple[list[str], Session]:
+    suite = tmp_path / "small.toml"
+    suite.write_text('name = "small"\ntasks = ["mkfs", "mount", "iso_copy_in", "umount"]\n')
+    plan = make_plan(str(suite), [fs], 1, 0.001, 7, str(tmp_path / "w"))
+    ex = FakeExecutor(fail_on=fail_on)
+    Runner(plan, ex, new_session(plan, {}, {}), tmp_path / "s.json", "tmpfs").run()
+    timed = ("call", "measure", "uml:call", "uml:measure")
+    return [f"{c[0]}:{c[1]}" if c[0] in timed else c[0] for c in ex.calls], load(
+        tmp_path / "s.json"
+    )
+
+
+def test_execution_order_of_a_plain_run(tmp_path: Path) -> None:
+    kinds, session = _small(tmp_path, "ext4")
+    assert kinds == [
+        *SOURCE,
+        *CEILING,
+        "create_image", "attach", "mkdir",
+        "drop_caches", *["measure:mkfs.ext4"] * 5,
+        "mkdir", "drop_caches", *MOUNT_5,
+        "mkdir", "drop_caches", "measure:cp", "measure:sync", "verify",
+        "drop_caches", *UMOUNT_5,
+        "detach", "remove",  # the filesystem's loop device and image
+        "call:umount", "remove",  # the source, last
+    ]  # fmt: skip
+    assert [(r.task, r.status) for r in session.runs] == [
+        ("mkfs", "ok"), ("mount", "ok"), ("iso_copy_in", "ok"), ("umount", "ok")
+    ]  # fmt: skip
+
+
+def test_execution_order_of_a_failed_task_and_its_cleanup(tmp_path: Path) -> None:
+    kinds, session = _small(tmp_path, "ext4", fail_on="cp")
+    assert kinds == [
+        *SOURCE,
+        *CEILING,
+        "create_image", "attach", "mkdir",
+        "drop_caches", *["measure:mkfs.ext4"] * 5,
+        "mkdir", "drop_caches", *MOUNT_5,
+        "mkdir", "drop_caches", "measure:cp",  # exits 1: no sync, no verify, no timed umount
+        "call:umount", "detach", "remove",  # cleanup: unmounted, detached, removed
+        "call:umount", "remove",
+    ]  # fmt: skip
+    assert [(r.task, r.status) for r in session.runs] == [
+        ("mkfs", "ok"), ("mount", "ok"), ("iso_copy_in", "failed"), ("umount", "skipped")
+    ]  # fmt: skip
+
+
+def test_execution_order_of_a_run_in_a_guest(tmp_path: Path) -> None:
+    kinds, session = _small(tmp_path, "jfs@uml")
+    # Every task's call goes into the guest (uml:...); each cache drop in the guest is
+    # followed by one on the host, whose page cache holds the guest's disk files.
+    assert kinds == [
+        *SOURCE,
+        "create_image", "call:mkfs.ext4",  # the datasets' disk, made once from the source
+        *CEILING,  # the host's device, through a loop device as always
+        "create_image", "start_guest",  # the image is the guest's disk: no loop device
+        "uml:mkdir", "uml:drop_caches", "drop_caches", *["uml:measure:mkfs.jfs"] * 5,
+        "uml:mkdir", "uml:drop_caches", "drop_caches", *[f"uml:{k}" for k in MOUNT_5],
+        "uml:mkdir", "uml:drop_caches", "drop_caches",
+        "uml:measure:cp", "uml:measure:sync", "uml:verify",
+        "uml:drop_caches", "drop_caches", *[f"uml:{k}" for k in UMOUNT_5],
+        "uml:close", "remove",  # the guest stopped, then its image removed
+        "remove",  # the datasets' disk
+        "call:umount", "remove",
+    ]  # fmt: skip
+    assert all(r.status == "ok" for r in session.runs) and len(session.runs) == 4

@@ -7,12 +7,15 @@ from pathlib import Path
 import pytest
 
 from fsarena.plan.core import make_plan
-from fsarena.run.runner import Runner, new_session
-from fsarena.session.store import load
+from fsarena.run.runner import Runner
+from fsarena.run.sessions import new_session
+from fsarena.session.store import Session, load
 from tests.fakes import FakeExecutor
 
 
-def _run(tmp_path: Path, fs: list[str], ex: FakeExecutor | None = None):  # type: ignore[no-untyped-def]
+def _run(
+    tmp_path: Path, fs: list[str], ex: FakeExecutor | None = None
+) -> tuple[FakeExecutor, Session]:
     plan = make_plan("article-a-2006", fs, 1, 0.001, 7, str(tmp_path / "work"))
     ex = ex or FakeExecutor()
     session = new_session(plan, {}, {})

@@ -9,7 +9,8 @@ import pytest
 from fsarena.errors import FsarenaError
 from fsarena.plan.core import Plan, make_plan
 from fsarena.run.resume import check_unchanged, mismatches, resumable
-from fsarena.run.runner import Runner, finished_sequences, new_session
+from fsarena.run.runner import Runner
+from fsarena.run.sessions import finished_sequences, new_session
 from fsarena.session.records import TargetRecord
 from fsarena.session.store import Session, load, save
 from tests.fakes import FakeExecutor

@@ -87,7 +87,10 @@ def test_repetitions_for_estimates_the_n_that_reaches_the_target() -> None:
     assert n is not None and n > len(values)
     # At that n, the t interval at the same spread is within the target; at n - 1 it is not.
     cv = summarize(values).cv
-    half = lambda k: sps.t.ppf(0.975, k - 1) * cv / math.sqrt(k)  # noqa: E731
+
+    def half(k: int) -> float:
+        return float(sps.t.ppf(0.975, k - 1)) * cv / math.sqrt(k)
+
     assert half(n) <= 0.05 < half(n - 1)
     assert repetitions_for([1.0], 0.05) is None
 
@@ -113,7 +116,10 @@ def test_ratio_test_on_logs_agrees_with_its_interval() -> None:
     a, b = [13.2, 13.0, 13.5, 13.1], [10.0, 10.1, 9.9, 10.2]
     t = ratio_test(a, b)
     assert t.method == "welch-log"
-    gm = lambda xs: math.exp(statistics.fmean(math.log(x) for x in xs))  # noqa: E731
+
+    def gm(xs: list[float]) -> float:
+        return math.exp(statistics.fmean(math.log(x) for x in xs))
+
     assert t.ratio == pytest.approx(gm(a) / gm(b))
     assert t.low < t.ratio < t.high and t.low > 1 and t.p_value < 0.001
     # Same test as scipy's on log values.

@@ -150,13 +150,13 @@ def test_bad_session_is_one_line_error(tmp_path: Path) -> None:
 def test_run_indexes_its_session_and_a_store_error_only_warns(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from fsarena.cli.commands import _import_into_default_store
+    from fsarena.cli.store import import_into_default_store
 
-    _import_into_default_store(SESSIONS[2], str(tmp_path))
+    import_into_default_store(SESSIONS[2], str(tmp_path))
     assert counts(tmp_path / "fsarena.sqlite")["sessions"] == 1
     blocked = tmp_path / "file"
     blocked.write_text("a file where the results directory should be")
-    _import_into_default_store(SESSIONS[2], str(blocked))  # must not raise
+    import_into_default_store(SESSIONS[2], str(blocked))  # must not raise
     assert "warning: session not added to the store" in capsys.readouterr().err
 
 

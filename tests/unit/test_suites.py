@@ -8,7 +8,8 @@ import pytest
 
 from fsarena.errors import FsarenaError
 from fsarena.plan.catalog import DATASETS, customized
-from fsarena.plan.core import builtin_suites, load_suite, make_plan, parse_suite
+from fsarena.plan.core import make_plan
+from fsarena.plan.suite import builtin_suites, load_suite, parse_suite
 from fsarena.tasks import TASKS
 
 VOCABULARY = {  # the task names every branch agreed on, per article

@@ -6,7 +6,7 @@ import pytest
 
 from fsarena.analysis.kinds import KINDS
 from fsarena.analysis.verdicts import Verdicts
-from fsarena.measure.core import METRICS, Metric
+from fsarena.measure.metrics import METRICS, Metric
 from fsarena.report import build, render
 from tests.sessions import make_session
 

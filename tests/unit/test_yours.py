@@ -5,10 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
 from fsarena.datasets.userdir import DirectorySpec
 from fsarena.errors import FsarenaError
-from fsarena.plan.core import make_plan, parse_suite
+from fsarena.plan.core import make_plan
+from fsarena.plan.suite import parse_suite
 from fsarena.plan.yours import user_suite
 from fsarena.tasks import TaskContext
 
@@ -98,7 +100,8 @@ def test_directory_selection_is_an_even_share_under_the_cap(tmp_path: Path) -> N
 
 
 def test_container_tasks_skip_what_overlayfs_cannot_use_as_upper_layer() -> None:
-    from fsarena.filesystems.profiles import PROFILES, variant
+    from fsarena.filesystems.profiles import PROFILES
+    from fsarena.filesystems.variants import variant
     from fsarena.tasks.container import ContainerLoad
 
     def why(name: str, driver: str = "kernel") -> str:
@@ -111,3 +114,19 @@ def test_container_tasks_skip_what_overlayfs_cannot_use_as_upper_layer() -> None
     assert "RENAME_WHITEOUT" in why("ntfs")
     assert "FUSE" in why("ntfs", "fuse")
     assert "guest" in why("ext4", "uml")
+
+
+def test_copy_in_needs_a_cwd_of_its_own_and_is_a_dataset_the_command_uses() -> None:
+    from fsarena.tasks import UserCommand
+
+    with pytest.raises(ValidationError, match="set cwd to a directory of its own"):
+        UserCommand(command="make", copy_in="tree")
+    spec = UserCommand(command="make", copy_in="tree", cwd="src")
+    assert spec.datasets == ["tree"]
+
+
+def test_data_with_a_command_and_no_suite_is_copied_in_as_the_cwd() -> None:
+    suite = user_suite(None, ("make -j2",), None, "/usr/share/doc")
+    assert not isinstance(suite, str)
+    spec = suite.commands["command"]
+    assert (spec.copy_in, spec.cwd, spec.datasets) == ("tree", "data", ["tree"])

@@ -1,8 +1,8 @@
 """The aging phase of a run: age a mounted filesystem once, record what it cost, snapshot it.
 
 Order, for the first aged sequence of each filesystem (the runner's
-`_Sequence.age`): mkfs and mount (untimed, as for any task), the workload
-(fill, churn; timed here with the device's counters, syncfs included),
+`FsSequence.age`, run/sequence.py): mkfs and mount (untimed, as for any task), the workload
+(fill, churn, or git replay; timed here with the device's counters, syncfs included),
 a check that the files on disk are the planned file set, umount, and a copy
 of the image as the snapshot. Every later aged repetition restores the
 image from the snapshot, so all repetitions measure the same aged filesystem
@@ -15,12 +15,21 @@ import os
 import time
 from typing import Any, Protocol
 
+from fsarena.aging.gitreplay import git, replay, tree_digest
 from fsarena.aging.snapshot import copy_image
 from fsarena.aging.workload import ROOT, AgingPlan, Writer, digest, mark_tree, scan
+from fsarena.datasets.gitrepo import REPO_DIR
 from fsarena.errors import FsarenaError
 from fsarena.filesystems.profiles import FilesystemProfile
 from fsarena.measure.core import read_device_stat
 from fsarena.measure.executor import TaskExecutor
+
+
+class Dataset(Protocol):
+    """A dataset on the run's source (git replay pulls from its repository)."""
+
+    @property
+    def root(self) -> str: ...
 
 
 class Mounted(Protocol):
@@ -40,9 +49,13 @@ class Mounted(Protocol):
 
     def path(self, *parts: str) -> str: ...
 
+    def dataset(self, name: str) -> Dataset: ...
+
 
 def age_mounted(ctx: Mounted, plan: AgingPlan) -> dict[str, Any]:
     """Run the workload on the mounted filesystem; what it did and cost, for the session."""
+    if plan.profile.kind == "git-replay":
+        return _age_git(ctx, plan)
     read0, written0 = read_device_stat(ctx.device)
     started = time.monotonic()
     try:
@@ -76,6 +89,39 @@ def age_mounted(ctx: Mounted, plan: AgingPlan) -> dict[str, Any]:
         "live_bytes": sum(planned.values()),
         "manifest_digest": digest(tally.live, plan.seed),
         "on_disk_matches": on_disk == planned,
+    }
+
+
+def _age_git(ctx: Mounted, plan: AgingPlan) -> dict[str, Any]:
+    """Git replay (fsarena.aging.gitreplay) on the mounted filesystem; its record."""
+    profile = plan.profile
+    origin = f"{ctx.dataset(profile.repository).root}/{REPO_DIR}"
+    read0, written0 = read_device_stat(ctx.device)
+    started = time.monotonic()
+    done = replay(origin, ctx.path(ROOT), profile)
+    ctx.executor.call(ctx.profile.sync_argv(ctx.mountpoint))
+    wall_s = time.monotonic() - started
+    read1, written1 = read_device_stat(ctx.device)
+    tree, files, live_bytes = tree_digest(ctx.path(ROOT))
+    # The planned tree: the last pulled commit, checked out clean.
+    status = git("-C", ctx.path(ROOT), "status", "--porcelain", "--untracked-files=all")
+    mark_tree(ctx.mountpoint)
+    return {
+        "profile": profile.model_dump(mode="json"),
+        "seed": plan.seed,
+        "image_size_bytes": plan.image_bytes,
+        "wall_s": wall_s,
+        "bytes_written": done.bytes_written,
+        "bytes_written_per_s": done.bytes_written / wall_s if wall_s > 0 else None,
+        "device_write_bytes": written1 - written0,
+        "device_read_bytes": read1 - read0,
+        "rounds": done.pulls,
+        "head": done.head,
+        "stopped_by": done.stopped_by,
+        "files": files,
+        "live_bytes": live_bytes,
+        "manifest_digest": tree,
+        "on_disk_matches": not status.strip(),
     }
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import tomllib
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -24,6 +24,13 @@ class AgeProfile(BaseModel):
 
     name: str = ""
     source: str = Field(min_length=1)  # the paper or tool the parameters come from
+    # "tree": fill and churn (fsarena.aging.workload); "git-replay": a repository's
+    # history pulled commit by commit (fsarena.aging.gitreplay, Conway et al. FAST '17).
+    kind: Literal["tree", "git-replay"] = "tree"
+    # Git replay: the repository dataset, commits applied after its first, commits per pull.
+    repository: str = "agingrepo"
+    commits: int = Field(default=300, ge=1, le=10_000)
+    pull_step: int = Field(default=1, ge=1)
     # Apparent data bytes the fill writes, as a share of the image's size.
     fullness: float = Field(default=0.8, gt=0, lt=1)
     # Churn: stop once written_factor x the image's size has been written (0: fill only),
@@ -44,7 +51,19 @@ class AgeProfile(BaseModel):
     max_depth: int = Field(default=5, ge=1)
     depth_mean: float = Field(default=3.0, ge=1)
 
+    @property
+    def datasets(self) -> tuple[str, ...]:
+        """Datasets the aging reads: git replay's repository and the tree it is built from."""
+        return ("kernel", self.repository) if self.kind == "git-replay" else ()
+
     def describe(self) -> str:
+        if self.kind == "git-replay":
+            step = f"{self.pull_step} commits" if self.pull_step > 1 else "one commit"
+            return (
+                f"{self.name}: {self.commits} commits of dataset {self.repository}'s history "
+                f"pulled into a checkout, {step} per `git pull` (gc.auto 0; at most "
+                f"{self.time_cap_s:.0f} s). Source: {self.source}"
+            )
         churn = (
             f", then churn until {self.written_factor:g}x the image is written "
             f"(rounds deleting {self.delete_share:.0%} of the files and creating as many, "

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from fsarena.analysis.ranking import Ranking, rank
-from fsarena.measure.core import METRICS
+from fsarena.measure.metrics import METRICS
 from fsarena.session.store import Run, Session
 
 THROUGHPUT = "throughput_bytes_per_s"  # payload bytes / wall time (measure.metric_value)

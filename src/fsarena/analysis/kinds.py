@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from fsarena.analysis.evidence import Index, TaskResult, headline
 from fsarena.analysis.phrases import describe, metric_word, names
 from fsarena.analysis.ranking import Ranking, rank
-from fsarena.measure.core import METRICS, Metric
+from fsarena.measure.metrics import METRICS, Metric
 
 KINDS: dict[str, str] = {
     "lifecycle": "filesystem lifecycle (mkfs, mount, umount)",

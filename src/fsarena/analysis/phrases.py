@@ -9,7 +9,7 @@ import math
 from collections.abc import Sequence
 
 from fsarena.analysis.ranking import ALPHA, Pair, Ranking
-from fsarena.measure.core import Metric
+from fsarena.measure.metrics import Metric
 
 
 def ratio_text(pair: Pair) -> str:

@@ -23,7 +23,7 @@ from rich.progress import (
 )
 
 from fsarena.plan.core import Plan
-from fsarena.run.runner import Event
+from fsarena.run.sessions import Event
 from fsarena.session.store import Run
 
 Mode = Literal["auto", "bar", "lines", "quiet"]

@@ -25,14 +25,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from fsarena.errors import FsarenaError
-from fsarena.filesystems.profiles import (
-    PROFILES,
-    FilesystemProfile,
-    Support,
-    profile_for,
-    split_name,
-    variant,
-)
+from fsarena.filesystems.profiles import PROFILES, FilesystemProfile
+from fsarena.filesystems.variants import Support, profile_for, split_name, variant
 from fsarena.guest.kernels import GUESTS
 
 

@@ -19,7 +19,7 @@ from typing import Any
 from fsarena.analysis.evidence import Index
 from fsarena.analysis.ranking import ALPHA, RatioTest, ratio_test
 from fsarena.errors import FsarenaError
-from fsarena.measure.core import METRICS
+from fsarena.measure.metrics import METRICS
 from fsarena.session.store import Session, load
 
 # Plan keys that may differ between hosts: where each host keeps its files.
@@ -49,6 +49,7 @@ class Host:
             "device": device or "not recorded",
             "scheduler": backing.scheduler or "not recorded",
             "mount options": " ".join(f"{k}:{v}" for k, v in sorted(options.items())),
+            "fsarena build": h.fsarena_build or "not recorded",
             "status": s.status,
         }
 
@@ -98,6 +99,7 @@ def load_hosts(paths: list[Path], allow_same_machine: bool = False) -> tuple[lis
         raise FsarenaError("a fleet report needs the sessions of at least two hosts")
     sessions = [(p, load(p)) for p in paths]
     _same(sessions, lambda s: s.tool_version, "fsarena versions")
+    _same_build(sessions)
     _same(sessions, _comparable_plan, "plans")
     warnings = _duplicates(sessions, allow_same_machine)
     labels = [s.host.hostname or p.stem for p, s in sessions]
@@ -135,6 +137,30 @@ def _same(sessions: list[tuple[Path, Session]], key: Any, what: str) -> None:
                 f"refusing to merge: different {what} in {first_path} and {path} ({diff}); "
                 "run the same fsarena and plan on every host (fsarena fleet run does)"
             )
+
+
+def _same_build(sessions: list[tuple[Path, Session]]) -> None:
+    """Refuse sessions measured by different fsarena builds (one commit or one set of files).
+
+    A session older than the build record has none: it merges only with others like it.
+    """
+    first_path, first = sessions[0]
+    for path, s in sessions[1:]:
+        a, b = _build(first), _build(s)
+        if a != b:
+            raise FsarenaError(
+                f"refusing to merge: {_name(first, first_path)} ran fsarena {a} but "
+                f"{_name(s, path)} ran {b}; run one build on every host "
+                "(fsarena fleet run installs the controller's where it differs)"
+            )
+
+
+def _build(session: Session) -> str:
+    return session.host.fsarena_build or "(build not recorded)"
+
+
+def _name(session: Session, path: Path) -> str:
+    return f"{session.host.hostname or '?'} ({path})"
 
 
 def _duplicates(sessions: list[tuple[Path, Session]], allow: bool) -> list[str]:

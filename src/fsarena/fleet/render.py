@@ -16,7 +16,20 @@ import math
 from collections.abc import Callable
 
 from fsarena.fleet.merge import FleetReport, agreement
-from fsarena.measure.core import METRICS
+from fsarena.measure.metrics import METRICS
+
+# An interval spanning more than this factor (high / low) says nothing about the ratio
+# (two runs of a noisy task): the readable formats say so instead of printing it;
+# CSV and JSON keep its bounds.
+TOO_WIDE = 100.0
+
+
+def _interval(low: float, high: float) -> str:
+    if not (math.isfinite(low) and math.isfinite(high)):
+        return ""
+    if low <= 0 or high / low > TOO_WIDE:
+        return f" [interval over {TOO_WIDE:.0f}x wide: too few runs]"
+    return f" [{low:.3f}, {high:.3f}]"
 
 
 def _ratio(report: FleetReport, task: str, fs: str, label: str) -> str:
@@ -24,8 +37,7 @@ def _ratio(report: FleetReport, task: str, fs: str, label: str) -> str:
     if cell is None:
         return "not measured"
     t = cell.test
-    interval = f" [{t.low:.3f}, {t.high:.3f}]" if math.isfinite(t.low) else ""
-    return f"{t.ratio:.3f}{interval}{' *' if cell.significant else ''}"
+    return f"{t.ratio:.3f}{_interval(t.low, t.high)}{' *' if cell.significant else ''}"
 
 
 def _rows(report: FleetReport, task: str) -> list[list[str]]:
@@ -90,7 +102,8 @@ def _md_table(rows: list[list[str]]) -> list[str]:
 
 
 def markdown(report: FleetReport) -> str:
-    out = ["# fsarena fleet report", "", *_intro(report)]
+    intro = _intro(report)
+    out = ["# fsarena fleet report", "", intro[0], "", *(f"- {w}" for w in intro[1:])]
     for task in report.tasks:
         out += ["", f"## {task}", ""]
         out += _md_table([["host", *report.filesystems], *_rows(report, task)])
@@ -142,7 +155,7 @@ def json_(report: FleetReport) -> str:
             {
                 "task": t,
                 "filesystem": f,
-                "geomean": a.geomean,
+                "geomean": _finite(a.geomean),
                 "hosts": a.hosts,
                 "better": a.better,
                 "worse": a.worse,
@@ -159,26 +172,49 @@ def json_(report: FleetReport) -> str:
 def _html_table(rows: list[list[str]]) -> str:
     head = "".join(f"<th>{html.escape(c)}</th>" for c in rows[0])
     body = "".join(
-        "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>" for r in rows[1:]
+        ('<tr class="geo">' if r[0] == "geometric mean" else "<tr>")
+        + "".join(f"<td>{html.escape(c)}</td>" for c in r)
+        + "</tr>"
+        for r in rows[1:]
     )
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
+def _summary(report: FleetReport) -> list[list[str]]:
+    """The answer first: per task and filesystem, the geometric mean and the agreement."""
+    rows = [["task", "filesystem", f"geometric mean (/ {report.baseline})", "hosts agree"]]
+    for (task, fs), a in report.across.items():
+        rows.append([task, fs, f"{a.geomean:.3f}", agreement(report, task, fs)])
+    return rows
+
+
+_CSS = (
+    "body{font-family:sans-serif;max-width:72em;margin:1em auto;padding:0 1em}"
+    "table{border-collapse:collapse;margin:.5em 0}td,th{padding:3px 10px;text-align:left;"
+    "border-bottom:1px solid #ddd}td+td{font-family:monospace}"
+    "tr.geo td{font-weight:bold;border-top:2px solid #888}"
+    ".warn{background:#fff4d6;border-left:4px solid #e0a000;padding:4px 8px}"
+    ".agree{color:#333;margin-top:0}"
+)
+
+
 def html_(report: FleetReport) -> str:
-    parts = [f"<p>{html.escape(line)}</p>" for line in _intro(report)]
+    intro = _intro(report)
+    parts = [f"<p>{html.escape(intro[0])}</p>"]
+    parts += [f'<p class="warn">{html.escape(w)}</p>' for w in intro[1:]]
+    if report.across:
+        parts += ["<h2>Across hosts</h2>", _html_table(_summary(report))]
     for task in report.tasks:
         parts.append(f"<h2>{html.escape(task)}</h2>")
         parts.append(_html_table([["host", *report.filesystems], *_rows(report, task)]))
-        parts += [f"<p>{html.escape(agreement(report, task, f))}</p>"
+        parts += [f'<p class="agree">{html.escape(agreement(report, task, f))}</p>'
                   for f in report.filesystems if (task, f) in report.across]  # fmt: skip
     parts.append("<h2>Host facts</h2>")
     parts.append(_html_table([["", *(h.label for h in report.hosts)], *_facts(report)]))
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-        "<title>fsarena fleet report</title><style>td,th{padding:2px 8px;text-align:left}"
-        "</style></head>\n<body><h1>fsarena fleet report</h1>\n"
-        + "\n".join(parts)
-        + "\n</body></html>\n"
+        f"<title>fsarena fleet report</title><style>{_CSS}</style></head>\n"
+        "<body><h1>fsarena fleet report</h1>\n" + "\n".join(parts) + "\n</body></html>\n"
     )
 
 

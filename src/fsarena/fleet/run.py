@@ -28,6 +28,7 @@ from fsarena.errors import FsarenaError
 HERE = Path(__file__).resolve().parent
 CHECKOUT = HERE.parents[2]  # the controller's checkout (src layout): copied to hosts that need it
 POLL_EVERY_S = 30.0  # a long job's "still running" line, per host
+CANCEL_WAIT_S = 60.0  # at most this long for the cancelled playbook to end before stop.yml
 EXCLUDED = {".venv", ".git", "results", "__pycache__", ".mypy_cache", ".ruff_cache"}
 
 
@@ -51,7 +52,7 @@ class FleetRun:
     inventory: Path
     run_args: list[str]
     fetch_dir: Path
-    version: str
+    build: str  # the controller's build identity (fsarena.build_identity)
     limit: str | None = None
     forks: int = 5
     become: bool = False
@@ -59,11 +60,20 @@ class FleetRun:
     hosts: dict[str, HostState] = field(default_factory=dict)
     started: float = field(default_factory=time.monotonic)
     wall_s: float = 0.0
+    stop_s: float | None = None  # after Ctrl-C: seconds until every host was stopped and clean
+    stop_failed: list[str] = field(default_factory=list)  # hosts whose stop or cleanup failed
 
 
-def _archive(into: Path) -> Path:
-    """The controller's checkout as a .tar.gz, for hosts whose fsarena version differs."""
+def _archive(into: Path, build: str) -> Path:
+    """The controller's checkout as a .tar.gz, for hosts whose fsarena build differs.
+
+    It carries no git history, so its build identity goes in as src/fsarena/BUILD.
+    """
+    from fsarena import BUILD_FILE
+
     path = into / "fsarena-checkout.tar.gz"
+    baked = into / BUILD_FILE
+    baked.write_text(build + "\n")
 
     def keep(info: tarfile.TarInfo) -> tarfile.TarInfo | None:
         return None if set(Path(info.name).parts) & EXCLUDED else info
@@ -72,6 +82,7 @@ def _archive(into: Path) -> Path:
         for child in sorted(CHECKOUT.iterdir()):
             if child.name not in EXCLUDED:
                 tar.add(child, arcname=child.name, filter=keep)
+        tar.add(baked, arcname=f"src/fsarena/{BUILD_FILE}")
     return path
 
 
@@ -123,7 +134,7 @@ def _extravars(fleet: FleetRun, archive: Path, stamp: str) -> dict[str, Any]:
     import shlex
 
     return {
-        "fsarena_version": fleet.version,
+        "fsarena_version": f"fsarena, version {fleet.build}",
         "fsarena_archive": str(archive),
         "fsarena_args": shlex.join(fleet.run_args),
         "fsarena_fetch": str(fleet.fetch_dir.resolve()),
@@ -133,10 +144,17 @@ def _extravars(fleet: FleetRun, archive: Path, stamp: str) -> dict[str, Any]:
 
 
 def _start(fleet: FleetRun, playbook: str, private: Path, extravars: dict[str, Any],
-           handler: Any, cancel: Callable[[], bool]) -> tuple[threading.Thread, Any]:  # fmt: skip
+           handler: Any, cancel: Callable[[], bool]) -> threading.Event:  # fmt: skip
+    """Start the playbook in runner's thread; the event is set once the run has ended.
+
+    Waited on as an event, never by joining the thread: in Python 3.11 a join cut short
+    by Ctrl-C marks the thread as ended while it still runs (the bpo-45274 handling).
+    """
     import ansible_runner
 
-    return ansible_runner.run_async(  # type: ignore[no-any-return]
+    ended = threading.Event()
+    private.mkdir(exist_ok=True)
+    ansible_runner.run_async(
         private_data_dir=str(private),
         playbook=str(HERE / playbook),
         inventory=str(fleet.inventory.resolve()),
@@ -146,10 +164,12 @@ def _start(fleet: FleetRun, playbook: str, private: Path, extravars: dict[str, A
         cmdline="--become" if fleet.become else None,
         event_handler=handler,
         cancel_callback=cancel,
+        finished_callback=lambda _runner: ended.set(),
         quiet=True,
         rotate_artifacts=1,
         envvars={"ANSIBLE_NOCOLOR": "1"},
     )
+    return ended
 
 
 def execute(fleet: FleetRun, say: Callable[[str], None]) -> None:
@@ -163,19 +183,34 @@ def execute(fleet: FleetRun, say: Callable[[str], None]) -> None:
     cancelled = threading.Event()
     with tempfile.TemporaryDirectory(prefix="fsarena-fleet-") as tmp:
         private = Path(tmp)
-        extravars = _extravars(fleet, _archive(private), stamp)
-        thread, _runner = _start(fleet, "playbook.yml", private, extravars,
-                                 _handler(fleet, say), cancelled.is_set)  # fmt: skip
+        extravars = _extravars(fleet, _archive(private, fleet.build), stamp)
+        ended = _start(fleet, "playbook.yml", private / "run", extravars,
+                       _handler(fleet, say), cancelled.is_set)  # fmt: skip
         try:
-            while thread.is_alive():
-                thread.join(0.2)
+            while not ended.wait(0.2):
+                pass
         except KeyboardInterrupt:
+            interrupted = time.monotonic()
             cancelled.set()
-            thread.join()
-            say("interrupted: stopping the run on every host and cleaning up")
-            stop, _ = _start(fleet, "stop.yml", private, extravars, _handler(fleet, say),
-                             lambda: False)  # fmt: skip
-            stop.join()
+            ended.wait(CANCEL_WAIT_S)  # runner kills ansible-playbook at its next check
+            _stop_everywhere(fleet, private / "stop", extravars, say, interrupted)
             raise
         finally:
             fleet.wall_s = time.monotonic() - fleet.started
+
+
+def _stop_everywhere(fleet: FleetRun, private: Path, extravars: dict[str, Any],
+                     say: Callable[[str], None], interrupted: float) -> None:  # fmt: skip
+    """stop.yml on every host: its run interrupted, then `fsarena cleanup`; timed."""
+    say("interrupted: stopping the run on every host and cleaning up")
+    stopping = FleetRun(fleet.inventory, fleet.run_args, fleet.fetch_dir, fleet.build)
+    stopping.started = fleet.started  # one clock for every progress line
+    _start(stopping, "stop.yml", private, extravars, _handler(stopping, say),
+           lambda: False).wait()  # fmt: skip
+    fleet.stop_s = time.monotonic() - interrupted
+    fleet.stop_failed = sorted(name for name, h in stopping.hosts.items() if h.failed)
+    if fleet.stop_failed:
+        say(f"stop or cleanup FAILED on {', '.join(fleet.stop_failed)} (see above); "
+            f"{fleet.stop_s:.1f} s after the interrupt")  # fmt: skip
+    else:
+        say(f"every host stopped and cleaned up {fleet.stop_s:.1f} s after the interrupt")

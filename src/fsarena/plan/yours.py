@@ -10,7 +10,9 @@ with --suite they run after the suite's tasks, before its final umount.
 `--data PATH` replaces every generated tree the suite's tasks copy (the
 articles' trees: tree, portage, kernel; their tarballs follow) by the
 directory PATH, read-only (fsarena.datasets.userdir). With --command and no --suite,
-the directory is offered to the commands as $FSARENA_DATASET_TREE.
+the directory is copied onto each test filesystem as `data/` (untimed, verified,
+afresh each repetition) and the commands run there, with $FSARENA_DATASET_TREE
+naming the read-only original.
 """
 
 from __future__ import annotations
@@ -21,11 +23,13 @@ from fsarena.datasets.core import TreeSpec
 from fsarena.datasets.realistic import TextTreeSpec
 from fsarena.errors import FsarenaError
 from fsarena.plan import catalog
-from fsarena.plan.core import DEFAULT_SUITE, Suite, load_suite
+from fsarena.plan.core import DEFAULT_SUITE
+from fsarena.plan.suite import Suite, load_suite
 from fsarena.tasks import UserCommand
 
 COMMAND_SUITE = "command"
 DATA_DATASET = "tree"
+DATA_CWD = "data"  # where --data is copied on the test filesystem, the commands' cwd
 
 
 def user_suite(
@@ -47,17 +51,18 @@ def user_suite(
     return suite
 
 
-def _specs(commands: tuple[str, ...], prepare: str | None, datasets: list[str]) -> dict[str, Any]:
+def _specs(commands: tuple[str, ...], prepare: str | None, copy: str = "") -> dict[str, Any]:
     names = [f"command-{i + 1}" for i in range(len(commands))] if len(commands) > 1 else ["command"]
+    where = {"copy_in": copy, "cwd": DATA_CWD} if copy else {}
     return {
-        n: UserCommand(command=c, prepare=prepare or "", datasets=datasets)
+        n: UserCommand(command=c, prepare=prepare or "", **where)
         for n, c in zip(names, commands, strict=True)
     }
 
 
 def _command_suite(commands: tuple[str, ...], prepare: str | None, data: str | None) -> Suite:
     default = load_suite(DEFAULT_SUITE)
-    specs = _specs(commands, prepare, [DATA_DATASET] if data is not None else [])
+    specs = _specs(commands, prepare, DATA_DATASET if data is not None else "")
     return Suite(
         name=COMMAND_SUITE,
         description="your command, timed on each filesystem",
@@ -69,7 +74,7 @@ def _command_suite(commands: tuple[str, ...], prepare: str | None, data: str | N
 
 
 def _with_commands(suite: Suite, commands: tuple[str, ...], prepare: str | None) -> Suite:
-    specs = _specs(commands, prepare, [])
+    specs = _specs(commands, prepare)
     tasks = list(suite.tasks)
     at = len(tasks) - 1 if tasks and tasks[-1] == "umount" else len(tasks)
     tasks[at:at] = list(specs)

@@ -14,7 +14,7 @@ import math
 from collections.abc import Sequence
 
 from fsarena.analysis.ranking import ratio_test
-from fsarena.measure.core import METRICS
+from fsarena.measure.metrics import METRICS
 from fsarena.report.powerloss import Section
 from fsarena.report.table import fmt, run_value
 from fsarena.session.records import given

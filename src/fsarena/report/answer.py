@@ -27,7 +27,7 @@ from fsarena.analysis.kinds import CPU_KIND, CPU_METRIC, SAFETY_KIND, KindVerdic
 from fsarena.analysis.phrases import names, number
 from fsarena.analysis.ranking import Pair, Ranking
 from fsarena.analysis.verdicts import caveats
-from fsarena.measure.core import METRICS, Metric
+from fsarena.measure.metrics import METRICS, Metric
 from fsarena.report.scope import KERNEL, group_of, ranked_group
 from fsarena.report.table import Comparison
 

@@ -23,7 +23,7 @@ from typing import Any
 from scipy import stats as scipy_stats
 
 from fsarena.analysis.stats import summarize
-from fsarena.measure.core import METRICS
+from fsarena.measure.metrics import METRICS
 from fsarena.report.scope import group_of, ranked_group, scope_words
 from fsarena.report.table import fmt, run_value
 from fsarena.session.store import Session

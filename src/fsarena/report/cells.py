@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-from fsarena.measure.core import METRICS, Metric
+from fsarena.measure.metrics import METRICS, Metric
 from fsarena.report.table import Row, TaskTable, pct_text, row_flags
 from fsarena.report.units import Unit, column_unit
 

@@ -27,7 +27,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 from fsarena.analysis.phrases import number
-from fsarena.measure.core import METRICS, Metric
+from fsarena.measure.metrics import METRICS, Metric
 from fsarena.report.sentence import matters
 from fsarena.report.table import Comparison, Row, TaskTable
 from fsarena.report.units import Unit, column_unit

@@ -23,7 +23,7 @@ from typing import Any
 from fsarena.analysis.phrases import metric_word, number
 from fsarena.analysis.ranking import Ranking, rank
 from fsarena.errors import FsarenaError
-from fsarena.measure.core import METRICS
+from fsarena.measure.metrics import METRICS
 from fsarena.report import charts, crossdiff, markdown, prose, text
 from fsarena.report.answer import build as build_answer
 from fsarena.report.sentence import matters

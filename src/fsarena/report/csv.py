@@ -12,7 +12,7 @@ from __future__ import annotations
 import csv
 import io
 
-from fsarena.measure.core import METRICS
+from fsarena.measure.metrics import METRICS
 from fsarena.report.table import PROBE_COLUMNS, Comparison, run_value
 from fsarena.session.records import given
 

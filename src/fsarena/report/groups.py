@@ -14,7 +14,7 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass
 
-from fsarena.measure.core import METRICS
+from fsarena.measure.metrics import METRICS
 from fsarena.report.cells import grid
 from fsarena.report.scope import KERNEL, group_of, ranked_group
 from fsarena.report.table import Comparison, Row, TaskTable, fmt, run_value

@@ -13,7 +13,7 @@ from typing import Any
 
 import jinja2
 
-from fsarena.measure.core import METRICS
+from fsarena.measure.metrics import METRICS
 from fsarena.report import aged, answer, articles, cells, charts, outcome, prose
 from fsarena.report.groups import explanations, unranked_sections
 from fsarena.report.machine_section import machine_rows

@@ -22,7 +22,7 @@ from fsarena.analysis.stats import (
     summarize,
 )
 from fsarena.analysis.verdicts import Verdicts, analyse
-from fsarena.measure.core import METRICS, Metric
+from fsarena.measure.metrics import METRICS, Metric
 from fsarena.report.machine_section import machine_lines
 from fsarena.report.outcome import status_of
 from fsarena.report.scope import scope_words, verdict_scope
@@ -341,7 +341,14 @@ def header_lines(session: Session) -> list[str]:
         f"caches dropped before every task; writes timed through syncfs; "
         f"fsarena {session.tool_version}, started {session.created_at}",
         *origins,
+        *_engine_lines(session),
     ]
+
+
+def _engine_lines(session: Session) -> list[str]:
+    """Which container engine ran (podman, or umoci where podman could not), as its runs said."""
+    ran = sorted({c.detail for r in session.runs for c in r.checks if c.name == "container engine"})
+    return [f"container images: {detail}" for detail in ran]
 
 
 def _repetitions(session: Session) -> str:

@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from fsarena.analysis.phrases import number
-from fsarena.measure.core import Metric
+from fsarena.measure.metrics import Metric
 
 # A family: (unit, size of one unit in the family's base: seconds, bytes, bytes/s).
 _TIME = (("µs", 1e-6), ("ms", 1e-3), ("s", 1.0))

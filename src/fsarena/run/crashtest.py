@@ -26,7 +26,7 @@ from fsarena.crashtest.results import PowerlossDetails, filesystem_values
 from fsarena.filesystems.profiles import CRASH_CONTROL, FilesystemProfile
 from fsarena.plan.core import Plan
 from fsarena.run.preflight import host_facts, tool_versions
-from fsarena.run.runner import new_session, now
+from fsarena.run.sessions import new_session, now
 from fsarena.session.records import ProfileRecord
 from fsarena.session.store import Run, Session, save
 

@@ -16,16 +16,16 @@ import signal
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from statistics import fmean
 from types import FrameType
 
 from fsarena.errors import FsarenaError
 from fsarena.filesystems.drivers import choose
 from fsarena.guest.kernels import GUESTS
-from fsarena.plan.core import AGED_TASKS, Plan
+from fsarena.plan.core import Plan
+from fsarena.run.estimate import estimate
 from fsarena.run.preflight import CheckResult, existing_parent, preflight
-from fsarena.run.runner import MIN_ROUNDS, shuffled_orders, source_bytes
-from fsarena.session.store import Session, load
+from fsarena.run.runner import shuffled_orders
+from fsarena.run.sessions import source_bytes
 from fsarena.targets import guard
 from fsarena.targets.source import choose_source, mem_available_bytes, source_size_bytes
 
@@ -269,107 +269,3 @@ def describe(launch: Launch, results_dir: Path) -> list[str]:
 def _free_bytes(path: str) -> int:
     st = os.statvfs(existing_parent(path))
     return st.f_bavail * st.f_frsize
-
-
-def _task_means(session: Session) -> dict[str, float]:
-    """Mean wall time of each task over its successful runs."""
-    walls: dict[str, list[float]] = {}
-    for run in session.ok_runs():
-        if run.measurement is not None:
-            walls.setdefault(run.task, []).append(run.measurement.wall_s)
-    return {task: fmean(values) for task, values in walls.items()}
-
-
-def _duration(seconds: float) -> str:
-    return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.0f} min"
-
-
-def _whole_rounds(earlier: Session, plan: Plan, ratio: float, rounds: int) -> str:
-    """The wall time of whole rounds (fsarena's own work included), from a session's timing.
-
-    Only when the earlier run compared the same filesystems at the same scale: a
-    round's untimed work (verification, set-up) does not scale like its tasks.
-    """
-    measured = [r.wall_s for r in earlier.timing.rounds if not r.warmup]
-    same = earlier.plan.filesystems == plan.filesystems and ratio == 1
-    if not measured or not same:
-        return ""
-    per_round = fmean(measured)
-    total_s = float(earlier.timing.setup_s or 0) + per_round * rounds
-    warning = ""
-    if plan.time_budget_s and total_s > plan.time_budget_s:
-        warning = (
-            f", PAST the {_duration(plan.time_budget_s)} budget: the budget stops it after "
-            f"{MIN_ROUNDS} rounds, too few to decide (a smaller --scale, or a larger "
-            "--time-budget)"
-        )
-    return (
-        f"about {_duration(total_s)} for {rounds} rounds of {_duration(per_round)} each "
-        f"(measured whole rounds, verification and set-up included){warning}"
-    )
-
-
-def estimate(plan: Plan, results_dir: Path) -> str:
-    """Time of the timed tasks, from the newest earlier session that ran them (never invented)."""
-    paths = sorted(results_dir.glob("*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
-    for path in paths[:20]:
-        try:
-            earlier = load(path)
-        except FsarenaError:
-            continue
-        means = _task_means(earlier)
-        known = [t for t in plan.tasks if t in means]
-        if not known or not (earlier_scale := earlier.plan.scale):
-            continue
-        ratio = plan.scale / float(earlier_scale)
-        rounds = plan.repetitions + plan.warmup_rounds
-        sequences = len(plan.sequences()) * rounds
-        ratios = {t: _tree_ratio(plan, earlier) if t in AGED_TASKS else ratio for t in known}
-        total_s = sum(means[t] * ratios[t] for t in known) * sequences
-        missing = [t for t in plan.tasks if t not in means and plan.task_class(t).timed]
-        gaps = f"; no times for {', '.join(missing)}" if missing else ""
-        more = (
-            f"; more rounds only within the {_duration(plan.time_budget_s)} budget"
-            if plan.time_budget_s and (plan.decisive or plan.target_ci_pct)
-            else ""
-        )
-        if whole := _whole_rounds(earlier, plan, ratio, rounds):
-            return f"{whole}{'' if 'PAST' in whole else more}, from {path.name}{gaps}"
-        return (
-            f"about {_duration(total_s)} of timed tasks for the first {rounds} rounds{more}, "
-            f"from {path.name} "
-            f"(scale {earlier_scale}, times scaled linearly to {plan.scale}; "
-            f"dataset generation, caches and setup not included{gaps})"
-            + _aging_estimate(plan, paths)
-        )
-    return f"no estimate: no earlier session in {results_dir} ran these tasks"
-
-
-def _tree_ratio(plan: Plan, earlier: Session) -> float:
-    """The aged tree's size here over its size in the earlier session (it reads it whole)."""
-    sizes = [float(a.live_bytes) for a in earlier.aging.values() if a.live_bytes is not None]
-    if plan.age is None or not sizes:
-        return 1.0
-    tree = plan.age.fullness * max(plan.image_size_for(p) for p in plan.profiles())
-    return tree / fmean(sizes)
-
-
-def _aging_estimate(plan: Plan, paths: list[Path]) -> str:
-    """Time the aging will take, at the aging throughput of the newest session that aged."""
-    if plan.age is None:
-        return ""
-    for path in paths[:20]:
-        try:
-            rates = [r for a in load(path).aging.values() if (r := a.bytes_written_per_s)]
-        except FsarenaError:
-            continue
-        if rates:
-            per_fs = sum(
-                (plan.age.fullness + plan.age.written_factor) * plan.image_size_for(p)
-                for p in plan.profiles()
-            )
-            return (
-                f"; plus about {_duration(per_fs / fmean(rates))} of aging at "
-                f"{fmean(rates) / 1e6:,.0f} MB/s (measured in {path.name})"
-            )
-    return "; aging time unknown: no earlier session aged a filesystem"

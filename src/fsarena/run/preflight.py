@@ -13,7 +13,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from fsarena.filesystems.profiles import FilesystemProfile, Support, split_name
+from fsarena import build_identity
+from fsarena.filesystems.profiles import FilesystemProfile
+from fsarena.filesystems.variants import Support, split_name
 
 # Tools whose versions go into every session: the real-world tasks' tools and mkfs.
 BASE_TOOLS = ("cp", "rm", "ls", "find", "sync", "mount", "umount", "losetup")
@@ -143,6 +145,8 @@ def host_facts(workdir: str) -> dict[str, object]:
         "python": platform.python_version(),
         "workdir": workdir,
         "workdir_backing": _backing_device(existing_parent(workdir)),
+        # Which fsarena measured (commit, or digest of its files): a fleet merges one only.
+        "fsarena_build": build_identity(),
     }
 
 

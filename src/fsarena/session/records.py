@@ -83,6 +83,7 @@ class HostFacts(Record):
     mem_total_bytes: int = 0
     python: str = ""
     workdir: str = ""
+    fsarena_build: str = ""  # schema 3: the measuring fsarena's build identity
     workdir_backing: BackingDisk = Field(default_factory=BackingDisk)
 
 
@@ -301,4 +302,7 @@ class AgingRecord(Record):
     live_bytes: Number | None = None
     device_write_bytes: Number = 0
     snapshot_method: str | None = None
+    aged_times: int = 1  # --device: aged again for every aged repetition
+    same_as_before: bool | None = None  # --device: the same file set as the time before
+    head: str | None = None  # git replay: the last commit checked out
     snapshot_s: Number = 0

@@ -18,7 +18,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
 from fsarena.errors import FsarenaError
-from fsarena.measure.core import Measurement, metric_value
+from fsarena.measure.core import Measurement
+from fsarena.measure.metrics import metric_value
 from fsarena.session.records import (
     AgingRecord,
     DatasetRecord,
@@ -84,6 +85,8 @@ from fsarena.session.records import (
 #   host.machine_id (optional, "" or absent in older files): /etc/machine-id, so a
 #   fleet merge can refuse two sessions from one cloned machine identity;
 #   host.workdir_backing gains scheduler and model (of the disk under the work directory).
+#   host.fsarena_build (optional, absent in older files): fsarena.build_identity() of the
+#   fsarena that measured (its commit, or a digest of its files); a fleet merges one only.
 SCHEMA_VERSION = 3
 
 # Metrics whose stored values are wrong in sessions older than a version: kept in the

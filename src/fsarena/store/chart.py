@@ -11,7 +11,7 @@ import html
 
 from matplotlib.figure import Figure
 
-from fsarena.measure.core import METRICS
+from fsarena.measure.metrics import METRICS
 from fsarena.report.charts import axis_label, render
 from fsarena.store.query import Point, history_text
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from fsarena.analysis.stats import Summary, summarize
 from fsarena.errors import FsarenaError
-from fsarena.measure.core import METRICS, Metric
+from fsarena.measure.metrics import METRICS, Metric
 from fsarena.store.db import Store
 
 _LIST = """

@@ -3,7 +3,8 @@
 With `--age`, every filesystem runs these both aged (on the tree the aging
 left) and fresh (on the same file set written in one pass, sorted by path,
 onto the fresh filesystem: Conway's "clean" copy, made here by writing rather
-than `cp -a`, which gives the same file set and a sequential first layout).
+than `cp -a`, which gives the same file set and a sequential first layout; after
+git replay, the host's replay copied with `cp -a`, as Conway did).
 Caches are dropped before each timed read, so the reads go to the device.
 """
 
@@ -11,8 +12,10 @@ from __future__ import annotations
 
 import os
 
+from fsarena.aging.gitreplay import reference
 from fsarena.aging.layout import free_space, tree_layout
 from fsarena.aging.workload import MARK, ROOT, AgingPlan, Writer, mark_tree
+from fsarena.datasets.gitrepo import REPO_DIR
 from fsarena.errors import FsarenaError
 from fsarena.measure.core import Command
 from fsarena.tasks.base import Task, TaskContext
@@ -34,6 +37,9 @@ def ensure_tree(ctx: TaskContext) -> None:
         return
     if os.path.exists(root):
         raise FsarenaError(f"{root} exists but is incomplete; the tree was not written whole")
+    if plan.profile.kind == "git-replay":
+        _clean_copy(ctx, plan)
+        return
     writer = Writer(plan, root)
     os.makedirs(root)
     for d in plan.directories():
@@ -41,6 +47,15 @@ def ensure_tree(ctx: TaskContext) -> None:
     final = plan.final()
     for path in sorted(final):
         writer.write(final[path])
+    mark_tree(ctx.mountpoint)
+    ctx.executor.call(ctx.profile.sync_argv(ctx.mountpoint))
+
+
+def _clean_copy(ctx: TaskContext, plan: AgingPlan) -> None:
+    """Conway's clean copy: the replay done once on the host, `cp -a` onto the fresh filesystem."""
+    origin = f"{ctx.dataset(plan.profile.repository).root}/{REPO_DIR}"
+    replayed = reference(origin, ctx.scratch, plan.profile)
+    ctx.executor.call(("cp", "-a", replayed, ctx.path(ROOT)))
     mark_tree(ctx.mountpoint)
     ctx.executor.call(ctx.profile.sync_argv(ctx.mountpoint))
 

@@ -10,8 +10,12 @@ command runs untimed and must exit 0. Every command runs with its working
 directory `cwd` on the test filesystem (its root by default, made if
 missing), and sees FSARENA_MOUNT (the test filesystem), FSARENA_SCRATCH
 (a directory outside it) and FSARENA_DATASET_<NAME> (the source copy of
-each dataset it names in `datasets`). A command that fails (exit status not
-0) is a failed run with its stderr's tail, never a crash.
+each dataset it names in `datasets`). With `copy_in = "NAME"`, the dataset NAME
+(the user's directory, with `--data`) is copied into `cwd` before `prepare`,
+untimed, afresh every repetition, and the copy is verified against the
+dataset's manifest (a check of the run), so the command works in its own
+copy on the test filesystem. A command that fails (exit status not 0) is a
+failed run with its stderr's tail, never a crash.
 """
 
 from __future__ import annotations
@@ -19,11 +23,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from fsarena.errors import FsarenaError
 from fsarena.measure.core import Command
-from fsarena.tasks.base import Check, Task, TaskContext
+from fsarena.tasks.base import CP, Check, Task, TaskContext, verify_copy
 
 # The kind a user's command belongs to unless it says otherwise.
 USER_KIND = "your_workload"
@@ -42,6 +46,26 @@ class UserCommand(BaseModel):
     writes: bool = True  # syncfs of the test filesystem inside the timed region
     kind: str = USER_KIND  # the kind of work it belongs to, for tables and verdicts
     datasets: list[str] = Field(default_factory=list)  # offered as FSARENA_DATASET_<NAME>
+    copy_in: str = ""  # a dataset copied into cwd (untimed, verified) before prepare
+
+    @model_validator(mode="before")
+    @classmethod
+    def _copy_is_used(cls, data: Any) -> Any:
+        """The copied dataset is one the command uses (named in datasets, added if not)."""
+        if isinstance(data, dict) and data.get("copy_in"):
+            used = list(data.get("datasets") or [])
+            if data["copy_in"] not in used:
+                data = {**data, "datasets": [*used, data["copy_in"]]}
+        return data
+
+    @model_validator(mode="after")
+    def _copy_needs_cwd(self) -> UserCommand:
+        if self.copy_in and not self.cwd:
+            raise ValueError(
+                f"copy_in = {self.copy_in!r} replaces cwd with a fresh copy: "
+                'set cwd to a directory of its own (cwd = "src")'
+            )
+        return self
 
     @field_validator("cwd")
     @classmethod
@@ -68,6 +92,7 @@ class CommandTask(Task):
     name = "command"
     kind = USER_KIND
     spec: UserCommand = UserCommand(command="true")
+    _copied: Check | None = None
 
     def _workdir(self, ctx: TaskContext) -> str:
         return ctx.path(self.spec.cwd) if self.spec.cwd else ctx.mountpoint
@@ -82,9 +107,22 @@ class CommandTask(Task):
         return ("env", *env, "sh", "-c", script)
 
     def prepare(self, ctx: TaskContext) -> None:
+        if self.spec.copy_in:
+            self._copy_in(ctx)
         ctx.executor.make_dir(self._workdir(ctx))
         if self.spec.prepare:
             self._untimed(ctx, "prepare", self.spec.prepare)
+
+    def _copy_in(self, ctx: TaskContext) -> None:
+        """A fresh copy of the dataset as cwd, verified before the command changes it."""
+        where = self._workdir(ctx)
+        ctx.executor.remove_path(where)
+        ctx.executor.make_dir(where.rsplit("/", 1)[0])
+        ctx.executor.call((*CP, "-r", ctx.dataset(self.spec.copy_in).root, where))
+        ctx.executor.call(("sync", "-f", ctx.mountpoint))
+        self._copied = verify_copy(ctx, self.spec.copy_in, where)
+        if not self._copied.ok:
+            raise FsarenaError(f"the copy of {self.spec.copy_in} in {where}: {self._copied.detail}")
 
     def _untimed(self, ctx: TaskContext, what: str, script: str) -> None:
         # The executor's helpers take no working directory: enter it in the shell.
@@ -100,13 +138,14 @@ class CommandTask(Task):
         return [Command(self._shell(ctx, self.spec.command), cwd=self._workdir(ctx))]
 
     def verify(self, ctx: TaskContext) -> list[Check]:
+        copied = [self._copied] if self._copied is not None else []
         if not self.spec.verify:
-            return []
+            return copied
         try:
             self._untimed(ctx, "verify", self.spec.verify)
         except FsarenaError as exc:
-            return [Check("verify command", False, str(exc))]
-        return [Check("verify command", True, self.spec.verify)]
+            return [*copied, Check("verify command", False, str(exc))]
+        return [*copied, Check("verify command", True, self.spec.verify)]
 
 
 def _quote(path: str) -> str:

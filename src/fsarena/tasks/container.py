@@ -24,6 +24,7 @@ import random
 
 from fsarena.errors import FsarenaError
 from fsarena.measure.core import Command
+from fsarena.tasks import images
 from fsarena.tasks.base import REAL_USER_SYS, Check, Task, TaskContext
 
 DATASET = "debs"
@@ -71,22 +72,10 @@ def _archive(ctx: TaskContext) -> str:
         return archive
     ctx.executor.remove_path(folder)
     ctx.executor.make_dir(folder)
-    layers, diff_ids = [], []
-    for i, f in enumerate(debs.manifest.files):
-        layer = f"layer{i:02}.tar"
-        script = 'dpkg-deb --fsys-tarfile "$1" > "$2"'
-        ctx.executor.call(("sh", "-c", script, "sh", f"{debs.root}/{f.path}", f"{folder}/{layer}"))
-        digest = ctx.executor.output(("sha256sum", f"{folder}/{layer}")).split()[0]
-        layers.append(layer)
-        diff_ids.append(f"sha256:{digest}")
-    config = {
-        "architecture": "amd64",
-        "os": "linux",
-        "config": {"Cmd": ["/bin/true"]},
-        "rootfs": {"type": "layers", "diff_ids": diff_ids},
-    }
-    manifest = [{"Config": "config.json", "RepoTags": [IMAGE], "Layers": layers}]
-    ctx.executor.write_file(f"{folder}/config.json", json.dumps(config).encode())
+    layers = images.build_layers(ctx, folder)
+    manifest = [{"Config": "config.json", "RepoTags": [IMAGE], "Layers": [n for n, _ in layers]}]
+    config = images.image_config([f"sha256:{digest}" for _, digest in layers])
+    ctx.executor.write_file(f"{folder}/config.json", config)
     ctx.executor.write_file(f"{folder}/manifest.json", json.dumps(manifest).encode())
     ctx.executor.call(("tar", "-C", folder, "-cf", archive, "."))
     ctx.executor.remove_path(folder)
@@ -94,6 +83,7 @@ def _archive(ctx: TaskContext) -> str:
 
 
 class _Container(Task):
+    _engine: images.Engine
     _archive: str
     _chosen: list[str]
     _merged: str
@@ -105,10 +95,24 @@ class _Container(Task):
     def unsupported(self, ctx: TaskContext) -> str:
         return ctx.profile.overlay_upper_unsupported
 
+    def prepare(self, ctx: TaskContext) -> None:
+        self._engine = images.engine(ctx)
+        if self._podman:
+            _fresh_runroot(ctx)
+
+    @property
+    def _podman(self) -> bool:
+        return self._engine.name == "podman"
+
     def ensure_image(self, ctx: TaskContext) -> None:
-        _fresh_runroot(ctx)
-        if not _listed(ctx, "images"):
+        if not self._podman:
+            images.ensure_loaded(ctx)
+        elif not _listed(ctx, "images"):
             ctx.executor.call(podman(ctx, "load", "-q", "-i", _archive(ctx)))
+
+    def checks(self, ok: bool, name: str, detail: str) -> list[Check]:
+        """The task's check, and which engine ran (the reports say it)."""
+        return [Check(name, ok, detail), self._engine.check()]
 
 
 def _listed(ctx: TaskContext, what: str) -> list[str]:
@@ -121,37 +125,47 @@ class ContainerLoad(_Container):
     """`podman load -i IMAGE.tar` into storage on the test filesystem, syncfs included.
 
     Every layer (one per package of the debs dataset) is unpacked by podman's
-    overlay driver. Verified: the image is listed.
+    overlay driver (with umoci: the OCI layout copied in and `umoci unpack`ed).
+    Verified: the image is listed.
     """
 
     name = "container_load"
 
     def prepare(self, ctx: TaskContext) -> None:
-        _fresh_runroot(ctx)
-        self._archive = _archive(ctx)
+        super().prepare(ctx)
+        self._archive = _archive(ctx) if self._podman else images.layout(ctx)
+        if not self._podman:
+            images.fresh_store(ctx)
 
     def commands(self, ctx: TaskContext) -> list[Command]:
+        if not self._podman:
+            return images.load_commands(ctx, self._archive)
         return [Command(podman(ctx, "load", "-q", "-i", self._archive))]
 
     def verify(self, ctx: TaskContext) -> list[Check]:
-        images = _listed(ctx, "images")
-        return [Check("image loaded", len(images) == 1, f"{len(images)} image(s) listed")]
+        found = _listed(ctx, "images") if self._podman else images.loaded(ctx)
+        return self.checks(len(found) == 1, "image loaded", f"{len(found)} image(s) listed")
 
 
 class ContainerCopyUp(_Container):
     """`chmod u+w` of a seeded 10 % of a container's files: overlayfs copies each one up.
 
-    Untimed first: `podman create` and `podman mount` of the image. Timed: the
-    chmod of the chosen files through the container's merged directory,
-    syncfs included. Verified: `podman diff` names every chosen file.
+    Untimed first: `podman create` and `podman mount` of the image (with umoci: an
+    overlayfs mount over the unpacked bundle). Timed: the chmod of the chosen
+    files through the container's merged directory, syncfs included. Verified:
+    `podman diff` (with umoci: the upper directory) names every chosen file.
     """
 
     name = "container_copyup"
 
     def prepare(self, ctx: TaskContext) -> None:
+        super().prepare(ctx)
         self.ensure_image(ctx)
-        ctx.executor.call(podman(ctx, "create", "-q", "--name", CONTAINER, IMAGE))
-        merged = ctx.executor.output(podman(ctx, "mount", CONTAINER)).strip()
+        if self._podman:
+            ctx.executor.call(podman(ctx, "create", "-q", "--name", CONTAINER, IMAGE))
+            merged = ctx.executor.output(podman(ctx, "mount", CONTAINER)).strip()
+        else:
+            merged = images.mount_container(ctx)
         files = ctx.executor.output(("find", merged, "-type", "f")).splitlines()
         if not files:
             raise FsarenaError("the container image holds no files to change")
@@ -164,35 +178,48 @@ class ContainerCopyUp(_Container):
         return [Command(("chmod", "u+w", *self._chosen))]
 
     def verify(self, ctx: TaskContext) -> list[Check]:
-        diff = ctx.executor.output(podman(ctx, "diff", CONTAINER)).splitlines()
-        changed = {line.split(None, 1)[1] for line in diff if line.startswith("C ")}
+        if self._podman:
+            diff = ctx.executor.output(podman(ctx, "diff", CONTAINER)).splitlines()
+            changed = {line.split(None, 1)[1] for line in diff if line.startswith("C ")}
+        else:
+            changed = images.copied_up(ctx)
         wanted = {p.removeprefix(self._merged) for p in self._chosen}
         missing = sorted(wanted - changed)
         detail = f"{len(wanted)} files copied up" if not missing else f"not changed: {missing[:3]}"
-        return [Check("files copied up", not missing, detail)]
+        return self.checks(not missing, "files copied up", detail)
 
     def cleanup(self, ctx: TaskContext) -> None:
-        if CONTAINER in ctx.executor.output(podman(ctx, "ps", "-a", "--format", "{{.Names}}")):
+        if not hasattr(self, "_engine"):
+            return
+        if not self._podman:
+            images.unmount(ctx)
+        elif CONTAINER in ctx.executor.output(podman(ctx, "ps", "-a", "--format", "{{.Names}}")):
             ctx.executor.call(podman(ctx, "umount", CONTAINER))
 
 
 class ContainerRemove(_Container):
     """`podman rm -a` then `podman rmi -a`: containers, layers and image removed, syncfs included.
 
-    Verified: no container and no image left in the store.
+    With umoci: the container's upper and work directories, the bundle and the
+    layout deleted. Verified: no container and no image left in the store.
     """
 
     name = "container_remove"
 
     def prepare(self, ctx: TaskContext) -> None:
+        super().prepare(ctx)
         self.ensure_image(ctx)
 
     def commands(self, ctx: TaskContext) -> list[Command]:
+        if not self._podman:
+            return images.remove_commands(ctx)
         return [Command(podman(ctx, "rm", "-a", "-f")), Command(podman(ctx, "rmi", "-a"))]
 
     def verify(self, ctx: TaskContext) -> list[Check]:
-        left = _listed(ctx, "ps") + _listed(ctx, "images")
-        return [Check("store emptied", not left, f"{len(left)} left" if left else "nothing left")]
+        left = _listed(ctx, "ps") + _listed(ctx, "images") if self._podman else images.left(ctx)
+        detail = f"{len(left)} left" if left else "nothing left"
+        return self.checks(not left, "store emptied", detail)
 
     def cleanup(self, ctx: TaskContext) -> None:
-        ctx.executor.remove_path(_runroot(ctx))
+        if hasattr(self, "_engine") and self._podman:
+            ctx.executor.remove_path(_runroot(ctx))

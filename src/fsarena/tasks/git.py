@@ -58,17 +58,28 @@ def _clone_argv(ctx: TaskContext) -> tuple[str, ...]:
     return ("env", *env, "git", "clone", "-q", "--no-local", source, ctx.path(WORK))
 
 
-class GitClone(Task):
+class _Git(Task):
+    """What every git task shares: the kind, the datasets, the columns; a clone to work in."""
+
+    kind = "development"
+    writes = True
+    datasets = DATASETS
+    columns = REAL_USER_SYS
+
+    def prepare(self, ctx: TaskContext) -> None:
+        _ensure_clone(ctx)
+
+
+class GitClone(_Git):
     """`git clone -q --no-local REPO WORK` onto the test filesystem, syncfs included.
 
     Verified: git fsck clean, the work tree matches the newest commit.
     """
 
     name = "git_clone"
-    kind = "development"
-    writes = True
-    datasets = DATASETS
-    columns = REAL_USER_SYS
+
+    def prepare(self, ctx: TaskContext) -> None:
+        """Nothing: the clone is what is timed."""
 
     def commands(self, ctx: TaskContext) -> list[Command]:
         return [Command(_clone_argv(ctx))]
@@ -77,7 +88,7 @@ class GitClone(Task):
         return [_fsck(ctx), _clean_tree(ctx)]
 
 
-class GitCheckout(Task):
+class GitCheckout(_Git):
     """`git checkout -q first` then `git checkout -q main`: half the tree removed and back.
 
     The first commit holds half the files of the newest; both checkouts are one
@@ -85,13 +96,6 @@ class GitCheckout(Task):
     """
 
     name = "git_checkout"
-    kind = "development"
-    writes = True
-    datasets = DATASETS
-    columns = REAL_USER_SYS
-
-    def prepare(self, ctx: TaskContext) -> None:
-        _ensure_clone(ctx)
 
     def commands(self, ctx: TaskContext) -> list[Command]:
         return [
@@ -103,7 +107,7 @@ class GitCheckout(Task):
         return [_clean_tree(ctx)]
 
 
-class GitStatus(Task):
+class GitStatus(_Git):
     """A cold-cache `git status --porcelain`: the stat of every file in the index.
 
     Its output goes outside the test filesystem and must be empty (nothing
@@ -111,12 +115,7 @@ class GitStatus(Task):
     """
 
     name = "git_status"
-    kind = "development"
-    datasets = DATASETS
-    columns = REAL_USER_SYS
-
-    def prepare(self, ctx: TaskContext) -> None:
-        _ensure_clone(ctx)
+    writes = False
 
     def _output(self, ctx: TaskContext) -> str:
         return f"{ctx.scratch}/{STATUS_OUTPUT}"
@@ -129,20 +128,13 @@ class GitStatus(Task):
         return [Check("status reports a clean tree", lines == 0, f"{lines} lines of changes")]
 
 
-class GitRepack(Task):
+class GitRepack(_Git):
     """`git repack -adq`: every object rewritten into one new pack, syncfs included.
 
     Verified: git fsck clean, the work tree still matches the newest commit.
     """
 
     name = "git_repack"
-    kind = "development"
-    writes = True
-    datasets = DATASETS
-    columns = REAL_USER_SYS
-
-    def prepare(self, ctx: TaskContext) -> None:
-        _ensure_clone(ctx)
 
     def commands(self, ctx: TaskContext) -> list[Command]:
         return [Command(git(ctx, "repack", "-adq"))]
@@ -151,17 +143,10 @@ class GitRepack(Task):
         return [_fsck(ctx), _clean_tree(ctx)]
 
 
-class GitDelete(Task):
+class GitDelete(_Git):
     """Delete the clone (`rm -rf`: work tree and .git), syncfs included; verified gone."""
 
     name = "git_delete"
-    kind = "development"
-    writes = True
-    datasets = DATASETS
-    columns = REAL_USER_SYS
-
-    def prepare(self, ctx: TaskContext) -> None:
-        _ensure_clone(ctx)
 
     def commands(self, ctx: TaskContext) -> list[Command]:
         return [Command(("rm", "-rf", ctx.path(WORK)))]

@@ -1,0 +1,136 @@
+"""Git replay aging (Conway et al., FAST '17): a repository's history pulled commit by commit.
+
+Conway's git-aging benchmark (aineshbakshi/Git-Benchmark, git_benchmark.py)
+pulls each commit of a real repository's history into a checkout on the
+filesystem under test, with `gc.auto 0` so git never repacks what the pulls
+left. fsarena does the same with the repository its git task already builds
+once into the dataset cache (fsarena.datasets.gitrepo: the kernel tree with
+a seeded history; the profile names the dataset): `git init`, a first pull
+of the history's first commit (half the tree: the early clone), then one
+`git pull --ff-only` per `pull_step` commits, fetch and fast-forward merge,
+until `commits` commits are applied or the profile's time cap. The origin
+is the bare copy of the cached repository on the run's source; its
+upload-pack is asked to serve any commit by id (uploadpack.allowAnySHA1InWant).
+
+What is reproducible: the history (the dataset's seed), hence the work tree
+at the last pulled commit; its digest (paths, sizes, contents, .git left
+out: git's index holds inode numbers) is the same on every filesystem. The
+fresh twin is Conway's clean copy: the same replay once on the host (in the
+run's scratch directory), copied with `cp -a` onto the fresh filesystem.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import resource
+import subprocess
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from fsarena.aging.profiles import AgeProfile
+from fsarena.datasets.gitrepo import GIT_ENV
+from fsarena.errors import FsarenaError
+
+# Any commit by its id, from the origin's upload-pack (Conway pulls each commit's id).
+UPLOAD_PACK = "git -c uploadpack.allowAnySHA1InWant=true upload-pack"
+
+
+@dataclass
+class Replayed:
+    """What a replay did: pulls, the last commit, blocks git wrote, why it stopped."""
+
+    pulls: int = 0
+    head: str = ""
+    bytes_written: int = 0  # by the git processes, block-layer accounting (ru_oublock)
+    stopped_by: str = "commits"  # "commits" (all applied) | "time" (the cap)
+
+
+def git(*argv: str, cwd: str | None = None) -> str:
+    """Run git with no user or system configuration; its stdout, or FsarenaError."""
+    try:
+        out = subprocess.run(
+            ["git", *argv],
+            cwd=cwd,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            check=False,
+            env={**os.environ, **GIT_ENV},
+        )
+    except FileNotFoundError:
+        raise FsarenaError("git not found: run ./scripts/setup.sh (Debian package git)") from None
+    if out.returncode != 0:
+        tail = (out.stderr or out.stdout).strip().splitlines()[-1:] or [f"exit {out.returncode}"]
+        raise FsarenaError(f"git replay: `git {' '.join(argv[:2])}` failed: {tail[0]}")
+    return out.stdout
+
+
+def history(origin: str, profile: AgeProfile) -> list[str]:
+    """The commit ids pulled, in order: the first commit, then every pull_step-th after it."""
+    commits = git("-C", origin, "rev-list", "--reverse", "--first-parent", "last").split()
+    if len(commits) < profile.commits + 1:
+        raise FsarenaError(
+            f"aging profile {profile.name}: {profile.commits} commits to replay, but the "
+            f"repository dataset {profile.repository!r} has {len(commits) - 1} after its first; "
+            f"raise datasets.{profile.repository}.commits or lower the profile's commits"
+        )
+    applied = commits[1 : profile.commits + 1]
+    steps = applied[profile.pull_step - 1 :: profile.pull_step]
+    if steps[-1:] != applied[-1:]:
+        steps.append(applied[-1])  # the last commit always, whatever the step
+    return [commits[0], *steps]
+
+
+def replay(
+    origin: str, root: str, profile: AgeProfile, clock: Callable[[], float] = time.monotonic
+) -> Replayed:
+    """Init a repository at root and pull the history into it, one step at a time."""
+    done = Replayed()
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_oublock
+    git("init", "-q", "-b", "main", root)
+    git("-C", root, "config", "gc.auto", "0")  # as Conway: never repack what pulls leave
+    deadline = clock() + profile.time_cap_s
+    for sha in history(origin, profile):
+        if done.pulls and clock() > deadline:
+            done.stopped_by = "time"
+            break
+        git("-C", root, "pull", "-q", "--ff-only", "--no-edit", "--upload-pack", UPLOAD_PACK,
+            origin, sha)  # fmt: skip
+        done.pulls += 1
+        done.head = sha
+    done.bytes_written = (resource.getrusage(resource.RUSAGE_CHILDREN).ru_oublock - before) * 512
+    return done
+
+
+def tree_digest(root: str) -> tuple[str, int, int]:
+    """(digest, files, bytes) of the work tree under root, .git left out, in sorted order."""
+    h = hashlib.sha256(b"fsarena-git-replay-1\n")
+    files = total = 0
+    for folder, dirs, names in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if not (folder == root and d == ".git"))
+        for name in sorted(names):
+            path = os.path.join(folder, name)
+            with open(path, "rb") as f:
+                content = hashlib.file_digest(f, "sha256").hexdigest()
+            size = os.path.getsize(path)
+            h.update(f"{os.path.relpath(path, root)}\0{size}\0{content}\n".encode())
+            files += 1
+            total += size
+    return h.hexdigest(), files, total
+
+
+def reference(origin: str, scratch: str, profile: AgeProfile) -> str:
+    """The replay done once on the host, for fresh filesystems' clean copies; its path."""
+    key = hashlib.sha256(
+        f"{git('-C', origin, 'rev-parse', 'last').strip()} {profile.model_dump_json()}".encode()
+    ).hexdigest()[:16]
+    done = os.path.join(scratch, f"git-replay-{key}")
+    if not os.path.exists(os.path.join(done, ".complete")):
+        subprocess.run(["rm", "-rf", done], check=False)
+        os.makedirs(done)
+        replay(origin, os.path.join(done, "tree"), profile)
+        with open(os.path.join(done, ".complete"), "w") as f:
+            f.write("complete\n")
+    return os.path.join(done, "tree")

@@ -1,0 +1,118 @@
+"""`fsarena fleet run` and `fsarena fleet report`: one plan on many hosts, compared per host."""
+
+from __future__ import annotations
+
+import datetime as dt
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from fsarena import build_identity
+from fsarena.cli.base import DEFAULT_RESULTS, fail
+from fsarena.cli.store import import_into_default_store
+from fsarena.plan.core import DEFAULT_SUITE
+
+
+@click.group()
+def fleet() -> None:
+    """The same comparison on many hosts (Ansible), and the report across them."""
+
+
+_FLEET_FORMATS = ["text", "markdown", "csv", "json", "html"]
+
+
+@fleet.command("report")
+@click.argument(
+    "session_paths", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path)
+)
+@click.option(
+    "--baseline", default=None, help="Each host's reference filesystem (default: the plan's first)."
+)
+@click.option("--metric", default="wall_s", show_default=True, help="The metric compared.")
+@click.option("--format", "fmt", type=click.Choice(_FLEET_FORMATS), default="text")
+@click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path), default=None)
+@click.option(
+    "--allow-same-machine", is_flag=True, help="Merge sessions that share a machine-id (tests)."
+)
+def fleet_report(
+    session_paths: tuple[Path, ...],
+    baseline: str | None,
+    metric: str,
+    fmt: str,
+    output: Path | None,
+    allow_same_machine: bool,
+) -> None:
+    """Hosts x filesystems: each filesystem's ratio to the baseline on the same host."""
+    from fsarena.fleet.merge import build, load_hosts
+    from fsarena.fleet.render import FORMATS
+
+    hosts, warnings = load_hosts(list(session_paths), allow_same_machine)
+    text = FORMATS[fmt](build(hosts, baseline, metric, warnings))
+    if output is None:
+        click.echo(text, nl=False)
+        return
+    output.write_text(text)
+    click.echo(f"written: {output}", err=True)
+
+
+@fleet.command("run")
+@click.option("--inventory", "-i", required=True, type=click.Path(path_type=Path))
+@click.option("--limit", default=None, help="Ansible host pattern, as ansible-playbook --limit.")
+@click.option("--forks", type=int, default=5, show_default=True, help="Hosts driven at once.")
+@click.option("--become", is_flag=True, help="Become root on the hosts (Ansible's become).")
+@click.option("--suite", default=DEFAULT_SUITE, show_default=True)
+@click.option("--fs", "fs_list", default=None, help="Comma-separated filesystems.")
+@click.option("--repetitions", "-n", type=int, default=None)
+@click.option("--scale", type=float, default=None)
+@click.option("--seed", type=int, default=None, help="One seed for every host (default: random).")
+@click.option("--task-timeout", type=float, default=None, help="Seconds per task.")
+@click.option("--results-dir", default=DEFAULT_RESULTS, show_default=True)
+@click.option("--baseline", default=None, help="Reference filesystem (default: the first).")
+@click.option("--format", "fmt", type=click.Choice(_FLEET_FORMATS), default="text")
+@click.option("--allow-same-machine", is_flag=True, help="Hosts may share a machine-id (tests).")
+def fleet_run(**opts: Any) -> None:
+    """Run the same plan on every host of an Ansible inventory; fetch and compare the sessions."""
+    import random
+
+    from fsarena.fleet.run import FleetRun, execute
+
+    seed = opts["seed"] if opts["seed"] is not None else random.randrange(2**31)
+    args = ["--suite", opts["suite"], "--seed", str(seed)]
+    for flag, key in (("--fs", "fs_list"), ("-n", "repetitions"), ("--scale", "scale"),
+                      ("--task-timeout", "task_timeout")):  # fmt: skip
+        if opts[key] is not None:
+            args += [flag, str(opts[key])]
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S")
+    fetch = Path(opts["results_dir"], f"fleet-{stamp}")
+    run = FleetRun(opts["inventory"], args, fetch, build_identity(),
+                   opts["limit"], opts["forks"], opts["become"])  # fmt: skip
+    try:
+        execute(run, lambda line: click.echo(f"fsarena: {line}", err=True))
+    except KeyboardInterrupt:
+        if run.stop_failed:
+            fail(f"interrupted; stop or cleanup failed on {', '.join(run.stop_failed)}: run "
+                 f"`fsarena cleanup --workdir` there; sessions so far in {fetch}")  # fmt: skip
+        fail(f"interrupted; every host's run stopped and cleaned up; sessions so far in {fetch}")
+    _fleet_summary(run, fetch, opts)
+
+
+def _fleet_summary(run: Any, fetch: Path, opts: dict[str, Any]) -> None:
+    from fsarena.fleet.merge import build, load_hosts
+    from fsarena.fleet.render import FORMATS
+
+    click.echo(f"fsarena: fleet wall time {run.wall_s:.1f} s", err=True)
+    for name, host in sorted(run.hosts.items()):
+        first = f"{host.first_task_s:.1f} s" if host.first_task_s is not None else "never"
+        state = f"FAILED: {host.failed}" if host.failed else "ok"
+        click.echo(f"fsarena: {name}: first task after {first}; {state}", err=True)
+    sessions = sorted(fetch.glob("*.json"))
+    for path in sessions:
+        import_into_default_store(path, opts["results_dir"])
+    if len(sessions) < 2:
+        fail(f"only {len(sessions)} host sessions fetched into {fetch}: no fleet to compare", 1)
+    hosts, warnings = load_hosts(sessions, opts["allow_same_machine"])
+    click.echo(FORMATS[opts["fmt"]](build(hosts, opts["baseline"], "wall_s", warnings)), nl=False)
+    if any(h.failed for h in run.hosts.values()):
+        sys.exit(1)

@@ -1,0 +1,385 @@
+"""`fsarena run`: its options, the plan (new or resumed), the run under a lock, the exit code."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from fsarena.cli.args import FORMATS, NUMBER, fs_names
+from fsarena.cli.base import DEFAULT_RESULTS, EXIT_CODES, fail
+from fsarena.cli.store import import_into_default_store
+from fsarena.errors import FsarenaError
+from fsarena.plan.core import DEFAULT_SUITE, DEFAULT_WORKDIR, Plan, make_plan
+from fsarena.plan.floors import require_proportional
+from fsarena.plan.suite import builtin_suites
+from fsarena.run.launch import Stop, workdir_lock
+
+# Options that make the plan: a resumed session brings its own.
+PLAN_OPTIONS = (
+    "suite", "fs_list", "repetitions", "scale", "seed", "workdir", "source",
+    "task_timeout", "image_size", "device", "output", "target_ci", "max_repetitions",
+    "time_budget", "machine", "quick", "warmup", "age", "commands", "prepare", "data",
+)  # fmt: skip
+
+
+def _reject_plan_options(ctx: click.Context) -> None:
+    from click.core import ParameterSource
+
+    given = [
+        p.opts[0]
+        for p in ctx.command.params
+        if p.name in PLAN_OPTIONS
+        and ctx.get_parameter_source(p.name) is ParameterSource.COMMANDLINE
+    ]
+    if given:
+        raise FsarenaError(
+            f"--resume takes the plan from the session; drop {', '.join(given)} "
+            "(or start a new run without --resume)"
+        )
+
+
+def _new_or_resumed(ctx: click.Context, opts: dict[str, Any]) -> tuple[Plan, Path, Any]:
+    """The plan and session path of a new run, or those of the session to resume."""
+    from fsarena.plan.suite import parse_size
+    from fsarena.run.resume import plan_of, resumable
+
+    if opts["resume_path"] is not None:
+        _reject_plan_options(ctx)
+        recorded = resumable(opts["resume_path"])
+        return plan_of(recorded, opts["resume_path"]), opts["resume_path"], recorded
+    from fsarena.plan.yours import user_suite
+
+    suite = user_suite(opts["suite"], opts["commands"], opts["prepare"], opts["data"])
+    plan = _with_drivers(
+        make_plan(
+            suite,
+            fs_names(opts["fs_list"]),
+            opts["repetitions"],
+            opts["scale"],
+            opts["seed"],
+            os.path.abspath(opts["workdir"]),
+            source=opts["source"],
+            task_timeout_s=opts["task_timeout"],
+            image_size_bytes=parse_size(opts["image_size"]) if opts["image_size"] else None,
+            device=opts["device"],
+            machine=opts["machine"],
+            **_repetition_mode(opts, _sets_repetitions(suite)),
+            age=opts["age"],
+        )
+    )
+    require_proportional(plan)
+    stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    default = Path(opts["results_dir"], f"fsarena-{stamp}-{plan.suite}.json")
+    return plan, Path(opts["output"]) if opts["output"] else default, None
+
+
+DEFAULT_BUDGET_S = 600.0  # the default run's time budget: what a user waits for an answer
+
+
+def _sets_repetitions(suite: Any) -> bool:
+    """A user's suite file that states its repetitions means them, as --repetitions does."""
+    from fsarena.plan.suite import load_suite
+
+    if isinstance(suite, str):
+        if suite in builtin_suites():
+            return False
+        suite = load_suite(suite)
+    return suite.name not in builtin_suites() and "repetitions" in suite.model_fields_set
+
+
+def _repetition_mode(opts: dict[str, Any], suite_fixed: bool = False) -> dict[str, Any]:
+    """Decisive within a budget by default; --quick, --repetitions, --target-ci as they say.
+
+    A built-in suite's repetitions are where a decisive run starts; a suite file of the
+    user's that states `repetitions = N` gets exactly N, like --repetitions N.
+    """
+    fixed = opts["quick"] or opts["repetitions"] is not None or suite_fixed
+    if opts["quick"] and (opts["target_ci"] or opts["time_budget"] or opts["max_repetitions"]):
+        raise FsarenaError("--quick runs the suite's repetitions once: drop the adaptive options")
+    adaptive = opts["target_ci"] is not None
+    decisive = not fixed and not adaptive
+    budget = opts["time_budget"]
+    if decisive and budget is None:
+        budget = DEFAULT_BUDGET_S
+    return {
+        "target_ci_pct": opts["target_ci"],
+        "max_repetitions": opts["max_repetitions"],
+        "time_budget_s": budget,
+        "decisive": decisive,
+        # A fixed run (--repetitions, --quick) does exactly what it says unless asked.
+        "warmup_rounds": int(opts["warmup"] if opts["warmup"] is not None else not fixed),
+    }
+
+
+def _announce(plan: Plan) -> str:
+    """Before starting: how long the run will take, and why."""
+    warm = "one warm-up round (kept apart, not a sample), then " if plan.warmup_rounds else ""
+    if plan.decisive:
+        budget = (plan.time_budget_s or DEFAULT_BUDGET_S) / 60
+        return (
+            f"{warm}{plan.repetitions} rounds, then more (up to "
+            f"{plan.max_repetitions_or_default}) until every kind of work has a winner or a "
+            f"tie ruling out differences above 5 %; no new round once the {budget:.0f} min "
+            "budget would be passed (--time-budget SECONDS; --repetitions N or --quick for a "
+            "fixed run)"
+        )
+    if plan.target_ci_pct is not None:
+        limit = f", within {plan.time_budget_s / 60:.0f} min" if plan.time_budget_s else ""
+        return (
+            f"{warm}{plan.repetitions} rounds, then more (up to "
+            f"{plan.max_repetitions_or_default}{limit}) while a task's 95 % CI is wider than "
+            f"±{plan.target_ci_pct:g} %"
+        )
+    return f"{warm}{plan.repetitions} rounds, fixed (--repetitions or --quick)"
+
+
+def _with_drivers(plan: Plan) -> Plan:
+    """Each filesystem through its best driver here (or the one named), guests' references added."""
+    from fsarena.filesystems.drivers import plan_names
+
+    return plan.model_copy(update={"filesystems": plan_names(plan.filesystems, plan.table())})
+
+
+@click.command()
+@click.option(
+    "--suite", default=None, help=f"Built-in suite or .toml file (default: {DEFAULT_SUITE})."
+)
+@click.option("--fs", "fs_list", default=None, help="Comma-separated filesystems, e.g. ext4,xfs.")
+@click.option(
+    "--repetitions", "-n", type=int, default=None, help="Repetitions (default: the suite's)."
+)
+@click.option(
+    "--command",
+    "commands",
+    multiple=True,
+    help="Your command, timed on each filesystem (sh -c, cwd on it); repeatable.",
+)
+@click.option("--prepare", default=None, help="Untimed command run before each --command.")
+@click.option(
+    "--data",
+    default=None,
+    help="Your directory (read-only) in place of the suite's trees; with --command and no "
+    "--suite, copied onto each filesystem as data/ (verified), the command's cwd.",
+)
+@click.option(
+    "--scale", type=NUMBER, default=None, help="Dataset size factor, e.g. 0.02 for a quick run."
+)
+@click.option(
+    "--seed", type=int, default=None, help="Seed of the filesystem order (default: random)."
+)
+@click.option("--workdir", default=DEFAULT_WORKDIR, show_default=True, help="Where loop images go.")
+@click.option(
+    "--results-dir", default=DEFAULT_RESULTS, show_default=True, help="Where sessions are saved."
+)
+@click.option("--output", "-o", default=None, help="Session file path (default: in --results-dir).")
+@click.option(
+    "--source",
+    type=click.Choice(["auto", "tmpfs", "image"]),
+    default="auto",
+    show_default=True,
+    help="Where datasets live while copied in.",
+)
+@click.option(
+    "--task-timeout", type=NUMBER, default=3600.0, show_default=True, help="Seconds per task."
+)
+@click.option(
+    "--target-ci",
+    type=NUMBER,
+    default=None,
+    help="Adaptive: add repetitions until every task's 95 % CI is within ±PCT % of its mean.",
+)
+@click.option(
+    "--max-repetitions",
+    type=int,
+    default=None,
+    help="Adaptive: at most this many repetitions (default 10).",
+)
+@click.option(
+    "--time-budget",
+    type=NUMBER,
+    default=None,
+    help="No new repetition once this many seconds would be exceeded "
+    "(default run: 600; with --target-ci: none).",
+)
+@click.option(
+    "--quick",
+    is_flag=True,
+    help="The suite's repetitions once each, no warm-up, no adaptive rounds: a first look.",
+)
+@click.option(
+    "--warmup/--no-warmup",
+    default=None,
+    help="One warm-up round first, kept in the session, never a sample "
+    "(default: on, off with --repetitions or --quick).",
+)
+@click.option("--quiet", "-q", is_flag=True, help="No progress output, only the tables.")
+@click.option(
+    "--machine",
+    default=None,
+    help="Emulate a machine's memory, CPU and disk limits: a built-in "
+    "(`fsarena list machines`), a [machines.NAME] of the suite, or a .toml file.",
+)
+@click.option(
+    "--age",
+    default=None,
+    metavar="PROFILE",
+    help="Also run every filesystem aged: fill, fill-50, fill-95, churn, or a .toml "
+    "profile (see README: aged filesystems); reported beside the fresh ones.",
+)
+@click.option(
+    "--image-size",
+    default=None,
+    help="Size of each loop image, e.g. 300M (default: room for the datasets); "
+    "never below what mkfs accepts.",
+)
+@click.option(
+    "--device",
+    default=None,
+    help="A real block device to use instead of loop images: everything on it is destroyed.",
+)
+@click.option(
+    "--destroy-data",
+    "destroy",
+    default=None,
+    metavar="DEVICE",
+    help="The confirmation --device needs: the same device named again.",
+)
+@click.option("--dry-run", is_flag=True, help="Print the complete plan; touch nothing.")
+@click.option(
+    "--resume",
+    "resume_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Continue an interrupted session file without redoing what it measured.",
+)
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
+@click.pass_context
+def run(ctx: click.Context, /, **opts: Any) -> None:
+    """Run a comparison: every task on every filesystem, repeated, saved after each measurement.
+
+    \b
+    Exit codes: 0 every planned run measured; 1 only part measured (some runs
+    failed or were skipped); 2 bad input (nothing run) or an error that stopped
+    the run; 3 nothing measured; 128+N stopped by signal N (the session is
+    kept: --resume it).
+    """
+    from fsarena.run.launch import describe, prepare, require_ready
+
+    plan, path, recorded = _new_or_resumed(ctx, opts)
+    launch = prepare(plan, [str(path.parent)], opts["destroy"])
+    if opts["dry_run"]:
+        for line in describe(launch, Path(opts["results_dir"])):
+            click.echo(line)
+        return
+    if os.geteuid() != 0:
+        raise FsarenaError("fsarena run needs root (mkfs, mount, losetup): run it with sudo")
+    require_ready(launch)
+    if not opts["quiet"]:
+        from fsarena.run.estimate import estimate
+
+        click.echo(f"fsarena: this run: {_announce(plan)}", err=True)
+        click.echo(f"fsarena: time: {estimate(plan, Path(opts['results_dir']))}", err=True)
+    session = _session_for(launch, path, recorded)
+    _execute(launch, session, path, opts["quiet"])
+    from fsarena.report import render, write
+
+    click.echo(render(session, opts["fmt"]), nl=False)
+    click.echo(f"\nsession saved: {path}", err=True)
+    html_path = path.with_suffix(".html")
+    write(session, "html", html_path)
+    click.echo(f"HTML report: {html_path}", err=True)
+    import_into_default_store(path, opts["results_dir"])
+    sys.exit(EXIT_CODES.get(session.status, 0))
+
+
+def _session_for(launch: Any, path: Path, recorded: Any) -> Any:
+    """A new session, or the resumed one after checking nothing it depends on changed."""
+    from fsarena.run.preflight import host_facts, tool_versions
+    from fsarena.run.resume import check_unchanged
+    from fsarena.run.sessions import new_session
+    from fsarena.session.records import TargetRecord
+
+    plan = launch.plan
+    fresh = new_session(plan, host_facts(plan.workdir), tool_versions(plan.profiles()))
+    for name, why in launch.unavailable.items():
+        click.echo(f"fsarena: {name} skipped: {why}", err=True)
+    for note in launch.notes:
+        click.echo(f"fsarena: warning: {note}", err=True)
+        fresh.warn("plan", note)
+    if launch.device is not None:
+        click.echo(f"fsarena: destroying all data on {launch.device.describe()}", err=True)
+        fresh.target = TargetRecord.model_validate(launch.device.to_dict())
+    if recorded is None:
+        return fresh
+    check_unchanged(recorded, fresh, path)
+    kept = len(recorded.runs)
+    click.echo(f"fsarena: resuming {path} ({kept} runs recorded)", err=True)
+    recorded.warn("resumed", f"resumed at {dt.datetime.now(dt.UTC).isoformat(timespec='seconds')}")
+    return recorded
+
+
+def _execute(launch: Any, session: Any, path: Path, quiet: bool) -> None:
+    """The run itself, under the work directory's lock, stopped cleanly by a signal."""
+    from fsarena.cli.progress import RunProgress
+    from fsarena.machines.run import executor_for
+    from fsarena.measure.ledger import Ledger, leftovers
+    from fsarena.run.runner import Runner
+
+    plan = launch.plan
+    stop = Stop()
+    ledger = Ledger(plan.workdir)
+    with workdir_lock(plan.workdir), stop.installed():
+        left = leftovers(plan.workdir)
+        if left:
+            click.echo(
+                f"fsarena: warning: an earlier run left {left.describe()}; "
+                f"remove it with `fsarena cleanup --workdir {plan.workdir}`",
+                err=True,
+            )
+        ledger.mark_children()
+        os.environ["LC_MESSAGES"] = "C"  # tools' errors in English, as faults.py reads them
+        progress = RunProgress(plan, sys.stderr, "quiet" if quiet else "auto")
+
+        def say(line: str) -> None:
+            if not quiet:
+                click.echo(f"fsarena: {line}", err=True)
+
+        try:
+            with executor_for(plan, ledger, session, say) as executor:
+                runner = Runner(
+                    plan, executor, session, path, launch.source_kind, progress,
+                    unavailable=launch.unavailable,
+                )  # fmt: skip
+                with progress:
+                    runner.run()
+        except KeyboardInterrupt:
+            fail(_interrupted(session, path, stop.name, ledger), stop.exit_code)
+        finally:
+            _report_leftovers(ledger, plan.workdir)
+
+
+def _interrupted(session: Any, path: Path, name: str, ledger: Any) -> str:
+    kept = sum(r.status == "ok" for r in session.runs)
+    left = ", ".join(str(e) for e in ledger.entries())
+    state = f"left behind: {left}" if left else "nothing left mounted or attached"
+    if not path.exists():  # stopped before the first save (e.g. while probing a machine)
+        return f"interrupted by {name} before anything was measured; {state}; start it again"
+    return (
+        f"interrupted by {name}; {kept} measurements kept in {path}; {state}; "
+        f"continue with `fsarena run --resume {path}`"
+    )
+
+
+def _report_leftovers(ledger: Any, workdir: str) -> None:
+    entries = ledger.entries()
+    if entries:
+        click.echo(
+            f"fsarena: warning: could not undo {', '.join(str(e) for e in entries)}; "
+            f"run `fsarena cleanup --workdir {workdir}`",
+            err=True,
+        )

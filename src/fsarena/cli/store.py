@@ -1,0 +1,102 @@
+"""`fsarena store`: import sessions into the results store, list them, a task's history, export."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from fsarena.cli.base import DEFAULT_RESULTS
+
+_STORE_HELP = "The store: an SQLite file, or postgresql://... for a team."
+
+
+def _store_option(f: Any) -> Any:
+    default = str(Path(DEFAULT_RESULTS, "fsarena.sqlite"))
+    return click.option("--store", "url", default=default, show_default=True, help=_STORE_HELP)(f)
+
+
+@click.group()
+def store() -> None:
+    """Every session in one results store (SQLite or PostgreSQL), queryable across runs."""
+
+
+@store.command("import")
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@_store_option
+def store_import(paths: tuple[Path, ...], url: str) -> None:
+    """Import session files (or directories of them); a session already there adds nothing."""
+    from fsarena.store.db import open_store
+    from fsarena.store.ingest import import_session
+
+    files = [f for p in paths for f in (sorted(p.glob("*.json")) if p.is_dir() else [p])]
+    with open_store(url) as db:
+        done = [import_session(db, f) for f in files]
+    for d in done:
+        state = f"added ({d.runs} runs)" if d.added else "already in the store"
+        click.echo(f"{d.session_id}  {d.path}: {state}")
+    click.echo(f"{sum(d.added for d in done)} of {len(done)} sessions added to {url}")
+
+
+@store.command("list")
+@_store_option
+def store_list(url: str) -> None:
+    """The sessions the store holds, oldest first."""
+    from fsarena.store.db import open_store
+    from fsarena.store.query import list_sessions
+
+    with open_store(url) as db:
+        click.echo(list_sessions(db), nl=False)
+
+
+@store.command("history")
+@click.option("--task", required=True, help="A task, e.g. untar.")
+@click.option("--fs", "filesystem", required=True, help="A filesystem, e.g. ext4.")
+@click.option("--metric", default="wall_s", show_default=True, help="A raw metric.")
+@click.option("--format", "fmt", type=click.Choice(["text", "html"]), default="text")
+@click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path), default=None)
+@_store_option
+def store_history(
+    task: str, filesystem: str, metric: str, fmt: str, output: Path | None, url: str
+) -> None:
+    """One task on one filesystem across sessions: kernels, hosts, time."""
+    from fsarena.store.chart import history_html
+    from fsarena.store.db import open_store
+    from fsarena.store.query import history, history_text
+
+    with open_store(url) as db:
+        points = history(db, task, filesystem, metric)
+    draw = history_html if fmt == "html" else history_text
+    text = draw(points, task, filesystem, metric)
+    if output is None:
+        click.echo(text, nl=False)
+        return
+    output.write_text(text)
+    click.echo(f"written: {output}", err=True)
+
+
+@store.command("export")
+@click.option("--parquet", "directory", required=True, type=click.Path(path_type=Path))
+@_store_option
+def store_export(directory: Path, url: str) -> None:
+    """Write every table to DIR/TABLE.parquet (for DuckDB, pandas)."""
+    from fsarena.store.db import open_store
+    from fsarena.store.export import export_parquet
+
+    with open_store(url) as db:
+        for path in export_parquet(db, directory):
+            click.echo(f"written: {path}")
+
+
+def import_into_default_store(path: Path, results_dir: str) -> None:
+    """After a run: index its session in the default store; a failure only warns."""
+    try:
+        from fsarena.store import default_store
+        from fsarena.store.db import open_store
+        from fsarena.store.ingest import import_session
+
+        with open_store(default_store(results_dir)) as db:
+            import_session(db, path)
+    except Exception as exc:  # the run succeeded; the store is only an index of it
+        click.echo(f"fsarena: warning: session not added to the store: {exc}", err=True)

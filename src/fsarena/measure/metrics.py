@@ -1,0 +1,184 @@
+"""The metric registry: what each number means (unit, better direction, mean, threshold).
+
+Reports, verdicts and the store look metrics up here. Standard library only, like
+fsarena.measure.core, so that a guest agent could import it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from fsarena.measure.core import Measurement
+
+Direction = Literal["lower", "higher"]
+MeanKind = Literal["arithmetic", "harmonic"]
+
+
+@dataclass(frozen=True)
+class Metric:
+    """What a number means: its unit, which direction is better, how to average it."""
+
+    name: str
+    label: str
+    unit: str
+    better: Direction
+    mean: MeanKind = "arithmetic"  # harmonic for rates (mmtests), arithmetic for times and counts
+    scale: float = 1.0  # multiply the raw value by this to show it in `unit`
+    # The practical threshold: a difference matters to a person only when it exceeds
+    # both this share of the better value and this many raw units (seconds, bytes,
+    # faults, percentage points). Below it reports say "no practical difference",
+    # never "wins", however significant (7 against 9 major faults, a few KB read).
+    practical_rel: float = 0.05
+    practical_abs: float = 0.0
+    # A deterministic figure (capacity, a fixed copy's bytes): the same on every run
+    # of one filesystem, so it is shown as measured, without sd, CI, CV or flags.
+    exact: bool = False
+
+
+def _bonnie_metrics() -> tuple[Metric, ...]:
+    """bonnie++'s rates (higher, harmonic mean) and the CPU % of each test."""
+    rates = (
+        ("putc", "per-char write", "MB/s"),
+        ("seq_write", "block write", "MB/s"),
+        ("rewrite", "rewrite", "MB/s"),
+        ("getc", "per-char read", "MB/s"),
+        ("seq_read", "block read", "MB/s"),
+        ("random_seeks", "random seeks", "/s"),
+        ("seq_create", "seq. create", "/s"),
+        ("seq_stat", "seq. stat", "/s"),
+        ("seq_delete", "seq. delete", "/s"),
+        ("random_create", "random create", "/s"),
+        ("random_stat", "random stat", "/s"),
+        ("random_delete", "random delete", "/s"),
+    )
+    out = []
+    for key, label, unit in rates:
+        suffix = "mb_s" if unit == "MB/s" else "per_s"
+        out.append(Metric(f"bonnie_{key}_{suffix}", label, unit, "higher", "harmonic"))
+        out.append(Metric(f"bonnie_{key}_cpu_pct", f"{label} CPU", "%", "lower"))
+    return tuple(out)
+
+
+def _space_mib(name: str, label: str) -> Metric:
+    """A space figure in MiB as article D printed it: fixed for a given tree, 1 MiB matters."""
+    return Metric(name, label, "MiB", "lower", scale=1 / 2**20, practical_abs=2**20, exact=True)
+
+
+# The metric registry: one line per metric. Reports look metrics up here;
+# `extra` metrics that tasks produce (capacity, rates) are registered the same way.
+METRICS: dict[str, Metric] = {
+    m.name: m
+    for m in (
+        Metric("wall_s", "time", "s", "lower", practical_abs=0.01),
+        Metric("user_s", "user CPU", "s", "lower", practical_abs=0.01),
+        Metric("sys_s", "sys CPU", "s", "lower", practical_abs=0.01),
+        Metric("cpu_pct", "CPU", "%", "lower", practical_abs=2.0),
+        Metric(
+            "cpu_s", "CPU time", "s", "lower", practical_abs=0.01
+        ),  # user + sys of the task's processes
+        Metric("minor_faults", "minor faults", "", "lower", practical_abs=1000),
+        Metric("major_faults", "major faults", "", "lower", practical_abs=100),
+        Metric("max_rss_kib", "max RSS", "MiB", "lower", scale=1 / 1024, practical_abs=1024),
+        Metric("device_read_bytes", "device read", "MB", "lower", scale=1e-6, practical_abs=1e6),
+        Metric(
+            "device_write_bytes", "device written", "MB", "lower", scale=1e-6, practical_abs=1e6
+        ),
+        Metric("system_busy_s", "system CPU busy", "s", "lower", practical_abs=0.01),
+        Metric("system_iowait_s", "system iowait", "s", "lower", practical_abs=0.01),
+        Metric(
+            "capacity_pct",
+            "capacity",
+            "%",
+            "higher",
+            practical_rel=0,
+            practical_abs=0.5,
+            exact=True,
+        ),
+        # Logical bytes the task moved (extra["payload_bytes"]) per second of wall time.
+        Metric("throughput_bytes_per_s", "throughput", "MB/s", "higher", "harmonic", 1e-6),
+        # That throughput as a share of the best raw device throughput fio measured.
+        Metric("ceiling_pct", "of device ceiling", "%", "higher", "harmonic", practical_abs=2.0),
+        Metric(
+            "available_bytes",
+            "available",
+            "MB",
+            "higher",
+            scale=1e-6,
+            practical_abs=1e6,
+            exact=True,
+        ),
+        # Rates of the article tasks (MB = 10^6 bytes, as the articles printed).
+        Metric("files_per_s", "files created", "/s", "higher", "harmonic"),
+        # Article D's space probe, in MiB as the article printed.
+        _space_mib("df_used_before_bytes", "df used before"),
+        _space_mib("df_used_after_bytes", "df used after"),
+        _space_mib("df_used_difference_bytes", "difference"),
+        _space_mib("du_bytes", "du"),
+        _space_mib("du_apparent_bytes", "du --apparent-size"),
+        _space_mib("space_overhead_bytes", "overhead"),
+        # bonnie++'s own figures (article C), from its CSV.
+        *_bonnie_metrics(),
+        Metric("bonnie_tests_too_fast", "bonnie++ tests too fast to time", "", "lower"),
+        Metric("bonnie_size_mib", "bonnie++ file", "MiB", "higher", exact=True),
+        Metric("bonnie_ram_mib", "bonnie++ -r (cgroup limit)", "MiB", "lower", exact=True),
+        Metric("bonnie_files_k", "bonnie++ files", "x1024", "higher", exact=True),
+        Metric("cgroup_memory_limit_bytes", "memory limit", "MiB", "lower", scale=1 / 2**20),
+        Metric("cgroup_memory_peak_bytes", "memory peak", "MiB", "lower", scale=1 / 2**20),
+        # powerloss (crash test), per filesystem over all its workloads' crash states
+        Metric("crash_states", "states tested", "", "higher"),
+        Metric("crash_mounted_pct", "mounted", "%", "higher", practical_rel=0),
+        Metric("crash_fsck_clean_pct", "fsck clean", "%", "higher", practical_rel=0),
+        Metric(
+            "crash_states_losing_data", "states losing fsync'ed data", "", "lower", practical_rel=0
+        ),
+        Metric("crash_files_lost", "fsync'ed files lost", "", "lower", practical_rel=0),
+        Metric("crash_recovery_mount_ms", "recovery mount", "ms", "lower"),
+        Metric("crash_clean_mount_ms", "clean mount", "ms", "lower"),
+        Metric("crash_fsck_ms", "fsck", "ms", "lower"),
+        # Today's server workloads (tasks/sqlite.py, pgbench.py, fsmark.py, dbench.py, fio.py)
+        Metric("transactions_per_s", "transaction rate", "/s", "higher", "harmonic"),
+        Metric("sqlite_databases", "databases", "", "higher"),
+        Metric("pgbench_tps", "TPS", "/s", "higher", "harmonic"),
+        Metric("pgbench_latency_avg_ms", "latency avg", "ms", "lower"),
+        Metric("pgbench_latency_p99_ms", "latency p99", "ms", "lower"),
+        Metric("pgbench_transactions", "transactions", "", "higher"),
+        Metric("pgbench_scale_factor", "scale factor", "", "higher"),
+        Metric("pg_database_bytes", "database", "MB", "higher", scale=1e-6),
+        Metric("pg_shared_buffers_bytes", "shared_buffers", "MB", "lower", scale=1e-6),
+        Metric("fsmark_files_per_s", "synced-file rate", "/s", "higher", "harmonic"),
+        Metric("dbench_mb_s", "throughput", "MB/s", "higher", "harmonic"),
+        Metric("dbench_max_latency_ms", "max latency", "ms", "lower"),
+        Metric("dbench_clients", "clients", "", "higher"),
+        Metric("fio_iops", "IOPS", "/s", "higher", "harmonic"),
+        Metric("fio_lat_p99_ms", "latency p99", "ms", "lower"),
+        Metric("fio_lat_mean_ms", "latency mean", "ms", "lower"),
+        Metric("fio_sync_p99_ms", "fsync p99", "ms", "lower"),
+        Metric("fio_direct", "O_DIRECT (1) or buffered (0)", "", "higher"),
+        Metric("working_set_bytes", "working set", "MB", "higher", scale=1e-6),
+        Metric("page_cache_limit_bytes", "page cache allowed", "MB", "lower", scale=1e-6),
+        Metric("fits_page_cache", "fits in page cache (1: yes)", "", "lower"),
+        # Layout of an aged tree (fsarena.aging.layout): FIEMAP extents, the static layout
+        # score after Conway et al. (1 = one sequential run), free-space fragmentation.
+        Metric("extents_per_file", "extents per file", "", "lower"),
+        Metric("fragmented_files_pct", "fragmented files", "%", "lower"),
+        Metric("layout_score", "layout score", "", "higher"),
+        Metric("free_extents", "free extents", "", "lower"),
+        Metric("free_extent_mean_bytes", "mean free extent", "MiB", "higher", scale=1 / 2**20),
+    )
+}
+
+
+def metric_value(measurement: Measurement, name: str) -> float | None:
+    """The raw value of a metric for one measurement, or None if it has none."""
+    if name in measurement.extra:
+        return float(measurement.extra[name])
+    if name == "cpu_pct":
+        return measurement.cpu_pct
+    if name == "throughput_bytes_per_s":
+        payload = measurement.extra.get("payload_bytes", 0)
+        return payload / measurement.wall_s if payload and measurement.wall_s > 0 else None
+    if name == "cpu_s":
+        return measurement.user_s + measurement.sys_s
+    value = getattr(measurement, name, None)
+    return float(value) if isinstance(value, int | float) else None

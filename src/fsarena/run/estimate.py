@@ -1,0 +1,211 @@
+"""The time a run will take, announced before it starts: from earlier sessions, never invented.
+
+Three measured parts (each from the newest earlier session that has it):
+- the timed tasks: their mean wall times, scaled linearly to this scale;
+- fsarena's own untimed work around them (set-up, mkfs and mounts, the
+  fresh aged tree written before the reads, verification, the device's
+  ceiling): the earlier session's round walls over its timed seconds, its
+  aging and image copies taken out (`untimed_factor`);
+- the aging, when the plan ages: the bytes the profile writes over the
+  slowest aging rate that session measured (aging rates fell to a third
+  under load: the slowest is the honest one), capped by the profile's time
+  cap, plus one image copy per aged repetition (the snapshot, then a
+  restore per later repetition) at the copy time measured, scaled to the
+  image's size (`aging_seconds`).
+When the earlier run compared the same filesystems at the same scale, its
+whole rounds are the estimate instead (everything included).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from statistics import fmean
+
+from fsarena.errors import FsarenaError
+from fsarena.plan.core import AGED_TASKS, Plan
+from fsarena.run.runner import MIN_ROUNDS
+from fsarena.session.store import Session, load
+
+
+def _task_means(session: Session) -> dict[str, float]:
+    """Mean wall time of each task over its successful runs."""
+    walls: dict[str, list[float]] = {}
+    for run in session.ok_runs():
+        if run.measurement is not None:
+            walls.setdefault(run.task, []).append(run.measurement.wall_s)
+    return {task: fmean(values) for task, values in walls.items()}
+
+
+def _duration(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.0f} min"
+
+
+def _whole_rounds(earlier: Session, plan: Plan, ratio: float, rounds: int) -> str:
+    """The wall time of whole rounds (fsarena's own work included), from a session's timing.
+
+    Only when the earlier run compared the same filesystems at the same scale: a
+    round's untimed work (verification, set-up) does not scale like its tasks.
+    """
+    measured = [r.wall_s for r in earlier.timing.rounds if not r.warmup]
+    same = earlier.plan.filesystems == plan.filesystems and ratio == 1
+    same = same and _age_name(earlier) == (plan.age.name if plan.age else None)
+    if not measured or not same:
+        return ""
+    per_round = fmean(measured)
+    total_s = float(earlier.timing.setup_s or 0) + per_round * rounds
+    warning = ""
+    if plan.time_budget_s and total_s > plan.time_budget_s:
+        warning = (
+            f", PAST the {_duration(plan.time_budget_s)} budget: the budget stops it after "
+            f"{MIN_ROUNDS} rounds, too few to decide (a smaller --scale, or a larger "
+            "--time-budget)"
+        )
+    return (
+        f"about {_duration(total_s)} for {rounds} rounds of {_duration(per_round)} each "
+        f"(measured whole rounds, verification and set-up included){warning}"
+    )
+
+
+def _age_name(session: Session) -> str | None:
+    """The aging profile an earlier session ran with, or None."""
+    age = session.plan.age  # the aging profile, as the plan dumped it
+    return str(age["name"]) if age is not None and "name" in age else None
+
+
+def untimed_factor(session: Session) -> float | None:
+    """(round walls - aging - image copies) / timed seconds: fsarena's own work per task second."""
+    rounds = session.timing.rounds
+    timed = sum(float(r.timed_s) for r in rounds)
+    if not rounds or timed <= 0:
+        return None
+    reps = sum(not r.warmup for r in rounds)
+    aging = sum(float(a.wall_s) + float(a.snapshot_s) * reps for a in session.aging.values())
+    return max(1.0, (sum(float(r.wall_s) for r in rounds) - aging) / timed)
+
+
+@dataclass(frozen=True)
+class AgingCost:
+    """What an earlier aged session measured: its slowest aging rate, one image copy."""
+
+    rate: float  # bytes written per second, the slowest filesystem's
+    copy_s: float  # one snapshot copy of an image of image_bytes
+    image_bytes: float
+    wall_s: float  # mean aging wall time per filesystem (git replay: no bytes to plan)
+    source: str
+
+
+def aging_seconds(plan: Plan, cost: AgingCost) -> tuple[float, float]:
+    """(aging, image copies) in seconds for the plan's filesystems, from measured figures."""
+    assert plan.age is not None
+    age, aging, copies = plan.age, 0.0, 0.0
+    for profile in plan.profiles():
+        image = plan.image_size_for(profile)
+        if age.kind == "git-replay":
+            aging += cost.wall_s
+        else:
+            churn = min(age.written_factor * image / cost.rate, age.time_cap_s)
+            aging += age.fullness * image / cost.rate + churn
+        # The snapshot, then a restore for every later aged repetition: one copy each.
+        copies += cost.copy_s * image / cost.image_bytes * plan.repetitions
+    if plan.device is not None:  # no copies: the device is aged again every repetition
+        return aging * plan.repetitions, 0.0
+    return aging, copies
+
+
+def aging_cost(paths: list[Path], plan: Plan) -> AgingCost | None:
+    """The newest earlier session that aged with a profile of the plan's kind."""
+    assert plan.age is not None
+    for path in paths[:20]:
+        try:
+            records = list(load(path).aging.values())
+        except FsarenaError:
+            continue
+        # The aging profile is the plan's own model, dumped: its kind, "tree" before git replay.
+        kinds = {str((a.profile or {}).get("kind", "tree")) for a in records}
+        rates = [float(r) for a in records if (r := a.bytes_written_per_s)]
+        copies = [a for a in records if a.snapshot_s]
+        if rates and copies and kinds == {plan.age.kind}:
+            return AgingCost(
+                rate=min(rates),
+                copy_s=fmean(float(a.snapshot_s) for a in copies),
+                image_bytes=fmean(float(a.image_size_bytes) for a in copies),
+                wall_s=fmean(float(a.wall_s) for a in records),
+                source=path.name,
+            )
+    return None
+
+
+def estimate(plan: Plan, results_dir: Path) -> str:
+    """Time of the run, from the newest earlier session that ran its tasks (never invented)."""
+    paths = sorted(results_dir.glob("*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
+    for path in paths[:20]:
+        try:
+            earlier = load(path)
+        except FsarenaError:
+            continue
+        means = _task_means(earlier)
+        known = [t for t in plan.tasks if t in means]
+        if not known or not (earlier_scale := earlier.plan.scale):
+            continue
+        ratio = plan.scale / float(earlier_scale)
+        rounds = plan.repetitions + plan.warmup_rounds
+        sequences = len(plan.sequences()) * rounds
+        ratios = {t: _tree_ratio(plan, earlier) if t in AGED_TASKS else ratio for t in known}
+        timed_s = sum(means[t] * ratios[t] for t in known) * sequences
+        missing = [t for t in plan.tasks if t not in means and plan.task_class(t).timed]
+        gaps = f"; no times for {', '.join(missing)}" if missing else ""
+        more = (
+            f"; more rounds only within the {_duration(plan.time_budget_s)} budget"
+            if plan.time_budget_s and (plan.decisive or plan.target_ci_pct)
+            else ""
+        )
+        if whole := _whole_rounds(earlier, plan, ratio, rounds):
+            return f"{whole}{'' if 'PAST' in whole else more}, from {path.name}{gaps}"
+        return _parts(plan, paths, earlier, path.name, timed_s, rounds) + more + gaps
+    return f"no estimate: no earlier session in {results_dir} ran these tasks"
+
+
+def _parts(
+    plan: Plan, paths: list[Path], earlier: Session, name: str, timed_s: float, rounds: int
+) -> str:
+    """ "about T: timed tasks x fsarena's own work, + aging and copies", each part sourced."""
+    factor = untimed_factor(earlier)
+    tasks_s = timed_s * (factor or 1.0)
+    own = (
+        f" x {factor:.2f} for fsarena's own untimed work (set-up, fresh trees, verification; "
+        "measured there)"
+        if factor
+        else "; fsarena's own untimed work not included (no round timing there)"
+    )
+    tasks = (
+        f"{_duration(timed_s)} of timed tasks for the first {rounds} rounds{own}, from {name} "
+        f"(scale {earlier.plan.scale}, times scaled linearly to {plan.scale})"
+    )
+    if plan.age is None:
+        return f"about {_duration(tasks_s)}: {tasks}"
+    cost = aging_cost(paths, plan)
+    if cost is None:
+        return (
+            f"about {_duration(tasks_s)} and the aging: {tasks}; aging time unknown: no "
+            f"earlier session aged a filesystem with a {plan.age.kind} profile"
+        )
+    aging_s, copies_s = aging_seconds(plan, cost)
+    how = (
+        f"its mean wall time per filesystem in {cost.source}"
+        if plan.age.kind == "git-replay"
+        else f"{cost.rate / 1e6:,.0f} MB/s, the slowest filesystem's rate in {cost.source}"
+    )
+    return (
+        f"about {_duration(tasks_s + aging_s + copies_s)}: {tasks}; {_duration(aging_s)} of "
+        f"aging at {how}; {_duration(copies_s)} of image snapshots and restores"
+    )
+
+
+def _tree_ratio(plan: Plan, earlier: Session) -> float:
+    """The aged tree's size here over its size in the earlier session (it reads it whole)."""
+    sizes = [float(a.live_bytes) for a in earlier.aging.values() if a.live_bytes is not None]
+    if plan.age is None or not sizes:
+        return 1.0
+    tree = plan.age.fullness * max(plan.image_size_for(p) for p in plan.profiles())
+    return tree / fmean(sizes)

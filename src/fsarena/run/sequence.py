@@ -1,0 +1,276 @@
+"""One sequence: the suite's tasks, in order, on one filesystem in one repetition.
+
+Per task: bring the filesystem to the state the task needs (untimed),
+prepare, sync + drop caches, the timed commands (+ syncfs if it writes),
+verify, record. A failed task ends its sequence (the rest are recorded as
+skipped, with the reason); a task the filesystem cannot run is skipped and
+the sequence goes on. The runner (runner.py) makes the target and the
+context and hands them to a sequence.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any, Protocol
+
+from fsarena.aging.phase import age_mounted, snapshot
+from fsarena.errors import FsarenaError
+from fsarena.measure.core import Command, Measurement
+from fsarena.measure.executor import Executor
+from fsarena.measure.metrics import metric_value
+from fsarena.plan.core import Plan
+from fsarena.run.faults import explain
+from fsarena.run.sessions import Event, now
+from fsarena.session.store import CheckRecord, Run, RunStatus, Session
+from fsarena.targets import GuestSourceDisk
+from fsarena.targets.ceiling import TOLERANCE
+from fsarena.tasks import FsState, Task, TaskContext
+from fsarena.tasks.base import Unsupported
+from fsarena.tasks.lifecycle import Mkfs, Mount, Umount
+
+
+class SequenceRunner(Protocol):
+    """What a sequence needs of the run it belongs to (the Runner)."""
+
+    plan: Plan
+    executor: Executor
+    session: Session
+
+    def record(self, run: Run, warmup: bool = False) -> None: ...
+
+
+class RunnerSteps(SequenceRunner, Protocol):
+    """What the run's set-up steps (source.py, aged.py) use of the Runner."""
+
+    source_kind: str
+
+    @property
+    def on_event(self) -> Callable[[Event], None]: ...
+
+    _guest_source: GuestSourceDisk | None
+
+    def undo(self, what: str, action: Callable[[], None]) -> None: ...
+
+    def _workdir(self, *parts: str) -> str: ...
+
+    def _save(self) -> None: ...
+
+    def _record_all(self, label: str, repetition: int, why: str, status: RunStatus) -> None: ...
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one task produced; ok when nothing failed."""
+
+    error: str = ""
+    measurement: Measurement | None = None
+    values: dict[str, float] = field(default_factory=dict)
+    checks: list[CheckRecord] = field(default_factory=list)
+    invalid: str = ""  # why the figure cannot be right, though the task did its job
+    details: dict[str, Any] = field(default_factory=dict)
+    skipped: str = ""  # why this filesystem or machine cannot run the task (Unsupported)
+    repeats: list[Measurement] = field(default_factory=list)  # earlier timed executions
+
+    @property
+    def ok(self) -> bool:
+        return not self.error
+
+    @property
+    def status(self) -> RunStatus:
+        if self.skipped:
+            return "skipped"
+        if self.error:
+            return "failed"
+        return "invalid" if self.invalid else "ok"
+
+
+@dataclass
+class FsSequence:
+    """One repetition of the task list on one fresh filesystem."""
+
+    runner: SequenceRunner
+    ctx: TaskContext
+    repetition: int
+    state: FsState = FsState.BLANK
+    warmup: bool = False
+    label: str = ""  # what its runs are recorded as ("ext4+churn" when aged)
+    aged: bool = False
+    image: str = ""  # the loop image file, if the target is one (aging snapshots it)
+
+    def run_all(self) -> None:
+        stopped_by = ""
+        for name in self.runner.plan.tasks:
+            task = self.runner.plan.task_class(name)()
+            if self.aged and task.formats:
+                why = "not applicable: an aged filesystem is restored from its snapshot, never made"
+                self._record(task, "skipped", Outcome(skipped=why), now())
+                continue
+            if stopped_by:
+                skipped = Outcome(error=f"not run: {stopped_by} failed earlier")
+                self._record(task, "skipped", skipped, now())
+                continue
+            if why := task.unsupported(self.ctx):  # the rest of the sequence still runs
+                self._record(task, "skipped", Outcome(skipped=f"not supported here: {why}"), now())
+                continue
+            if not self._execute(task):
+                stopped_by = name
+
+    def _record(self, task: Task, status: RunStatus, outcome: Outcome, started: str) -> None:
+        code, error = explain(outcome.error) if status == "failed" else ("", outcome.error)
+        if outcome.skipped:
+            code = "unsupported"  # not a failure: this filesystem cannot run the task
+        self.runner.record(
+            Run(
+                filesystem=self.label or self.ctx.profile.name,
+                task=task.name,
+                repetition=self.repetition,
+                started_at=started,
+                status=status,
+                error=error or outcome.invalid or outcome.skipped,
+                fault=code,
+                measurement=outcome.measurement,
+                values=outcome.values,
+                checks=outcome.checks,
+                details=outcome.details,
+                repeats=outcome.repeats,
+            ),
+            self.warmup,
+        )
+
+    def _execute(self, task: Task) -> bool:
+        started = now()
+        try:
+            self._reach(task.requires)
+            task.prepare(self.ctx)
+            self.ctx.executor.drop_caches()
+            outcome = self._measure(task)
+        except Unsupported as exc:
+            outcome = Outcome(skipped=f"not supported here: {exc}")
+        except FsarenaError as exc:
+            outcome = Outcome(error=str(exc))
+        except OSError as exc:
+            # fsarena's own untimed work on the target (mkdir, verify, listing count).
+            where = f" ({exc.filename})" if exc.filename else ""
+            outcome = Outcome(error=f"{exc.strerror or exc}{where}")
+        finally:
+            try:
+                task.cleanup(self.ctx)
+            except FsarenaError as exc:
+                outcome = Outcome(error=f"cleanup failed: {exc}")
+        ok = outcome.ok
+        if ok and task.leaves is not None:
+            self.state = task.leaves
+        self._warn_page_cache(task, outcome)  # saved with the run, below
+        self._record(task, outcome.status, outcome, started)
+        return ok
+
+    def _warn_page_cache(self, task: Task, outcome: Outcome) -> None:
+        """Say when a task's working set fits in the page cache it may use (see cache_values)."""
+        extra = outcome.measurement.extra if outcome.measurement else {}
+        if extra.get("fits_page_cache") != 1.0:
+            return
+        self.runner.session.warn(
+            "fits_page_cache",
+            f"{task.name}: its working set ({extra['working_set_bytes'] / 1e6:,.0f} MB) fits in "
+            f"the {extra['page_cache_limit_bytes'] / 1e6:,.0f} MB of page cache it may use at "
+            f"scale {self.runner.plan.scale:g}, so it measures memory more than the "
+            "filesystem: use a larger --scale for a disk-bound figure",
+        )
+
+    def _measure(self, task: Task) -> Outcome:
+        if not task.timed:
+            return Outcome(values=task.probe(self.ctx), details=task.details())
+        commands = task.commands(self.ctx)
+        if task.writes:
+            # syncfs(2) of the test filesystem, inside the timed region (or sync(2)
+            # where the driver ignores syncfs: the profile says which).
+            commands.append(Command(self.ctx.profile.sync_argv(self.ctx.mountpoint)))
+        timeout = self.runner.plan.task_timeout_s
+        repeats: list[Measurement] = []
+        while True:
+            timed = self.ctx.executor.measure(commands, self.ctx.device, timeout)
+            m = timed.measurement
+            if m.timed_out:
+                return Outcome(error=f"timed out after {timeout:.0f} s", measurement=m)
+            if m.exit_code != 0:
+                return Outcome(
+                    error=f"exit code {m.exit_code}: {timed.stderr or 'no message'}",
+                    measurement=m,
+                    repeats=repeats,
+                )
+            if len(repeats) + 1 >= task.samples:
+                break
+            # A sub-second task: undo it untimed and time it again (Task.samples); the
+            # task's between_samples drops caches where its figure needs them cold.
+            repeats.append(m)
+            task.between_samples(self.ctx)
+        if task.payload is not None:
+            m = replace(m, extra={**m.extra, "payload_bytes": task.payload_bytes(self.ctx)})
+        # The warm-up is never a sample: its copies go unverified (every real round's are).
+        verified = [] if self.warmup else task.verify(self.ctx)
+        checks = [CheckRecord(name=c.name, ok=c.ok, detail=c.detail) for c in verified]
+        failed = [f"verification failed: {c.name}: {c.detail}" for c in checks if not c.ok]
+        if not failed:
+            m = replace(m, extra={**m.extra, **task.extra(self.ctx, m)})
+        return Outcome(
+            error="; ".join(failed),
+            measurement=m,
+            checks=checks,
+            invalid=self._above_ceiling(task, m),
+            repeats=repeats,
+        )
+
+    def _above_ceiling(self, task: Task, m: Measurement) -> str:
+        """Why the task's throughput cannot be real, or "" when it can."""
+        if not self.ctx.profile.on_device:
+            return ""  # tmpfs: memory, not the device, sets its pace
+        ceiling = self.runner.session.ceiling(task.payload) if task.payload else None
+        rate = metric_value(m, "throughput_bytes_per_s")
+        if ceiling is None or rate is None or rate <= ceiling * TOLERANCE:
+            return ""
+        return (
+            f"invalid: {rate / 1e6:,.0f} MB/s is {rate / ceiling:.1f}x the device's raw "
+            f"{task.payload} ceiling of {ceiling / 1e6:,.0f} MB/s measured by fio, so the data "
+            "cannot all have reached the device (cache contamination?); kept but not used"
+        )
+
+    def _reach(self, wanted: frozenset[FsState]) -> None:
+        """Bring the filesystem to a state the task accepts, untimed."""
+        steps: dict[FsState, Task] = {
+            FsState.BLANK: Mkfs(),
+            FsState.UNMOUNTED: Mount(),
+            FsState.MOUNTED: Umount(),
+        }
+        for _ in range(3):
+            if self.state in wanted:
+                return
+            step = steps[self.state]
+            step.prepare(self.ctx)
+            for cmd in step.commands(self.ctx):
+                self.ctx.executor.call(cmd.argv)
+            assert step.leaves is not None
+            self.state = step.leaves
+        if self.state not in wanted:
+            raise FsarenaError(f"cannot bring the filesystem to {sorted(s.value for s in wanted)}")
+
+    def age(self, snapshot_path: str) -> dict[str, Any]:
+        """mkfs, mount, age, umount, snapshot: the aged filesystem every repetition restores.
+
+        A block device (--device) is not copied (a whole device could be terabytes):
+        it is aged again, the same seeded way, for every aged repetition.
+        """
+        assert self.ctx.aging is not None
+        self._reach(frozenset({FsState.MOUNTED}))
+        record = age_mounted(self.ctx, self.ctx.aging)
+        self._reach(frozenset({FsState.UNMOUNTED}))
+        if not self.image:  # --device: no image to copy; every aged repetition ages again
+            return {**record, "snapshot_method": "none (--device: aged every repetition)"}
+        return {**record, **snapshot(self.image, snapshot_path)}
+
+    def unmount(self) -> None:
+        """Teardown: unmount whatever this sequence left mounted."""
+        if self.state is FsState.MOUNTED or self.ctx.executor.is_mounted(self.ctx.mountpoint):
+            self.ctx.executor.call(("umount", self.ctx.mountpoint))
+            self.state = FsState.UNMOUNTED
+        self.runner.executor.untrack("mount", self.ctx.mountpoint)

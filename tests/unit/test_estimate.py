@@ -1,0 +1,84 @@
+"""The time announced before a run: its arithmetic, and that it counts what it used to leave out.
+
+The acceptance run of issue 17 was announced at 13 min of timed tasks plus 5 min
+of aging and took 33 min: fsarena's own untimed work (fresh trees, restores,
+verification) was left out, and the aging rate was the mean of an unloaded run.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from fsarena.measure.core import Measurement
+from fsarena.plan.core import make_plan
+from fsarena.run.estimate import AgingCost, aging_seconds, estimate, untimed_factor
+from fsarena.session.store import Run, Session, save
+
+MB = 1e6
+
+
+def _run(fs: str, task: str, rep: int, wall: float) -> Run:
+    m = Measurement(
+        wall_s=wall, user_s=0.1, sys_s=0.1, minor_faults=0, major_faults=0, max_rss_kib=1,
+        device_read_bytes=0, device_write_bytes=0, system_busy_s=0.0, system_iowait_s=0.0,
+        exit_code=0,
+    )  # fmt: skip
+    return Run(filesystem=fs, task=task, repetition=rep, started_at="t", status="ok", measurement=m)
+
+
+def _earlier(scale: float = 0.02) -> Session:
+    """An aged run of 2 rounds on ext4: 300 s and 150 s of wall for 100 s timed each."""
+    aging = {
+        "wall_s": 100.0, "snapshot_s": 10.0, "image_size_bytes": 1e9,
+        "bytes_written_per_s": 20 * MB, "profile": {"kind": "tree"},
+    }  # fmt: skip
+    return Session(
+        tool_version="t",
+        created_at="t",
+        plan={"filesystems": ["xfs"], "scale": scale, "age": {"name": "churn"}},
+        runs=[_run(fs, "aged_grep", rep, 50.0) for fs in ("ext4", "ext4+churn") for rep in (1, 2)],
+        aging={"ext4": aging, "xfs": {**aging, "bytes_written_per_s": 40 * MB}},
+        timing={"rounds": [
+            {"repetition": 1, "warmup": False, "wall_s": 300.0, "timed_s": 100.0},
+            {"repetition": 2, "warmup": False, "wall_s": 150.0, "timed_s": 100.0},
+        ]},
+    )  # fmt: skip
+
+
+def test_the_untimed_work_is_the_round_walls_without_aging_and_copies_over_timed() -> None:
+    # 450 s of rounds, 2 x (100 s aging + 2 x 10 s copies) taken out, over 200 s timed.
+    assert untimed_factor(_earlier()) == pytest.approx((450 - 2 * 120) / 200)
+    assert untimed_factor(Session(tool_version="t", created_at="t")) is None
+
+
+def test_aging_is_bytes_over_the_slowest_rate_capped_and_a_copy_per_repetition() -> None:
+    plan = make_plan("quick", ["ext4"], 3, 0.02, 1, "/tmp/w", age="churn")
+    image = plan.image_size_for(plan.profile("ext4"))
+    cost = AgingCost(rate=20 * MB, copy_s=10.0, image_bytes=image / 2, wall_s=0, source="s")
+    aging, copies = aging_seconds(plan, cost)
+    churn = min(3.0 * image / (20 * MB), 300.0)  # churn's time cap
+    assert aging == pytest.approx(0.5 * image / (20 * MB) + churn)
+    assert copies == pytest.approx(10.0 * 2 * 3)  # twice the image copied, 3 repetitions
+
+
+def test_on_a_device_every_repetition_ages_again_and_nothing_is_copied() -> None:
+    plan = make_plan("quick", ["ext4"], 3, 0.02, 1, "/tmp/w", age="churn", device="/dev/x")
+    loop = plan.model_copy(update={"device": None})
+    cost = AgingCost(rate=20 * MB, copy_s=10.0, image_bytes=1e9, wall_s=0, source="s")
+    assert aging_seconds(plan, cost) == pytest.approx((3 * aging_seconds(loop, cost)[0], 0.0))
+
+
+def test_the_announcement_adds_untimed_work_aging_and_copies(tmp_path: Path) -> None:
+    save(_earlier(), tmp_path / "earlier.json")
+    plan = make_plan("quick", ["ext4"], 2, 0.02, 1, "/tmp/w", age="churn")
+    plan = plan.model_copy(update={"tasks": ["aged_grep"]})
+    text = estimate(plan, tmp_path)
+    assert "x 1.05 for fsarena's own untimed work" in text
+    assert "20 MB/s, the slowest filesystem's rate in earlier.json" in text
+    assert "of image snapshots and restores" in text
+    aging, copies = aging_seconds(plan, AgingCost(20 * MB, 10.0, 1e9, 100.0, "earlier.json"))
+    total = 50.0 * 4 * 1.05 + aging + copies  # 2 sequences x 2 rounds of a 50 s task
+    shown = f"{total:.0f} s" if total < 120 else f"{total / 60:.0f} min"
+    assert text.startswith(f"about {shown}: ")
