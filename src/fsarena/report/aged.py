@@ -230,7 +230,7 @@ def sections(session: Session) -> list[Section]:
     """The aged-vs-fresh sections; none for a session run without --age."""
     if not pairs(session):
         return []
-    age = session.plan.age or {}
+    age = session.plan.age
     time_rows, changed = _time_rows(session)
     digests = {str(a.manifest_digest) for a in session.aging.values()}
     same = (
@@ -240,7 +240,7 @@ def sections(session: Session) -> list[Section]:
     )
     return [
         Section(
-            f"Aged ({age.get('name', '?')}) beside fresh: time per task",
+            f"Aged ({given(age.name if age else None)}) beside fresh: time per task",
             ["task", "filesystem", "fresh", "aged", "aged/fresh", "95 % interval", "n"],
             time_rows,
             [
@@ -281,7 +281,7 @@ def sections(session: Session) -> list[Section]:
             ],
             _aging_rows(session),
             [
-                f"Profile: {age.get('name', '?')}: {age.get('source', '')}",
+                f"Profile: {given(age.name if age else None)}: {age.source if age else ''}",
                 f"Result: {same}.",
                 *_against_ceiling(session),
             ],

@@ -69,8 +69,8 @@ def _whole_rounds(earlier: Session, plan: Plan, ratio: float, rounds: int) -> st
 
 def _age_name(session: Session) -> str | None:
     """The aging profile an earlier session ran with, or None."""
-    age = session.plan.age  # the aging profile, as the plan dumped it
-    return str(age["name"]) if age is not None and "name" in age else None
+    age = session.plan.age
+    return age.name if age is not None else None
 
 
 def untimed_factor(session: Session) -> float | None:
@@ -121,8 +121,7 @@ def aging_cost(paths: list[Path], plan: Plan) -> AgingCost | None:
             records = list(load(path).aging.values())
         except FsarenaError:
             continue
-        # The aging profile is the plan's own model, dumped: its kind, "tree" before git replay.
-        kinds = {str((a.profile or {}).get("kind", "tree")) for a in records}
+        kinds = {a.profile.kind if a.profile else "tree" for a in records}
         rates = [float(r) for a in records if (r := a.bytes_written_per_s)]
         copies = [a for a in records if a.snapshot_s]
         if rates and copies and kinds == {plan.age.kind}:

@@ -102,6 +102,14 @@ class TaskInfo(Record):
     columns: list[str] = Field(default_factory=list)  # schema 2: its table's metrics
 
 
+class AgeProfileRecord(Record):
+    """PlanRecord.age and AgingRecord.profile: the aging profile (aging.profiles), dumped."""
+
+    name: str | None = None
+    kind: str = "tree"  # "tree" (churn) or "git-replay"; absent before git replay
+    source: str = ""  # where the profile came from
+
+
 class PlanRecord(Record):
     """Session.plan: the plan as run (plan.Plan.summary) and each task's info.
 
@@ -126,7 +134,7 @@ class PlanRecord(Record):
     variants: dict[str, Any] = Field(default_factory=dict)  # schema 2
     datasets: dict[str, Any] = Field(default_factory=dict)  # schema 2
     machine: dict[str, Any] | None = None  # schema 2: the machine profile (--machine)
-    age: dict[str, Any] | None = None  # schema 3: the aging profile (--age)
+    age: AgeProfileRecord | None = None  # schema 3: the aging profile (--age)
     crashtest: dict[str, Any] | None = None  # the crash test's own plan
     task_info: dict[str, TaskInfo] = Field(default_factory=dict)
 
@@ -288,7 +296,7 @@ class TimingRecord(Record):
 class AgingRecord(Record):
     """Session.aging[name] (schema 3): what aging did once for a filesystem (--age)."""
 
-    profile: dict[str, Any] | None = None  # the aging profile (aging.profiles), dumped
+    profile: AgeProfileRecord | None = None
     seed: int | None = None
     image_size_bytes: int = 0
     wall_s: Number = 0
