@@ -4,9 +4,11 @@ h1's fsarena directory starts empty: the playbook must copy the controller's che
 (an archive, with the build identity baked in), run scripts/setup.sh there (a new
 venv, pip from PyPI, the native helpers) and run the plan with what it installed.
 h2 shares this checkout and skips the install. Both sessions merge only because the
-install reproduced the controller's build exactly. pip's downloads are kept in a
-cache under /var/tmp between runs (FLEET_PIP_CACHE), which bounds the time after the
-first run; the test is marked `slow_install` so CI can run it once, not per change.
+install reproduced the controller's build exactly. h1 is given a pip cache under
+/var/tmp (inventory variable fsarena_pip_cache), but on the machine this was written
+on pip stored nothing there (its downloads go through a proxy), so the cache does not
+bound the time: the test takes minutes and is marked `slow_install` (deselect it with
+`-m 'not slow_install'`; CI runs it once, in the full run).
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ pytestmark = [
     pytest.mark.slow_install,
 ]
 
-FLEET_PIP_CACHE = Path("/var/tmp/fsarena-test-pip-cache")  # kept: later runs reuse downloads
+FLEET_PIP_CACHE = Path("/var/tmp/fsarena-test-pip-cache")  # kept: where pip caches, reused
 ARGS = ["--fs", "ext4,xfs", "--scale", "0.01", "-n", "2", "--seed", "7", "--allow-same-machine"]
 
 

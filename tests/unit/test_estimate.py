@@ -82,3 +82,12 @@ def test_the_announcement_adds_untimed_work_aging_and_copies(tmp_path: Path) -> 
     total = 50.0 * 4 * 1.05 + aging + copies  # 2 sequences x 2 rounds of a 50 s task
     shown = f"{total:.0f} s" if total < 120 else f"{total / 60:.0f} min"
     assert text.startswith(f"about {shown}: ")
+
+
+def test_a_git_replay_checkout_follows_the_scale_not_the_image() -> None:
+    from fsarena.run.estimate import _tree_ratio
+
+    earlier = _earlier(scale=0.05)
+    earlier.aging["ext4"].live_bytes = 70 * MB  # the checkout, far below half the image
+    plan = make_plan("quick", ["ext4"], 2, 0.1, 1, "/tmp/w", age="git-replay")
+    assert _tree_ratio(plan, earlier) == pytest.approx(2.0)

@@ -31,7 +31,7 @@ def test_the_builtin_profile_documents_its_source_and_needs_the_repository() -> 
     profile = builtin_profiles()["git-replay"]
     assert "Conway" in profile.source and profile.kind == "git-replay"
     assert profile.datasets == ("kernel", "agingrepo")
-    assert "300 commits" in profile.describe()
+    assert "300 commits" in profile.describe() and "3 commits per" in profile.describe()
     assert builtin_profiles()["churn"].datasets == ()
 
 

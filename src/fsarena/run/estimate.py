@@ -206,5 +206,7 @@ def _tree_ratio(plan: Plan, earlier: Session) -> float:
     sizes = [float(a.live_bytes) for a in earlier.aging.values() if a.live_bytes is not None]
     if plan.age is None or not sizes:
         return 1.0
+    if plan.age.kind == "git-replay" and (earlier_scale := earlier.plan.scale):
+        return plan.scale / float(earlier_scale)  # a checkout of the kernel tree: the scale's
     tree = plan.age.fullness * max(plan.image_size_for(p) for p in plan.profiles())
     return tree / fmean(sizes)

@@ -13,7 +13,8 @@ of its files, which makes overlayfs copy each one up whole; then
 `podman rm` and `podman rmi -a`. Verified: the image is listed after the
 load, `podman diff` names every changed file, and no image or container is
 left. Filesystems overlayfs cannot use as upper layer are skipped with the
-profile's reason.
+profile's reason. Where podman cannot run, umoci does the same work on the
+same layers (fsarena.tasks.images), and every run says which engine ran.
 """
 
 from __future__ import annotations
