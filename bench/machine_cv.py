@@ -26,10 +26,9 @@ except ImportError:  # run from a checkout without installing the package
 
 def walls(session: Session, kind: str) -> dict[tuple[str, str], list[float]]:
     """Wall times of valid runs, per (task, filesystem), for the tasks of one kind."""
-    info = session.plan.get("task_info", {})
     found: dict[tuple[str, str], list[float]] = {}
     for run in session.ok_runs():
-        if info.get(run.task, {}).get("kind") == kind and run.measurement is not None:
+        if session.plan.info(run.task).kind == kind and run.measurement is not None:
             found.setdefault((run.task, run.filesystem), []).append(run.measurement.wall_s)
     return found
 
@@ -50,7 +49,7 @@ def main() -> None:
     args = parser.parse_args()
     for path in args.sessions:
         session = load(path)
-        machine = session.machine.get("profile", {}).get("name", "none (host as is)")
+        machine = session.machine.profile.name or "none (host as is)"
         table = cv_table(session, args.kind)
         print(f"{path.name}: machine {machine}, {len(session.order)} repetitions")
         for (task, fs), (n, mean, cv) in table.items():

@@ -27,16 +27,16 @@ TARGET_SHARE = 0.20
 def share_lines(session: Session) -> list[str]:
     """The timing record in words: set-up, each round, the share outside timed tasks."""
     timing = session.timing
-    if not timing.get("rounds") or "total_s" not in timing:
+    if not timing.rounds or timing.total_s is None:
         return ["no timing record in this session (schema < 3, or the run did not finish)"]
-    total, rounds = float(timing["total_s"]), timing["rounds"]
-    timed = sum(float(r["timed_s"]) for r in rounds)
-    lines = [f"set-up (source, datasets): {float(timing.get('setup_s', 0)):8.1f} s"]
+    total, rounds = float(timing.total_s), timing.rounds
+    timed = sum(float(r.timed_s) for r in rounds)
+    lines = [f"set-up (source, datasets): {float(timing.setup_s or 0):8.1f} s"]
     for r in rounds:
-        what = "warm-up" if r["warmup"] else f"round {r['repetition']}"
-        outside = 1 - float(r["timed_s"]) / float(r["wall_s"]) if r["wall_s"] else 0.0
+        what = "warm-up" if r.warmup else f"round {r.repetition}"
+        outside = 1 - float(r.timed_s) / float(r.wall_s) if r.wall_s else 0.0
         lines.append(
-            f"{what:>9}: {float(r['wall_s']):8.1f} s, timed {float(r['timed_s']):7.1f} s, "
+            f"{what:>9}: {float(r.wall_s):8.1f} s, timed {float(r.timed_s):7.1f} s, "
             f"outside {outside:.0%}"
         )
     share = 1 - timed / total if total else 0.0
@@ -45,9 +45,9 @@ def share_lines(session: Session) -> list[str]:
         f"whole run: {total:.1f} s, timed {timed:.1f} s; outside timed tasks {share:.1%} "
         f"({verdict} the {TARGET_SHARE:.0%} target)"
     )
-    measured = [r for r in rounds if not r["warmup"]]
+    measured = [r for r in rounds if not r.warmup]
     if measured:
-        own = sum(float(r["wall_s"]) - float(r["timed_s"]) for r in measured) / len(measured)
+        own = sum(float(r.wall_s) - float(r.timed_s) for r in measured) / len(measured)
         lines.append(f"fsarena's own time per measured round: {own:.1f} s")
     return lines
 

@@ -70,14 +70,14 @@ def test_every_filesystem_runs_fresh_and_aged_and_mkfs_is_skipped_aged(aged_run)
 def test_the_same_seed_gives_the_same_file_set_on_every_filesystem(aged_run) -> None:  # type: ignore[no-untyped-def]
     session = _session(aged_run)
     assert set(session.aging) == set(FILESYSTEMS)
-    size = session.aging["ext4"]["image_size_bytes"]
+    size = session.aging["ext4"].image_size_bytes
     expected = digest(AgingPlan(resolve_age(str(aged_run[2] / "tiny.toml")), size, 5).final(), 5)
     for fs, record in session.aging.items():
-        assert record["manifest_digest"] == expected, fs
-        assert record["on_disk_matches"], fs
-        assert record["stopped_by"] == "bytes", fs
-        assert record["bytes_written"] >= 0.2 * size
-        assert record["device_write_bytes"] > 0
+        assert record.manifest_digest == expected, fs
+        assert record.on_disk_matches, fs
+        assert record.stopped_by == "bytes", fs
+        assert record.bytes_written >= 0.2 * size
+        assert record.device_write_bytes > 0
 
 
 def test_aged_repetitions_restore_one_snapshot_and_fresh_ones_differ(aged_run) -> None:  # type: ignore[no-untyped-def]

@@ -64,8 +64,8 @@ def test_every_filesystem_completes(session_run) -> None:  # type: ignore[no-unt
 def test_device_bytes_cover_the_data_copied(session_run) -> None:  # type: ignore[no-untyped-def]
     _, out, _ = session_run
     session = load(out)
-    iso = session.datasets["iso"]["total_bytes"]
-    tree = session.datasets["tree"]["total_bytes"]
+    iso = session.datasets["iso"].total_bytes
+    tree = session.datasets["tree"].total_bytes
     for run in session.runs:
         m = run.measurement
         if not PROFILES[run.filesystem].on_device:

@@ -41,13 +41,13 @@ def test_suite_completes_with_every_task_verified(suite: str, workdir: Path) -> 
     session = load(workdir / "session.json")
     assert session.status == "complete"
     tables = {t.task: t for t in build(session).tables}
-    assert set(tables) == set(session.plan["tasks"]), "every task of the suite has a table"
+    assert set(tables) == set(session.plan.tasks), "every task of the suite has a table"
     for run in session.runs:
         assert run.status == "ok", (run.filesystem, run.task, run.error)
         assert all(c.ok for c in run.checks), (run.task, run.checks)
         if TASKS[run.task].timed and TASKS[run.task].kind != "lifecycle":
             assert run.checks, f"{run.task} verified nothing"
-    for task in session.plan["tasks"]:
+    for task in session.plan.tasks:
         assert task in out, f"{task} missing from the printed tables"
     assert "dataset kernel: generated" in out or "kernel" not in session.datasets
     assert not leftovers(workdir)

@@ -49,7 +49,7 @@ def test_one_filesystem_per_driver(workdir: Path) -> None:
     assert all(r.status == "ok" for r in session.runs), [
         (r.filesystem, r.task, r.error) for r in session.runs if r.status != "ok"
     ]
-    groups = {fs: p["group"] for fs, p in session.profiles_as_run.items()}
+    groups = {fs: p.group for fs, p in session.profiles_as_run.items()}
     assert groups == {
         "ext4": "kernel", "jfs@uml": "guest:uml", "ext4@uml": "guest:uml", "vfat@fuse": "fuse"
     }  # fmt: skip
@@ -58,7 +58,7 @@ def test_one_filesystem_per_driver(workdir: Path) -> None:
         r for r in session.runs if (r.filesystem, r.task) == ("jfs@uml", "tree_copy_in")
     )
     assert guest_copy.measurement is not None
-    assert guest_copy.measurement.device_write_bytes >= session.datasets["tree"]["total_bytes"]
+    assert guest_copy.measurement.device_write_bytes >= session.datasets["tree"].total_bytes
     assert all(c.ok for c in guest_copy.checks) and guest_copy.checks
     text = result.stdout
     assert "[Guest kernel uml: ratios to ext4@uml in the same guest]" in text

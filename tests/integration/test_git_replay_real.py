@@ -63,14 +63,14 @@ def _session(replayed: tuple[subprocess.CompletedProcess[str], Path, Path]) -> S
 def test_the_same_history_gives_the_same_tree_on_every_filesystem(replayed) -> None:  # type: ignore[no-untyped-def]
     session = _session(replayed)
     assert set(session.aging) == set(FILESYSTEMS)
-    digests = {r["manifest_digest"] for r in session.aging.values()}
-    heads = {r["head"] for r in session.aging.values()}
+    digests = {r.manifest_digest for r in session.aging.values()}
+    heads = {r.head for r in session.aging.values()}
     assert len(digests) == 1 and len(heads) == 1, session.aging
     for fs, record in session.aging.items():
-        assert record["on_disk_matches"], fs  # the last commit, checked out clean
-        assert record["rounds"] == 1 + 6, fs  # the first commit, then 12 commits two at a time
-        assert record["stopped_by"] == "commits", fs
-        assert record["files"] > 0 and record["device_write_bytes"] > 0, fs
+        assert record.on_disk_matches, fs  # the last commit, checked out clean
+        assert record.rounds == 1 + 6, fs  # the first commit, then 12 commits two at a time
+        assert record.stopped_by == "commits", fs
+        assert (record.files or 0) > 0 and record.device_write_bytes > 0, fs
 
 
 def test_aged_and_fresh_read_the_replayed_tree(replayed) -> None:  # type: ignore[no-untyped-def]

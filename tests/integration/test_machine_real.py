@@ -170,16 +170,17 @@ def test_a_run_under_a_machine_records_its_proof_and_leaves_no_limit(workdir: Pa
     fsarena("run", "--workdir", str(workdir / "w"), "--output", str(out), "--machine",
             str(machine), "--fs", "ext4", "--scale", "0.005", "-n", "1", "-q")  # fmt: skip
     session = load(out)
-    assert session.plan["machine"]["name"] == "ci-machine"
-    assert session.machine["backend"] == "cgroup v1"
-    (probe,) = session.machine["probes"]
-    rates = [s["bytes_per_s"] / MIB for s in probe["disk"]]
+    assert (session.plan.machine or {})["name"] == "ci-machine"
+    assert session.machine.backend == "cgroup v1"
+    (probe,) = session.machine.probes
+    rates = [s.bytes_per_s / MIB for s in probe.disk]
     assert len(rates) == 4 and all(0.9 * rate_mib <= r <= 1.1 * rate_mib for r in rates), rates
-    assert probe["memory"]["peak_bytes"] <= 256 * MIB * 1.1 < probe["memory"]["written_bytes"]
-    assert probe["cpu"]["share_cores"] <= 0.5 * 1.1, "the quota holds (a busy host may give less)"
+    memory, cpu = probe.memory or {}, probe.cpu or {}
+    assert memory["peak_bytes"] <= 256 * MIB * 1.1 < memory["written_bytes"]
+    assert cpu["share_cores"] <= 0.5 * 1.1, "the quota holds (a busy host may give less)"
     assert max(c.bytes_per_s for c in session.ceilings) <= 1.1 * rate_mib * MIB, "ceiling throttled"
     assert "emulated machine ci-machine" in fsarena("report", str(out)).stdout
     assert not _ours(rate_mib * MIB), "no throttle rule left"
     assert not (workdir / "w" / STATE_FILE).exists()
-    assert not [p for p in session.machine.get("cgroups", []) if Path(p).name.startswith("fsarena")
+    assert not [p for p in session.machine.cgroups if Path(p).name.startswith("fsarena")
                 and Path(p).exists()]  # fmt: skip

@@ -117,8 +117,8 @@ def test_confirmed_device_is_used_and_reported(workdir: Path, ext4_device: str) 
     assert result.returncode == 0, result.stderr
     assert "destroying all data on" in result.stderr and "precious" in result.stderr
     session = load(out)
-    assert session.target["path"] == ext4_device
-    assert session.target["size_bytes"] == 320 * MIB
+    assert session.target.path == ext4_device
+    assert session.target.size_bytes == 320 * MIB
     assert all(r.status == "ok" for r in session.runs) and len(session.runs) == 8
     capacity = [r.values["device_bytes"] for r in session.runs if r.task == "capacity_initial"]
     assert capacity == [320 * MIB, 320 * MIB], "the filesystems were made on the device"

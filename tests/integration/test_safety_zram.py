@@ -60,8 +60,8 @@ def test_a_run_on_a_zram_device_measures_it_end_to_end(workdir: Path, zram_devic
     assert f"destroying all data on {zram_device}" in result.stderr
     session = load(out)
     assert session.status == "complete"
-    assert session.target["kind"] == "block-device" and session.target["path"] == zram_device
-    assert session.target["size_bytes"] == SIZE
+    assert session.target.kind == "block-device" and session.target.path == zram_device
+    assert session.target.size_bytes == SIZE
     assert session.runs and all(r.status == "ok" for r in session.runs), [
         (r.task, r.error) for r in session.runs if r.status != "ok"
     ]
@@ -69,7 +69,7 @@ def test_a_run_on_a_zram_device_measures_it_end_to_end(workdir: Path, zram_devic
     assert capacity == [SIZE], "mkfs made the filesystem on the whole zram device"
     # The device's counters, per copy: at least the bytes copied reached the device (synced),
     # and not wildly more (metadata and journal add a little, not a second copy).
-    sizes = {name: d["total_bytes"] for name, d in session.datasets.items()}
+    sizes = {name: d.total_bytes for name, d in session.datasets.items()}
     runs = {r.task: r.measurement for r in session.runs if r.measurement is not None}
     for task, dataset in (("iso_copy_in", "iso"), ("tree_copy_in", "tree"),
                           ("iso_copy_within", "iso"), ("tree_copy_within", "tree")):  # fmt: skip

@@ -40,10 +40,10 @@ def test_warmup_round_and_multi_sample_short_tasks(tmp_path: Path) -> None:
         # The device's ceiling once in full, then a drift check per later round.
         assert [c.kind for c in session.ceilings].count("full") == 4
         assert [c.repetition for c in session.ceilings if c.kind == "drift"] == [1, 2, 3]
-        rounds = session.timing["rounds"]
-        assert [r["warmup"] for r in rounds] == [True, False, False, False]
-        assert all(0 < r["timed_s"] < r["wall_s"] for r in rounds)
-        assert session.timing["total_s"] > sum(r["wall_s"] for r in rounds)
+        rounds = session.timing.rounds
+        assert [r.warmup for r in rounds] == [True, False, False, False]
+        assert all(0 < r.timed_s < r.wall_s for r in rounds)
+        assert (session.timing.total_s or 0) > sum(r.wall_s for r in rounds)
         assert not leftovers(work)
     finally:
         subprocess.run(["rm", "-rf", str(work)], check=False)

@@ -33,13 +33,13 @@ def test_workstation_suite_completes_with_every_task_verified(workdir: Path) -> 
     for run in session.runs:
         assert run.status == "ok", (run.filesystem, run.task, run.error)
         assert run.checks and all(c.ok for c in run.checks), (run.task, run.checks)
-    origin = str(session.datasets["gitrepo"]["origin"])
+    origin = str(session.datasets["gitrepo"].origin)
     assert origin.startswith("git history built from dataset kernel (generated"), origin
     checks = {c.name for r in session.runs for c in r.checks}
     assert {"git fsck clean", "work tree matches the commit"} <= checks
     assert {"backup matches the changed source", "unpacked files match md5sums"} <= checks
     assert {"image loaded", "files copied up", "store emptied"} <= checks
-    assert str(session.datasets["debs"]["origin"]).startswith("generated look-alike packages")
+    assert str(session.datasets["debs"].origin).startswith("generated look-alike packages")
     for kind in ("development (git):", "backups (rsync):", "packages and containers:"):
         assert kind in result.stdout
     assert not leftovers(workdir)

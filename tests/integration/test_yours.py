@@ -57,13 +57,13 @@ path = "{data}"
     assert result.returncode == 0, result.stderr[-3000:]
     session = load(workdir / "session.json")
     assert {r.status for r in session.runs} == {"ok"}
-    assert session.datasets["tree"]["files"] == 31, "regular files only: the symlink left out"
-    assert str(session.datasets["tree"]["origin"]).startswith(f"your directory {data}")
+    assert session.datasets["tree"].files == 31, "regular files only: the symlink left out"
+    assert str(session.datasets["tree"].origin).startswith(f"your directory {data}")
     copies = [r for r in session.runs if r.task == "tree_copy_in"]
     assert all(c.ok and "31 files" in c.detail for r in copies for c in r.checks)
     builds = [r for r in session.runs if r.task == "build"]
     assert len(builds) == 4 and all(r.checks[0].ok for r in builds)
-    assert session.plan["task_info"]["build"]["kind"] == "your_workload"
+    assert session.plan.task_info["build"].kind == "your_workload"
     assert "your workload:" in result.stdout, "the command's kind has a verdict"
     assert "build  [your_workload]" in result.stdout
     assert "AGAINST THE ARTICLES" not in result.stdout, "your data is not the article's tree"
@@ -99,9 +99,9 @@ def test_command_line_command_works_in_a_verified_copy_of_your_data(workdir: Pat
     )  # fmt: skip
     assert result.returncode == 0, result.stderr[-3000:]
     session = load(workdir / "session.json")
-    assert session.plan["suite"] == "command" and session.plan["tasks"] == ["command"]
+    assert session.plan.suite == "command" and session.plan.tasks == ["command"]
     assert [r.status for r in session.runs] == ["ok"] * 4
-    assert session.datasets["tree"]["files"] == 31
+    assert session.datasets["tree"].files == 31
     for run in session.runs:
         (copy,) = run.checks
         assert copy.ok and "31 files" in copy.detail, copy

@@ -64,7 +64,7 @@ def test_plausible_copies_get_throughput_and_share_of_ceiling(tmp_path: Path) ->
     copy = next(r for r in session.runs if r.task == "iso_copy_in")
     assert copy.status == "ok"
     assert copy.measurement is not None
-    assert copy.measurement.extra["payload_bytes"] == session.datasets["iso"]["total_bytes"]
+    assert copy.measurement.extra["payload_bytes"] == session.datasets["iso"].total_bytes
     text = render(session, "text")
     assert "throughput (MB/s)" in text and "of device ceiling (%)" in text
     assert "device ceiling (fio" in text

@@ -96,8 +96,8 @@ def test_a_session_compared_with_itself_keeps_its_own_verdicts() -> None:
 
 def test_what_differs_is_said_and_a_different_scale_is_a_warning() -> None:
     small = OLD.model_copy(deep=True)
-    small.plan["scale"] = 0.01
-    small.host["kernel"] = "6.1.0"
+    small.plan.scale = 0.01
+    small.host.kernel = "6.1.0"
     small.tool_versions["mkfs.ext4"] = "mke2fs 1.46.2"
     cross = compare([OLD, small], ["a", "b"])
     assert any(d.startswith("scale: a ") and d.endswith("b 0.01") for d in cross.differences)

@@ -76,10 +76,10 @@ def test_the_budget_bounds_the_whole_run(tmp_path: Path) -> None:
     session = _run(tmp_path, ex, time_budget_s=120.0)
     assert len(session.order) == 2
     assert ex.now_s <= 120.0
-    rounds = session.timing["rounds"]
-    assert [r["repetition"] for r in rounds] == [1, 2]
-    assert all(r["timed_s"] > 0 and r["wall_s"] >= r["timed_s"] for r in rounds)
-    assert session.timing["total_s"] == pytest.approx(ex.now_s)
+    rounds = session.timing.rounds
+    assert [r.repetition for r in rounds] == [1, 2]
+    assert all(r.timed_s > 0 and r.wall_s >= r.timed_s for r in rounds)
+    assert session.timing.total_s == pytest.approx(ex.now_s)
 
 
 def test_warmup_round_is_kept_apart_and_never_a_sample(tmp_path: Path) -> None:
@@ -89,7 +89,7 @@ def test_warmup_round_is_kept_apart_and_never_a_sample(tmp_path: Path) -> None:
     assert {r.repetition for r in session.warmup} == {0}
     assert len(session.warmup) == 2 * len(session.tasks())
     assert 0 not in {r.repetition for r in session.runs}
-    assert [r["warmup"] for r in session.timing["rounds"]] == [True, False, False, False]
+    assert [r.warmup for r in session.timing.rounds] == [True, False, False, False]
     # The warm-up's copies are not verified; every real round's are.
     assert not any(r.checks for r in session.warmup)
     assert any(r.checks for r in session.runs)
@@ -116,7 +116,7 @@ def test_the_announcement_uses_measured_whole_rounds(tmp_path: Path) -> None:
 
     ex = PerFilesystem({"ext4": 1.0, "xfs": 1.0}, noise=0.3)
     session = _run(tmp_path, ex, max_repetitions=3)
-    per_round = sum(r["wall_s"] for r in session.timing["rounds"]) / 3
+    per_round = sum(r.wall_s for r in session.timing.rounds) / 3
     plan = make_plan("article-a-2006", ["ext4", "xfs"], 3, 0.001, 7, str(tmp_path / "w"),
                      decisive=True, time_budget_s=2 * per_round, warmup_rounds=1)  # fmt: skip
     text = estimate(plan, tmp_path)

@@ -88,6 +88,6 @@ def test_a_git_replay_checkout_follows_the_scale_not_the_image() -> None:
     from fsarena.run.estimate import _tree_ratio
 
     earlier = _earlier(scale=0.05)
-    earlier.aging["ext4"]["live_bytes"] = 70 * MB  # the checkout, far below half the image
+    earlier.aging["ext4"].live_bytes = 70 * MB  # the checkout, far below half the image
     plan = make_plan("quick", ["ext4"], 2, 0.1, 1, "/tmp/w", age="git-replay")
     assert _tree_ratio(plan, earlier) == pytest.approx(2.0)

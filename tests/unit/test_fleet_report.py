@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from fsarena.analysis.stats import ratio_test
+from fsarena.analysis.ranking import ratio_test
 from fsarena.cli.commands import main
 from fsarena.errors import FsarenaError
 from fsarena.fleet.merge import FleetReport, build, load_hosts

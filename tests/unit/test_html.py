@@ -55,7 +55,7 @@ def test_every_chart_is_inline_svg_with_its_direction(session: Session, page: st
 
 
 def test_provenance_shows_what_was_run(session: Session, page: str) -> None:
-    assert session.host["kernel"] in page
+    assert session.host.kernel in page
     assert "mkfs.xfs -f -q {device}" in page  # mkfs argv as run
     assert "mke2fs" in page  # tool versions
     assert "lazy_itable_init=0,lazy_journal_init=0" in page

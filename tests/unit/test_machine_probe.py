@@ -10,6 +10,7 @@ from fsarena.machines.probe import MIB, misses, probe_bytes
 from fsarena.plan.machines import Limits, builtin_machines, limits_for
 from fsarena.report import render
 from fsarena.report.machine_section import machine_lines
+from fsarena.session.records import MachineRecord
 from tests.sessions import make_session
 
 LIMITS = Limits(512 * MIB, 0.232, 21 * MIB, 20 * MIB, None, None)
@@ -65,13 +66,15 @@ def _machine_session() -> Any:
     session = make_session({"ext4": {"iso_copy_in": [10.0, 11.0]}})
     profile = builtin_machines()["2006-fileserver"]
     limits = limits_for(profile, 2300.0, 2)
-    session.machine = {
-        "profile": profile.model_dump(mode="json"),
-        "backend": "cgroup v1",
-        "host_cpu_mhz": 2300.0,
-        "limits": limits.to_dict(),
-        "probes": [{**_probe(21.3, 20.3, 0.226, 413 * MIB), "misses": []}],
-    }
+    session.machine = MachineRecord.model_validate(
+        {
+            "profile": profile.model_dump(mode="json"),
+            "backend": "cgroup v1",
+            "host_cpu_mhz": 2300.0,
+            "limits": limits.to_dict(),
+            "probes": [{**_probe(21.3, 20.3, 0.226, 413 * MIB), "misses": []}],
+        }
+    )
     return session
 
 

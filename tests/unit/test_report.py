@@ -253,8 +253,8 @@ def test_a_decisive_run_cut_by_its_budget_says_how_many_repetitions_ran() -> Non
     from fsarena.report.table import header_lines
 
     session = load(FIXTURES / "three-filesystems.json")
-    session.plan["decisive"] = True
-    session.plan["repetitions"] = 5  # it started from 5; the budget let 3 run
+    session.plan.decisive = True
+    session.plan.repetitions = 5  # it started from 5; the budget let 3 run
     assert header_lines(session)[0].startswith(
         "suite article-a-2006, 3 repetitions (decisive: from 5, within its time budget)"
     )

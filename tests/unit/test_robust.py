@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from fsarena.analysis.evidence import Index
-from fsarena.analysis.stats import (
+from fsarena.analysis.ranking import (
     detectable,
     hodges_lehmann,
     rank,
@@ -83,7 +83,7 @@ def _stalled_sessions(name: str):  # type: ignore[no-untyped-def]
 def test_recorded_session_with_a_stall_never_flips_a_verdict() -> None:
     """No significant pair reverses; a stall in one run moves a verdict less than plain Welch."""
     base = load(FIXTURES / "three-filesystems.json")
-    columns = {t: ["wall_s"] for t in base.tasks() if base.plan["task_info"][t]["timed"]}
+    columns = {t: ["wall_s"] for t in base.tasks() if base.plan.task_info[t].timed}
     before = analyse(base, columns)
     widened_robust, widened_plain = [], []
     index = Index(base)
@@ -96,8 +96,9 @@ def test_recorded_session_with_a_stall_never_flips_a_verdict() -> None:
                 if pair.significant and old.significant:
                     assert old.better == pair.better, f"{run.task}: a stall flipped {key}"
         # The stalled filesystem's intervals against the others, robust and plain.
-        samples = {fs: list(index.samples(fs, run.task, "wall_s").values()) for fs in base.plan[
-            "filesystems"]}  # fmt: skip
+        samples = {
+            fs: list(index.samples(fs, run.task, "wall_s").values()) for fs in base.plan.filesystems
+        }
         changed = {**samples, run.filesystem: list(Index(stalled).samples(
             run.filesystem, run.task, "wall_s").values())}  # fmt: skip
         for other in samples:

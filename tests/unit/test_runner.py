@@ -198,10 +198,10 @@ def test_cgroup_is_removed_when_bonnie_fails(tmp_path: Path) -> None:
 
 def test_article_suites_record_columns_and_dataset_origins(tmp_path: Path) -> None:
     session = _suite_run(tmp_path, "article-b-2001", FakeExecutor())
-    info = session.plan["task_info"]
-    assert info["dd_write_synced"]["columns"][:3] == ["wall_s", "user_s", "sys_s"]
-    assert info["dd_write_synced"]["writes"] and not info["dd_write_unsynced"]["writes"]
-    assert session.datasets["kernel"]["origin"].startswith("generated")
+    info = session.plan.task_info
+    assert info["dd_write_synced"].columns[:3] == ["wall_s", "user_s", "sys_s"]
+    assert info["dd_write_synced"].writes and not info["dd_write_unsynced"].writes
+    assert (session.datasets["kernel"].origin or "").startswith("generated")
     assert {"kernel", "kernel_tar", "dd"} <= set(session.datasets)
     synced = [c for c in session.runs if c.task == "dd_write_synced"]
     assert synced and all(r.status == "ok" for r in session.runs)

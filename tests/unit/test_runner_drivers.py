@@ -51,8 +51,8 @@ def test_a_guest_sequence_runs_every_task_inside_the_guest(tmp_path: Path) -> No
     assert tail[:2] == ["uml:close", "remove"]
     assert ("remove", str(tmp_path / "work/guest-source.img")) in ex.calls
     assert all(r.status == "ok" for r in session.runs)
-    assert session.profiles_as_run["jfs@uml"]["group"] == "guest:uml"
-    assert session.profiles_as_run["jfs@uml"]["reference"] == "ext4@uml"
+    assert session.profiles_as_run["jfs@uml"].group == "guest:uml"
+    assert session.profiles_as_run["jfs@uml"].reference == "ext4@uml"
 
 
 def test_no_datasets_disk_without_a_guest(tmp_path: Path) -> None:
@@ -66,7 +66,7 @@ def test_fusefat_ends_writing_tasks_with_a_global_sync(tmp_path: Path) -> None:
     assert mount[-1].endswith("mnt/vfat@fuse")
     syncs = [c for c in ex.calls if c[0] == "measure" and c[1] == "sync"]
     assert len(syncs) == 7 and all(c == ("measure", "sync") for c in syncs)
-    assert session.profiles_as_run["vfat@fuse"]["syncfs"] is False
+    assert session.profiles_as_run["vfat@fuse"].syncfs is False
 
 
 def test_a_guest_is_stopped_on_ctrl_c(tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ from fsarena.plan.core import Plan, make_plan
 from fsarena.run.resume import check_unchanged, mismatches, resumable
 from fsarena.run.runner import Runner
 from fsarena.run.sessions import finished_sequences, new_session
+from fsarena.session.records import TargetRecord
 from fsarena.session.store import Session, load, save
 from tests.fakes import FakeExecutor
 
@@ -146,8 +147,8 @@ def test_resume_refuses_what_changed(tmp_path: Path) -> None:
     with pytest.raises(FsarenaError, match=r"cannot be resumed: kernel.*start a new run"):
         check_unchanged(recorded, other, Path("s.json"))
     swapped = new_session(plan, {"kernel": "6.1"}, {"cp": "9.1", "mkfs.ext4": "1.47.0"})
-    recorded.target = {"path": "/dev/sdb1", "serial": "A1", "signatures_destroyed": ["ext4"]}
-    swapped.target = {"path": "/dev/sdb1", "serial": "B2", "signatures_destroyed": ["xfs"]}
+    recorded.target = TargetRecord(path="/dev/sdb1", serial="A1", signatures_destroyed=["ext4"])
+    swapped.target = TargetRecord(path="/dev/sdb1", serial="B2", signatures_destroyed=["xfs"])
     assert mismatches(recorded, swapped) == ["device serial: 'A1' then, 'B2' now"]
     bigger = new_session(plan.model_copy(update={"scale": 0.5}), {"kernel": "6.1"}, {})
     assert any(m.startswith("plan scale") for m in mismatches(recorded, bigger))
@@ -161,7 +162,7 @@ def test_resume_refuses_a_complete_session_and_other_datasets(tmp_path: Path) ->
         resumable(path)
     session = load(path)
     session.status = "interrupted"
-    session.datasets["iso"]["manifest_digest"] = "0" * 64
+    session.datasets["iso"].manifest_digest = "0" * 64
     save(session, path)
     with pytest.raises(FsarenaError, match="dataset iso differs"):
         _run(plan, FakeExecutor(), path, session=resumable(path))
@@ -206,9 +207,9 @@ def test_resume_knows_driver_names_and_suite_variants(tmp_path: Path) -> None:
     plan = make_plan(str(suite), None, 1, 0.001, 7, str(tmp_path / "work"))
     plan = plan.model_copy(update={"filesystems": ["btrfs-zstd@uml", "jfs@uml", "ext4@uml"]})
     save(new_session(plan, {"kernel": "k1"}, {}), tmp_path / "s.json")
-    assert resumable(tmp_path / "s.json").plan["filesystems"] == plan.filesystems
+    assert resumable(tmp_path / "s.json").plan.filesystems == plan.filesystems
     session = load(tmp_path / "s.json")
-    session.plan["filesystems"] = ["jfs@vm"]
+    session.plan.filesystems = ["jfs@vm"]
     save(session, tmp_path / "bad.json")
     with pytest.raises(FsarenaError, match="names jfs@vm, unknown to this fsarena"):
         resumable(tmp_path / "bad.json")

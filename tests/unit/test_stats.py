@@ -10,12 +10,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy import stats as sps
 
+from fsarena.analysis.ranking import holm, rank, ratio_test
 from fsarena.analysis.stats import (
-    holm,
     needs_more_repetitions,
     outliers,
-    rank,
-    ratio_test,
     repetitions_for,
     summarize,
     unstable_advice,

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from fsarena.analysis.verdicts import KINDS, Verdicts
+from fsarena.analysis.kinds import KINDS
+from fsarena.analysis.verdicts import Verdicts
 from fsarena.measure.metrics import METRICS, Metric
 from fsarena.report import build, render
 from tests.sessions import make_session
@@ -127,7 +128,8 @@ def test_counts_with_zeros_are_compared_directly(monkeypatch: pytest.MonkeyPatch
     )
     for run in session.runs:
         run.values = {"files_lost": run.values["capacity_pct"]}
-    session.plan["task_info"]["capacity_initial"].update(kind="safety", columns=["files_lost"])
+    info = session.plan.task_info["capacity_initial"]
+    info.kind, info.columns = "safety", ["files_lost"]
     v = build(session).verdicts
     assert v is not None
     safety = _kind(v, "safety")

@@ -2,7 +2,7 @@
 
 The default run is decisive: the runner keeps adding whole rounds while some
 kind of work's verdict is undecided (neither one winner nor a tie whose
-interval rules out any difference above verdicts.PRACTICAL), up to the plan's
+interval rules out any difference above kinds.PRACTICAL), up to the plan's
 maximum and within its time budget.
 
 With `--target-ci PCT` the runner keeps adding whole repetitions (one more
@@ -19,8 +19,9 @@ import math
 from collections import defaultdict
 from dataclasses import dataclass
 
+from fsarena.analysis.kinds import PRACTICAL
 from fsarena.analysis.stats import summarize
-from fsarena.analysis.verdicts import PRACTICAL, analyse
+from fsarena.analysis.verdicts import analyse
 from fsarena.session.store import Session
 
 MAX_SUGGESTED_ROUNDS = 100  # beyond this, more rounds is not the answer
@@ -80,10 +81,8 @@ def unstable_message(items: list[Imprecise], target_rel: float) -> str:
 def headline_columns(session: Session) -> dict[str, list[str]]:
     """Each task's headline metric, as the reports judge it (task_info columns, or the default)."""
     out = {}
-    for task, info in session.plan.get("task_info", {}).items():
-        given = [str(c) for c in info.get("columns", ())]
-        timed = bool(info.get("timed", True))
-        out[task] = given[:1] or (["wall_s"] if timed else ["capacity_pct"])
+    for task, info in session.plan.task_info.items():
+        out[task] = info.columns[:1] or (["wall_s"] if info.timed else ["capacity_pct"])
     return out
 
 

@@ -15,7 +15,7 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from fsarena.analysis.stats import Ranking, rank
+from fsarena.analysis.ranking import Ranking, rank
 from fsarena.measure.metrics import METRICS
 from fsarena.session.store import Run, Session
 
@@ -34,7 +34,7 @@ class Index:
                 self._runs[(run.filesystem, run.task)].append(run)
             elif run.status == "invalid":
                 self.invalid[(run.filesystem, run.task)] += 1
-        self.info: Mapping[str, Mapping[str, object]] = session.plan.get("task_info", {})
+        self.plan = session.plan
 
     def runs(self, filesystem: str, task: str) -> list[Run]:
         return self._runs.get((filesystem, task), [])
@@ -49,11 +49,11 @@ class Index:
         return found
 
     def kind(self, task: str) -> str:
-        return str(self.info.get(task, {}).get("kind", ""))
+        return self.plan.info(task).kind
 
     def payload(self, task: str) -> str | None:
         """The direction of the logical bytes a task moves ("write" | "read"), if any."""
-        value = self.info.get(task, {}).get("payload")
+        value = self.plan.info(task).payload
         return str(value) if value in ("write", "read") else None
 
     def invalid_on(self, task: str) -> tuple[str, ...]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from fsarena.analysis.stats import ALPHA, Pair, Ranking
+from fsarena.analysis.ranking import ALPHA, Pair, Ranking
 from fsarena.measure.metrics import Metric
 
 

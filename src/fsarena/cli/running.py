@@ -305,6 +305,7 @@ def _session_for(launch: Any, path: Path, recorded: Any) -> Any:
     from fsarena.run.preflight import host_facts, tool_versions
     from fsarena.run.resume import check_unchanged
     from fsarena.run.sessions import new_session
+    from fsarena.session.records import TargetRecord
 
     plan = launch.plan
     fresh = new_session(plan, host_facts(plan.workdir), tool_versions(plan.profiles()))
@@ -315,7 +316,7 @@ def _session_for(launch: Any, path: Path, recorded: Any) -> Any:
         fresh.warn("plan", note)
     if launch.device is not None:
         click.echo(f"fsarena: destroying all data on {launch.device.describe()}", err=True)
-        fresh.target = launch.device.to_dict()
+        fresh.target = TargetRecord.model_validate(launch.device.to_dict())
     if recorded is None:
         return fresh
     check_unchanged(recorded, fresh, path)

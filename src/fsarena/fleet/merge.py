@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from fsarena.analysis.evidence import Index
-from fsarena.analysis.stats import ALPHA, RatioTest, ratio_test
+from fsarena.analysis.ranking import ALPHA, RatioTest, ratio_test
 from fsarena.errors import FsarenaError
 from fsarena.measure.metrics import METRICS
 from fsarena.session.store import Session, load
@@ -36,23 +36,20 @@ class Host:
     def facts(self) -> dict[str, str]:
         """What may explain disagreement, side by side (empty: not recorded)."""
         h, s = self.session.host, self.session
-        backing = h.get("workdir_backing", {}) or {}
-        device = s.target.get("model") or " ".join(
-            str(backing[k]) for k in ("device", "model") if backing.get(k)
-        )
+        backing = h.workdir_backing
+        device = s.target.model or " ".join(v for v in (backing.device, backing.model) if v)
         options = {
-            name: ",".join(p.get("mount_options", []) or []) or "defaults"
-            for name, p in s.profiles_as_run.items()
+            name: ",".join(p.mount_options) or "defaults" for name, p in s.profiles_as_run.items()
         }
         return {
-            "hostname": str(h.get("hostname", "")),
-            "machine-id": str(h.get("machine_id", ""))[:12] or "not recorded",
-            "kernel": str(h.get("kernel", "")),
-            "CPU": f"{h.get('cpu_model', '')} x{h.get('cpus', '')}",
-            "device": str(device) or "not recorded",
-            "scheduler": str(backing.get("scheduler", "")) or "not recorded",
+            "hostname": h.hostname,
+            "machine-id": h.machine_id[:12] or "not recorded",
+            "kernel": h.kernel,
+            "CPU": f"{h.cpu_model} x{h.cpus or ''}",
+            "device": device or "not recorded",
+            "scheduler": backing.scheduler or "not recorded",
             "mount options": " ".join(f"{k}:{v}" for k, v in sorted(options.items())),
-            "fsarena build": str(h.get("fsarena_build", "")) or "not recorded",
+            "fsarena build": h.fsarena_build or "not recorded",
             "status": s.status,
         }
 
@@ -105,7 +102,7 @@ def load_hosts(paths: list[Path], allow_same_machine: bool = False) -> tuple[lis
     _same_build(sessions)
     _same(sessions, _comparable_plan, "plans")
     warnings = _duplicates(sessions, allow_same_machine)
-    labels = [str(s.host.get("hostname", "")) or p.stem for p, s in sessions]
+    labels = [s.host.hostname or p.stem for p, s in sessions]
     if len(set(labels)) < len(labels):  # e.g. clones named alike: the files tell them apart
         labels = [p.stem for p, _ in sessions]
     hosts = [
@@ -122,7 +119,8 @@ def load_hosts(paths: list[Path], allow_same_machine: bool = False) -> tuple[lis
 
 
 def _comparable_plan(session: Session) -> dict[str, Any]:
-    return {k: v for k, v in session.plan.items() if k not in HOST_LOCAL_PLAN_KEYS}
+    plan = session.plan.model_dump(mode="json")  # every key as stored, the unknown ones too
+    return {k: v for k, v in plan.items() if k not in HOST_LOCAL_PLAN_KEYS}
 
 
 def _same(sessions: list[tuple[Path, Session]], key: Any, what: str) -> None:
@@ -158,18 +156,18 @@ def _same_build(sessions: list[tuple[Path, Session]]) -> None:
 
 
 def _build(session: Session) -> str:
-    return str(session.host.get("fsarena_build", "")) or "(build not recorded)"
+    return session.host.fsarena_build or "(build not recorded)"
 
 
 def _name(session: Session, path: Path) -> str:
-    return f"{session.host.get('hostname', '?')} ({path})"
+    return f"{session.host.hostname or '?'} ({path})"
 
 
 def _duplicates(sessions: list[tuple[Path, Session]], allow: bool) -> list[str]:
     seen: dict[str, Path] = {}
     warnings = []
     for path, s in sessions:
-        mid = str(s.host.get("machine_id", ""))
+        mid = s.host.machine_id
         if not mid:
             warnings.append(f"{path} records no machine-id: cannot prove it is another machine")
             continue

@@ -15,6 +15,7 @@ from fsarena.measure.executor import RealExecutor
 from fsarena.measure.ledger import Ledger
 from fsarena.plan.core import Plan
 from fsarena.plan.machines import Limits, MachineProfile, host_cpu_mhz, limits_for
+from fsarena.session.records import MachineProbe, MachineRecord
 from fsarena.session.store import Session
 
 MIB = 1 << 20
@@ -78,9 +79,9 @@ def executor_for(
         limits = describe_limits(machine.limits, machine.backend.name)
         say(f"machine {plan.machine.name}: {limits}; probing it")
         probe = run_probe(executor, plan, machine)
-        record = machine.record()
+        record = MachineRecord.model_validate(machine.record())
         # A resumed session keeps the probes of its earlier parts.
-        record["probes"] = [*session.machine.get("probes", []), probe]
+        record.probes = [*session.machine.probes, MachineProbe.model_validate(probe)]
         session.machine = record
         for miss in probe["misses"]:
             session.warn("machine", miss)

@@ -13,10 +13,11 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from fsarena.analysis.stats import ratio_test
+from fsarena.analysis.ranking import ratio_test
 from fsarena.measure.metrics import METRICS
 from fsarena.report.powerloss import Section
 from fsarena.report.table import fmt, run_value
+from fsarena.session.records import given
 from fsarena.session.store import Session
 
 LAYOUT_METRICS = (
@@ -42,8 +43,8 @@ def pairs(session: Session) -> list[tuple[str, str]]:
     """(fresh, aged) filesystem names, in the plan's order."""
     found = []
     for name in session.filesystems():
-        fresh = session.profiles_as_run.get(name, {}).get("fresh")
-        if fresh:
+        profile = session.profiles_as_run.get(name)
+        if profile is not None and (fresh := profile.fresh):
             found.append((str(fresh), name))
     return found
 
@@ -64,8 +65,7 @@ def _gmean(values: Sequence[float]) -> float:
 
 
 def _timed_tasks(session: Session) -> list[str]:
-    info = session.plan.get("task_info", {})
-    return [t for t in session.tasks() if info.get(t, {}).get("timed", True)]
+    return [t for t in session.tasks() if session.plan.info(t).timed]
 
 
 def _time_rows(session: Session) -> tuple[list[list[str]], list[str]]:
@@ -189,21 +189,21 @@ def _layout_rows(session: Session) -> list[list[str]]:
 def _aging_rows(session: Session) -> list[list[str]]:
     rows = []
     for name, a in session.aging.items():
-        wall = float(a.get("wall_s", 0))
-        written = float(a.get("bytes_written", 0))
+        wall = float(a.wall_s)
+        written = float(a.bytes_written)
         rows.append(
             [
                 name,
                 f"{fmt(wall)} s",
                 f"{written / 1e9:.2f} GB",
                 f"{written / wall / 1e6:,.0f} MB/s" if wall > 0 else "-",
-                f"{float(a.get('device_write_bytes', 0)) / 1e9:.2f} GB",
-                str(a.get("files", "-")),
-                str(a.get("rounds", "-")),
-                str(a.get("stopped_by", "-")),
-                str(a.get("manifest_digest", ""))[:12],
-                "yes" if a.get("on_disk_matches") else "NO",
-                f"{a.get('snapshot_method', '-')}, {fmt(float(a.get('snapshot_s', 0)))} s",
+                f"{float(a.device_write_bytes) / 1e9:.2f} GB",
+                str(given(a.files, "-")),
+                str(given(a.rounds, "-")),
+                str(given(a.stopped_by, "-")),
+                str(given(a.manifest_digest, ""))[:12],
+                "yes" if a.on_disk_matches else "NO",
+                f"{given(a.snapshot_method, '-')}, {fmt(float(a.snapshot_s))} s",
             ]
         )
     return rows
@@ -213,14 +213,14 @@ def _against_ceiling(session: Session) -> list[str]:
     """The aging's write rate as a share of fio's write ceiling measured in the same run."""
     ceiling = session.ceiling("write")
     rates = [
-        float(a["bytes_written"]) / float(a["wall_s"])
+        float(a.bytes_written) / float(a.wall_s)
         for a in session.aging.values()
-        if a.get("wall_s") and a.get("bytes_written")
+        if a.wall_s and a.bytes_written
     ]
     if ceiling is None or not rates:
         return []
     # Why it is slow: the bench measured it for churn; a git replay is git's processes.
-    replayed = any(a.get("profile", {}).get("kind") == "git-replay" for a in session.aging.values())
+    replayed = any(a.profile and a.profile.kind == "git-replay" for a in session.aging.values())
     why = (
         "one git pull (fetch, upload-pack, merge: several processes) after another sets its pace"
         if replayed
@@ -236,9 +236,9 @@ def sections(session: Session) -> list[Section]:
     """The aged-vs-fresh sections; none for a session run without --age."""
     if not pairs(session):
         return []
-    age = session.plan.get("age") or {}
+    age = session.plan.age
     time_rows, changed = _time_rows(session)
-    digests = {str(a.get("manifest_digest")) for a in session.aging.values()}
+    digests = {str(a.manifest_digest) for a in session.aging.values()}
     same = (
         "the same file set on every filesystem (one manifest digest)"
         if len(digests) == 1
@@ -246,7 +246,7 @@ def sections(session: Session) -> list[Section]:
     )
     return [
         Section(
-            f"Aged ({age.get('name', '?')}) beside fresh: time per task",
+            f"Aged ({given(age.name if age else None)}) beside fresh: time per task",
             ["task", "filesystem", "fresh", "aged", "aged/fresh", "95 % interval", "n"],
             time_rows,
             [
@@ -287,7 +287,7 @@ def sections(session: Session) -> list[Section]:
             ],
             _aging_rows(session),
             [
-                f"Profile: {age.get('name', '?')}: {age.get('source', '')}",
+                f"Profile: {given(age.name if age else None)}: {age.source if age else ''}",
                 f"Result: {same}.",
                 *_against_ceiling(session),
             ],

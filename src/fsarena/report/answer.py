@@ -23,9 +23,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from fsarena.analysis.kinds import CPU_KIND, CPU_METRIC, SAFETY_KIND, KindVerdict
 from fsarena.analysis.phrases import names, number
-from fsarena.analysis.stats import Pair, Ranking
-from fsarena.analysis.verdicts import CPU_KIND, CPU_METRIC, SAFETY_KIND, KindVerdict, caveats
+from fsarena.analysis.ranking import Pair, Ranking
+from fsarena.analysis.verdicts import caveats
 from fsarena.measure.metrics import METRICS, Metric
 from fsarena.report.scope import KERNEL, group_of, ranked_group
 from fsarena.report.table import Comparison

@@ -101,7 +101,7 @@ def _comparable(session: Session, task: str) -> dict[str, str]:
     if any(r.measurement is not None for r in session.runs if r.task == task):
         return names
     for fs in session.filesystems():
-        base = str(session.profiles_as_run.get(fs, {}).get("base") or fs)
+        base = session.profile(fs).base or fs
         if fs not in names and base not in names.values():
             names[fs] = base
     return names
@@ -135,10 +135,9 @@ def _on_user_data(session: Session) -> set[str]:
     yours = {
         name
         for name, d in session.datasets.items()
-        if isinstance(d, dict) and str(d.get("origin", "")).startswith("your directory")
+        if (d.origin or "").startswith("your directory")
     }
-    info = session.plan.get("task_info", {})
-    return {t for t, i in info.items() if yours & set(i.get("datasets", ()))}
+    return {t for t, i in session.plan.task_info.items() if yours & set(i.datasets)}
 
 
 def spearman(pairs: list[tuple[float, float]]) -> float | None:

@@ -21,13 +21,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from fsarena.analysis.phrases import metric_word, number
-from fsarena.analysis.stats import Ranking, rank
+from fsarena.analysis.ranking import Ranking, rank
 from fsarena.errors import FsarenaError
 from fsarena.measure.metrics import METRICS
 from fsarena.report import charts, crossdiff, markdown, prose, text
 from fsarena.report.answer import build as build_answer
 from fsarena.report.sentence import matters
 from fsarena.report.table import Comparison, build, comparison_line, header_lines
+from fsarena.session.records import ProfileRecord, TaskInfo
 from fsarena.session.store import Run, Session
 
 
@@ -98,8 +99,8 @@ def merge(labelled: Sequence[tuple[str, Session]]) -> Session:
     """One session holding every session's runs, filesystems renamed LABEL/NAME."""
     first = labelled[0][1]
     runs: list[Run] = []
-    profiles: dict[str, dict[str, Any]] = {}
-    info: dict[str, Any] = {}
+    profiles: dict[str, ProfileRecord] = {}
+    info: dict[str, TaskInfo] = {}
     filesystems: list[str] = []
     tasks: list[str] = []
     for label, s in labelled:
@@ -107,8 +108,10 @@ def merge(labelled: Sequence[tuple[str, Session]]) -> Session:
         profiles.update({group(label, k): v for k, v in s.profiles_as_run.items()})
         filesystems.extend(group(label, fs) for fs in s.filesystems())
         tasks.extend(t for t in s.tasks() if t not in tasks)
-        info.update({t: v for t, v in s.plan.get("task_info", {}).items() if t not in info})
-    plan = {**first.plan, "filesystems": filesystems, "tasks": tasks, "task_info": info}
+        info.update({t: v for t, v in s.plan.task_info.items() if t not in info})
+    plan = first.plan.model_copy(
+        update={"filesystems": filesystems, "tasks": tasks, "task_info": info}
+    )
     statuses = {s.status for _, s in labelled}
     return first.model_copy(
         update={

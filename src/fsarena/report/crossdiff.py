@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from fsarena.errors import FsarenaError
+from fsarena.session.records import given
 from fsarena.session.store import Session
 
 Labelled = Sequence[tuple[str, Session]]
@@ -29,47 +30,44 @@ def refuse_empty(labelled: Labelled) -> None:
             )
 
 
-def _plan(key: str) -> Callable[[Session], str]:
-    return lambda s: str(s.plan.get(key, "?"))
-
-
-def _host(key: str) -> Callable[[Session], str]:
-    return lambda s: str(s.host.get(key, "?"))
+def _shown(value: object) -> str:
+    """A fact as the table shows it: "?" when the record does not have it."""
+    return "?" if value is None or value == "" else str(value)
 
 
 def _repetitions(s: Session) -> str:
-    return str(len(s.order) or s.plan.get("repetitions", "?"))
+    return str(len(s.order) or given(s.plan.repetitions))
 
 
 def _machine(s: Session) -> str:
-    return str((s.machine or {}).get("profile", {}).get("name", "none"))
+    return str(given(s.machine.profile.name, "none"))
 
 
 # (what, how to read it from a session, the warning when it differs, or "" for none)
 SETTINGS: tuple[tuple[str, Callable[[Session], str], str], ...] = (
     (
         "suite",
-        _plan("suite"),
+        lambda s: _shown(s.plan.suite),
         "different suites: only the tasks every session ran are compared side by side",
     ),
     (
         "scale",
-        _plan("scale"),
+        lambda s: _shown(s.plan.scale),
         "different dataset scales: a task's time grows with its data, so a difference "
         "between these sessions is mostly the size, not the change you are looking for; "
         "compare sessions run at the same --scale",
     ),
     ("repetitions", _repetitions, ""),
-    ("kernel", _host("kernel"), ""),
+    ("kernel", lambda s: _shown(s.host.kernel), ""),
     (
         "host",
-        _host("hostname"),
+        lambda s: _shown(s.host.hostname),
         "different hosts: hardware, disk and background load differ too, and are mixed "
         "into every difference",
     ),
     (
         "CPU",
-        _host("cpu_model"),
+        lambda s: _shown(s.host.cpu_model),
         "different CPUs: CPU-bound tasks (archives, small files) change with the processor",
     ),
     (
@@ -111,7 +109,7 @@ def warnings(labelled: Labelled) -> list[str]:
             out.append(warning[0].upper() + warning[1:] + f" ({what} differs).")
     seen: dict[tuple[str, str], str] = {}
     for label, s in labelled:
-        key = (s.created_at, str(s.host.get("hostname")))
+        key = (s.created_at, s.host.hostname)
         if key in seen:
             out.append(
                 f"{seen[key]} and {label} are the same session (started {s.created_at}): "

@@ -14,6 +14,7 @@ import io
 
 from fsarena.measure.metrics import METRICS
 from fsarena.report.table import PROBE_COLUMNS, Comparison, run_value
+from fsarena.session.records import given
 
 RAW_METRICS = (
     "wall_s",
@@ -41,10 +42,10 @@ def _session_cells(comparison: Comparison) -> list[str]:
     s = comparison.session
     return [
         s.created_at,
-        str(s.plan.get("suite", "")),
-        str(s.plan.get("scale", "")),
-        str(s.host.get("kernel", "")),
-        str(s.host.get("hostname", "")),
+        s.plan.suite,
+        str(given(s.plan.scale, "")),
+        s.host.kernel,
+        s.host.hostname,
     ]
 
 

@@ -28,7 +28,7 @@ from fsarena.analysis.stats import (
     Summary,
     instability,
 )
-from fsarena.analysis.verdicts import PRACTICAL
+from fsarena.analysis.kinds import PRACTICAL
 from fsarena.measure.metrics import METRICS, Metric
 from fsarena.report.rows import Row, TaskTable
 from fsarena.session.store import Session
@@ -182,7 +182,7 @@ def unstable_banner(tables: Sequence[TaskTable], target_ci_pct: float, session: 
     """The one line above the flagged results: how many, and the one command that fixes it."""
     count = sum(row.unstable for t in tables for row in t.rows)
     need = rounds_to_settle(tables, target_ci_pct)
-    rounds = [float(r["wall_s"]) for r in session.timing.get("rounds", [])]
+    rounds = [float(r.wall_s) for r in session.timing.rounds]
     budget = ""
     if rounds and need:
         budget = f" (about {math.ceil(need * max(rounds[-3:]) / 60)} min at this run's pace)"

@@ -66,13 +66,9 @@ class GroupPart:
     cells: list[list[str]]
 
 
-def _info(session: Session, filesystem: str, field: str) -> str:
-    return str(session.profiles_as_run.get(filesystem, {}).get(field, ""))
-
-
 def _tool(session: Session, filesystem: str) -> str:
     """The program that mounted it (a FUSE driver), from the profile as run."""
-    command = session.profiles_as_run.get(filesystem, {}).get("mount_command") or [""]
+    command = session.profile(filesystem).mount_command or [""]
     return str(command[0])
 
 
@@ -89,7 +85,7 @@ def _texts(session: Session, key: str, rows: list[Row]) -> tuple[str, str, str]:
     """Title, sentence beside the table, and full explanation of a group."""
     kind, _, guest = key.partition(":")
     names = [r.filesystem for r in rows]
-    reference = _info(session, names[0], "reference") if names else ""
+    reference = (session.profile(names[0]).reference or "") if names else ""
     tools = ", ".join(sorted({_tool(session, n) for n in names} - {""}))
     verdicts = "" if key == ranked_group(session) else " The verdicts do not include them."
     fill = {"guest": guest, "reference": reference, "tools": tools, "verdicts": verdicts}
@@ -123,7 +119,7 @@ def _subtable(table: TaskTable, rows: list[Row]) -> TaskTable:
 def _part(session: Session, table: TaskTable, key: str) -> GroupPart:
     rows = [r for r in table.rows if group_of(session, r.filesystem) == key]
     title, words, _ = _texts(session, key, rows)
-    reference = _info(session, rows[0].filesystem, "reference") if rows else ""
+    reference = (session.profile(rows[0].filesystem).reference or "") if rows else ""
     rows.sort(key=lambda r: r.filesystem != reference)  # the reference first
     if not table.timed:  # probes (space): values as measured, whatever the driver
         title = title.partition(":")[0]
@@ -197,7 +193,7 @@ def _mean_wall(session: Session, task: str, filesystem: str) -> float | None:
 
 def _native_note(session: Session, table: TaskTable, reference: str) -> str:
     """What the emulator cost in this run, where the reference also ran on the host."""
-    native = str(session.profiles_as_run.get(reference, {}).get("base", ""))
+    native = session.profile(reference).base or ""
     in_guest = _mean_wall(session, table.task, reference)
     on_host = _mean_wall(session, table.task, native) if native else None
     if in_guest is None or not on_host:

@@ -20,6 +20,7 @@ from fsarena.report.machine_section import machine_rows
 from fsarena.report.scope import verdict_scope
 from fsarena.report.sentence import task_sentence
 from fsarena.report.table import Comparison, TaskTable, build, comparison_line, fmt, header_lines
+from fsarena.session.records import given
 
 _ENV = jinja2.Environment(
     loader=jinja2.PackageLoader("fsarena.report", "templates"),
@@ -88,7 +89,7 @@ def template(name: str) -> jinja2.Template:
 
 def _title(comparison: Comparison) -> str:
     fs = comparison.session.filesystems()
-    return f"fsarena: {', '.join(fs)} — {comparison.session.plan.get('suite', '')}"
+    return f"fsarena: {', '.join(fs)} — {comparison.session.plan.suite}"
 
 
 # ---------------------------------------------------------------- per task
@@ -143,7 +144,8 @@ def _flat(data: Mapping[str, Any], prefix: str = "") -> list[tuple[str, str]]:
 def _provenance(comparison: Comparison) -> list[dict[str, Any]]:
     """Tables of where, with what and how the numbers were measured."""
     s = comparison.session
-    plan = {k: v for k, v in s.plan.items() if k not in ("task_info", "filesystems", "tasks")}
+    stored = s.plan.model_dump(mode="json")  # every key as stored, the unknown ones too
+    plan = {k: v for k, v in stored.items() if k not in ("task_info", "filesystems", "tasks")}
     session = {
         "fsarena": s.tool_version,
         "schema version": s.schema_version,
@@ -157,35 +159,35 @@ def _provenance(comparison: Comparison) -> list[dict[str, Any]]:
     profiles = [
         [
             name,
-            str(p.get("fstype", "")),
-            str(p.get("driver", "")),
-            " ".join(str(a) for a in p.get("mkfs", [])),
-            ",".join(str(o) for o in p.get("mount_options", [])) or "defaults",
-            fmt(float(p.get("image_size_bytes", 0)) / 1e6) + " MB",
-            str(p.get("notes", "")),
+            p.fstype,
+            p.driver or "",
+            " ".join(p.mkfs),
+            ",".join(p.mount_options) or "defaults",
+            fmt(float(p.image_size_bytes) / 1e6) + " MB",
+            p.notes,
         ]
         for name, p in sorted(s.profiles_as_run.items())
     ]
     datasets = [
         [
             name,
-            str(d.get("spec", {}).get("description", "")),
-            str(d.get("files", "")),
-            fmt(float(d.get("total_bytes", 0)) / 1e6) + " MB",
-            str(d.get("manifest_digest", ""))[:16],
+            d.spec.description,
+            str(given(d.files, "")),
+            fmt(float(d.total_bytes) / 1e6) + " MB",
+            d.manifest_digest[:16],
         ]
         for name, d in sorted(s.datasets.items())
     ]
     return [
         {"title": "Session", "headers": [], "rows": list(session.items())},
-        {"title": "Host", "headers": [], "rows": _flat(s.host)},
+        {"title": "Host", "headers": [], "rows": _flat(s.host.model_dump(mode="json"))},
         *(
             [{"title": "Emulated machine", "headers": [], "rows": machine_rows(s)}]
             if s.machine
             else []
         ),
         {"title": "Plan", "headers": [], "rows": _flat(plan)},
-        {"title": "Dataset source", "headers": [], "rows": _flat(s.source)},
+        {"title": "Dataset source", "headers": [], "rows": _flat(s.source.model_dump(mode="json"))},
         {"title": "Tool versions", "headers": [], "rows": sorted(s.tool_versions.items())},
         {
             "title": "Filesystems as run",

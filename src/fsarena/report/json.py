@@ -14,7 +14,7 @@ import math
 from dataclasses import asdict
 from typing import Any
 
-from fsarena.analysis.stats import Ranking
+from fsarena.analysis.ranking import Ranking
 from fsarena.report import outcome
 from fsarena.report.answer import build as build_answer
 from fsarena.report.csv import raw_unit
@@ -93,10 +93,11 @@ def render(comparison: Comparison) -> str:
         "created_at": session.created_at,
         "status": outcome.status_of(session),
         "outcome": outcome.record(session),
-        "host": session.host,
-        "plan": session.plan,
-        "source": session.source,
-        **({"machine": session.machine} if session.machine else {}),
+        # The records as stored: every key they were given, the unknown ones too.
+        "host": session.host.model_dump(mode="json"),
+        "plan": session.plan.model_dump(mode="json"),
+        "source": session.source.model_dump(mode="json"),
+        **({"machine": session.machine.model_dump(mode="json")} if session.machine else {}),
         "tasks": [
             {
                 "task": t.task,

@@ -1,72 +1,65 @@
 """The emulated machine of a session (--machine): its profile, the limits applied, their proof.
 
 Read from Session.machine as stored (machines/ writes it); reports never
-import machines/, so this reads the dict defensively: a session without a
-machine shows nothing.
+import machines/, so this reads the typed record (session.records): a session
+without a machine shows nothing.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
+from fsarena.session.records import MachineLimits, MachineProbe, MachineProfileRecord, MachineRecord
 from fsarena.session.store import Session
 
 MIB = 1 << 20
 
 
-def _num(value: Any) -> float | None:
-    return float(value) if isinstance(value, int | float) else None
-
-
-def _profile_part(profile: dict[str, Any]) -> str:
+def _profile_part(profile: MachineProfileRecord) -> str:
     parts = []
-    if (mem := _num(profile.get("memory_mib"))) is not None:
+    if (mem := profile.memory_mib) is not None:
         parts.append(f"{mem:g} MiB RAM")
-    if (mhz := _num(profile.get("cpu_mhz"))) is not None:
+    if (mhz := profile.cpu_mhz) is not None:
         parts.append(f"a {mhz:g} MHz CPU")
-    if (cores := _num(profile.get("cpu_cores"))) is not None:
+    if (cores := profile.cpu_cores) is not None:
         parts.append(f"{cores:g} CPU cores")
-    for direction in ("read", "write"):
-        if (rate := _num(profile.get(f"disk_{direction}_mib_s"))) is not None:
+    for direction, rate in (("read", profile.disk_read_mib_s), ("write", profile.disk_write_mib_s)):
+        if rate is not None:
             parts.append(f"disk {direction} {rate:g} MiB/s")
-    if (dirty := _num(profile.get("dirty_mib"))) is not None:
+    if (dirty := profile.dirty_mib) is not None:
         parts.append(f"vm.dirty_bytes {dirty:g} MiB")
-    if (background := _num(profile.get("dirty_background_mib"))) is not None:
+    if (background := profile.dirty_background_mib) is not None:
         parts.append(f"vm.dirty_background_bytes {background:g} MiB")
     return ", ".join(parts) or "no limits"
 
 
-def _applied_part(machine: dict[str, Any]) -> str:
-    limits = machine.get("limits", {})
+def _applied_part(machine: MachineRecord) -> str:
+    limits: MachineLimits = machine.limits
     parts = []
-    if (cores := _num(limits.get("cpu_cores"))) is not None:
+    if (cores := limits.cpu_cores) is not None:
         parts.append(
-            f"CPU {cores:.3f} of a core ({limits.get('cpu_quota_us')} us per "
-            f"{limits.get('cpu_period_us')} us)"
+            f"CPU {float(cores):.3f} of a core ({limits.cpu_quota_us} us per "
+            f"{limits.cpu_period_us} us)"
         )
-    parts += [str(n) for n in limits.get("notes", []) if str(n).startswith("CPU not limited")]
-    return f"applied through {machine.get('backend', '?')}" + (
-        f": {'; '.join(parts)}" if parts else ""
-    )
+    parts += [n for n in limits.notes if n.startswith("CPU not limited")]
+    return f"applied through {machine.backend or '?'}" + (f": {'; '.join(parts)}" if parts else "")
 
 
-def _probe_part(probe: dict[str, Any]) -> str:
+def _probe_part(probe: MachineProbe) -> str:
     parts = []
     rates: dict[str, list[float]] = {}
-    for sample in probe.get("disk", []):
-        rates.setdefault(str(sample.get("direction")), []).append(float(sample["bytes_per_s"]))
+    for sample in probe.disk:
+        rates.setdefault(sample.direction, []).append(float(sample.bytes_per_s))
     for direction, values in rates.items():
         mean = sum(values) / len(values)
         parts.append(f"disk {direction} {mean / MIB:.2f} MiB/s (fio, n={len(values)})")
-    if cpu := probe.get("cpu"):
+    if cpu := probe.cpu:
         parts.append(f"a CPU-bound loop got {float(cpu['share_cores']):.3f} of a core")
-    if memory := probe.get("memory"):
+    if memory := probe.memory:
         parts.append(
             f"{int(memory['written_bytes']) / MIB:.0f} MiB written through the page cache "
             f"peaked at {int(memory['peak_bytes']) / MIB:.0f} MiB "
             f"(limit {int(memory['limit_bytes']) / MIB:.0f} MiB)"
         )
-    misses = len(probe.get("misses", []))
+    misses = len(probe.misses)
     verdict = "all within 10 % of the profile" if not misses else f"{misses} off by > 10 %"
     return "; ".join(parts) + f": {verdict}" if parts else verdict
 
@@ -76,14 +69,14 @@ def machine_lines(session: Session) -> list[str]:
     machine = session.machine
     if not machine:
         return []
-    profile = machine.get("profile", {})
+    profile = machine.profile
     lines = [
-        f"emulated machine {profile.get('name', '?')}: {_profile_part(profile)} "
-        f"({profile.get('article') or profile.get('description') or 'user-defined'}); "
+        f"emulated machine {profile.name or '?'}: {_profile_part(profile)} "
+        f"({profile.article or profile.description or 'user-defined'}); "
         f"{_applied_part(machine)}"
     ]
-    for probe in machine.get("probes", []):
-        lines.append(f"machine probe {probe.get('at', '')}: {_probe_part(probe)}")
+    for probe in machine.probes:
+        lines.append(f"machine probe {probe.at}: {_probe_part(probe)}")
     return lines
 
 
@@ -92,10 +85,10 @@ def machine_rows(session: Session) -> list[tuple[str, str]]:
     machine = session.machine
     if not machine:
         return []
-    profile = machine.get("profile", {})
-    rows = [("profile", str(profile.get("name", "?"))), ("limits", _profile_part(profile))]
-    rows += [(f"source of {k}", str(v)) for k, v in profile.get("sources", {}).items()]
+    profile = machine.profile
+    rows = [("profile", profile.name or "?"), ("limits", _profile_part(profile))]
+    rows += [(f"source of {k}", v) for k, v in profile.sources.items()]
     rows.append(("backend", _applied_part(machine)))
-    rows += [("note", str(n)) for n in machine.get("limits", {}).get("notes", [])]
-    rows += [(f"probe {p.get('at', '')}", _probe_part(p)) for p in machine.get("probes", [])]
+    rows += [("note", n) for n in machine.limits.notes]
+    rows += [(f"probe {p.at}", _probe_part(p)) for p in machine.probes]
     return rows

@@ -56,9 +56,9 @@ def provenance_lines(session: Session) -> list[str]:
         rows = [
             [
                 name,
-                str(p.get("driver", "")),
-                "`" + " ".join(str(a) for a in p.get("mkfs", [])) + "`",
-                ",".join(str(o) for o in p.get("mount_options", [])) or "defaults",
+                p.driver or "",
+                "`" + " ".join(p.mkfs) + "`",
+                ",".join(p.mount_options) or "defaults",
             ]
             for name, p in sorted(session.profiles_as_run.items())
         ]

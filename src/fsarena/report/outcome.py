@@ -132,8 +132,8 @@ def record(session: Session) -> dict[str, Any]:
 
 def _planned(session: Session) -> int:
     plan = session.plan
-    reps = max(len(session.order), int(plan.get("repetitions", 0) or 0))
-    return len(plan.get("filesystems", [])) * len(plan.get("tasks", [])) * reps
+    reps = max(len(session.order), plan.repetitions or 0)
+    return len(plan.filesystems) * len(plan.tasks) * reps
 
 
 def _causes(session: Session) -> tuple[Cause, ...]:
@@ -160,7 +160,7 @@ def _causes(session: Session) -> tuple[Cause, ...]:
 def _fixes(session: Session, causes: tuple[Cause, ...]) -> list[str]:
     """One instruction per kind of cause: the option to change, or the command that says how."""
     # Suite variants with a base of their own (a built-in's name maps to an empty table).
-    declared = session.plan.get("variants", {}) or {}
+    declared = session.plan.variants
     variants = {name for name, v in declared.items() if isinstance(v, dict) and v.get("base")}
     fixes: list[str] = []
     own: dict[str, list[str]] = {}  # a suite variant's mkfs or mount failed: its options
@@ -191,9 +191,9 @@ def _stopped(session: Session) -> bool:
 def _bigger(session: Session, fault: str) -> str:
     """Run again with room or time enough: twice what this session had."""
     if fault == "timeout":
-        timeout = float(session.plan.get("task_timeout_s", 3600) or 3600)
+        timeout = float(session.plan.task_timeout_s or 3600)
         return f"run again with --task-timeout {2 * timeout:g} (or a smaller --scale)"
-    sizes = [int(p.get("image_size_bytes", 0)) for p in session.profiles_as_run.values()]
+    sizes = [p.image_size_bytes for p in session.profiles_as_run.values()]
     bigger = 2 * max(sizes, default=0) // MIB
     more = f"--image-size {bigger}M" if bigger else "a bigger --image-size"
     return f"run again with {more} (or a smaller --scale)"

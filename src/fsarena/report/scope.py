@@ -15,7 +15,7 @@ KERNEL = "kernel"
 
 
 def group_of(session: Session, filesystem: str) -> str:
-    return str(session.profiles_as_run.get(filesystem, {}).get("group", KERNEL))
+    return session.profile(filesystem).group or KERNEL
 
 
 def ranked_group(session: Session) -> str:
@@ -30,7 +30,7 @@ def verdict_scope(session: Session) -> Session:
     if all(group_of(session, fs) == group for fs in session.filesystems()):
         return session
     keep = [fs for fs in session.filesystems() if group_of(session, fs) == group]
-    plan = {**session.plan, "filesystems": keep}
+    plan = session.plan.model_copy(update={"filesystems": keep})
     runs = [r for r in session.runs if r.filesystem in keep]
     return session.model_copy(update={"plan": plan, "runs": runs})
 

@@ -13,7 +13,7 @@ import math
 
 from fsarena.analysis.evidence import TaskResult
 from fsarena.analysis.phrases import describe, metric_word, names, number
-from fsarena.analysis.stats import Pair, Ranking
+from fsarena.analysis.ranking import Pair, Ranking
 from fsarena.measure.metrics import METRICS, Metric
 from fsarena.report.units import value_text
 

@@ -22,6 +22,7 @@ from fsarena.report.rows import Row as Row
 from fsarena.report.rows import TaskTable as TaskTable
 from fsarena.report.scope import scope_words, verdict_scope
 from fsarena.report.sentence import task_sentence
+from fsarena.session.records import given
 from fsarena.session.store import Run, Session
 
 TIMED_COLUMNS = (
@@ -100,21 +101,20 @@ def _row(
 
 
 def target_ci_pct(session: Session) -> float:
-    value = session.plan.get("target_ci_pct")
+    value = session.plan.target_ci_pct
     return float(value) if isinstance(value, int | float) and value > 0 else DEFAULT_TARGET_CI_PCT
 
 
 def build(session: Session) -> Comparison:
-    info = session.plan.get("task_info", {})
     target_pct = target_ci_pct(session)
     tables = []
     for task in session.tasks():
-        meta = info.get(task, {})
-        timed = bool(meta.get("timed", True))
+        meta = session.plan.info(task)
+        timed = meta.timed
         # plan task_info "columns" (vocabulary.md): the metrics a task's table shows, in order.
-        given = tuple(str(c) for c in meta.get("columns", ()) if str(c) in METRICS)
+        given = tuple(c for c in meta.columns if c in METRICS)
         columns = given or (TIMED_COLUMNS if timed else PROBE_COLUMNS)
-        payload = meta.get("payload")
+        payload = meta.payload
         if payload:
             columns = (*columns, *(c for c in PAYLOAD_COLUMNS if c not in columns))
         ceiling = session.ceiling(str(payload)) if payload else None
@@ -135,8 +135,8 @@ def build(session: Session) -> Comparison:
             tables.append(
                 TaskTable(
                     task=task,
-                    kind=str(meta.get("kind", "")),
-                    description=str(meta.get("description", "")),
+                    kind=meta.kind,
+                    description=meta.description,
                     timed=timed,
                     columns=columns,
                     rows=rows,
@@ -199,24 +199,22 @@ def _target(session: Session) -> str:
     """Where the filesystems were made: loop images, or the block device a session names."""
     t = session.target
     if not t:
-        return f"loop images (direct I/O) in {session.host.get('workdir', '?')}"
-    return (
-        f"block device {t.get('path')} (model {t.get('model') or '-'}, {t.get('size_bytes')} bytes)"
-    )
+        return f"loop images (direct I/O) in {session.host.workdir or '?'}"
+    return f"block device {t.path} (model {t.model or '-'}, {t.size_bytes} bytes)"
 
 
 def header_lines(session: Session) -> list[str]:
     """Provenance shown above the tables."""
     host = session.host
     plan = session.plan
-    mem = int(host.get("mem_total_bytes", 0)) / 2**30
+    mem = host.mem_total_bytes / 2**30
     machine = (
-        f"kernel {host.get('kernel', '?')}, {host.get('cpu_model', '?')} x{host.get('cpus', '?')}, "
+        f"kernel {host.kernel or '?'}, {host.cpu_model or '?'} x{host.cpus or '?'}, "
         f"{mem:.1f} GiB RAM"
     )
-    if "crashtest" in plan:  # `fsarena crashtest`: no datasets, no timed tasks
+    if plan.crashtest is not None:  # `fsarena crashtest`: no datasets, no timed tasks
         return [
-            f"crash test, seed {plan.get('seed', '?')}, status {session.status}",
+            f"crash test, seed {given(plan.seed)}, status {session.status}",
             machine,
             "writes and flushes recorded through flogfs (loop direct I/O); crash states "
             f"rebuilt on a private tmpfs; fsarena {session.tool_version}, "
@@ -224,17 +222,17 @@ def header_lines(session: Session) -> list[str]:
         ]
     # Where a dataset did not come from fsarena's own generators (or why not), say so.
     origins = [
-        f"dataset {name}: {d['origin']}"
+        f"dataset {name}: {d.origin}"
         for name, d in sorted(session.datasets.items())
-        if d.get("origin", "generated") != "generated"
+        if d.origin is not None and d.origin != "generated"
     ]
     return [
-        f"suite {plan.get('suite', '?')}, {_repetitions(session)}, "
-        f"scale {plan.get('scale', '?')}, seed {plan.get('seed', '?')}, "
+        f"suite {plan.suite or '?'}, {_repetitions(session)}, "
+        f"scale {given(plan.scale)}, seed {given(plan.seed)}, "
         f"status {status_of(session)}",
         machine,
         *machine_lines(session),
-        f"target: {_target(session)}; datasets on {session.source.get('kind', '?')}",
+        f"target: {_target(session)}; datasets on {session.source.kind or '?'}",
         *_ceiling_lines(session),
         f"caches dropped before every task; writes timed through syncfs; "
         f"fsarena {session.tool_version}, started {session.created_at}",
@@ -251,10 +249,10 @@ def _engine_lines(session: Session) -> list[str]:
 
 def _repetitions(session: Session) -> str:
     """How many repetitions ran, and the adaptive target if there was one."""
-    planned = session.plan.get("repetitions", "?")
-    target = session.plan.get("target_ci_pct")
+    planned = given(session.plan.repetitions)
+    target = session.plan.target_ci_pct
     ran = len(session.order)
-    if session.plan.get("decisive") and ran and ran != planned:
+    if session.plan.decisive and ran and ran != planned:
         # A decisive run starts from the suite's count: more rounds to decide, or fewer
         # when its time budget ran out first.
         return f"{ran} repetitions (decisive: from {planned}, within its time budget)"

@@ -14,6 +14,7 @@ from fsarena.errors import FsarenaError
 from fsarena.filesystems.profiles import FilesystemProfile
 from fsarena.run.sequence import FsSequence, RunnerSteps
 from fsarena.run.sessions import Event
+from fsarena.session.records import AgingRecord
 
 
 def aging_plan(runner: RunnerSteps, profile: FilesystemProfile) -> AgingPlan | None:
@@ -43,10 +44,11 @@ def age(runner: RunnerSteps, sequence: FsSequence, label: str, snapshot: str) ->
     except (FsarenaError, OSError) as exc:
         runner._record_all(label, sequence.repetition, f"aging failed: {exc}", "failed")
         return False
+    aged = AgingRecord.model_validate(record)
     if earlier := runner.session.aging.get(ctx.profile.name):  # --device ages every time
-        record["aged_times"] = int(earlier.get("aged_times", 1)) + 1
-        record["same_as_before"] = record["manifest_digest"] == earlier["manifest_digest"]
-    runner.session.aging[ctx.profile.name] = record
+        aged.aged_times = earlier.aged_times + 1
+        aged.same_as_before = aged.manifest_digest == earlier.manifest_digest
+    runner.session.aging[ctx.profile.name] = aged
     if record["stopped_by"] == "time":
         runner.session.warn(
             "aging",

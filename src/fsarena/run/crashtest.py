@@ -27,6 +27,7 @@ from fsarena.filesystems.profiles import CRASH_CONTROL, FilesystemProfile
 from fsarena.plan.core import Plan
 from fsarena.run.preflight import host_facts, tool_versions
 from fsarena.run.sessions import new_session, now
+from fsarena.session.records import ProfileRecord
 from fsarena.session.store import Run, Session, save
 
 TASK = "powerloss"
@@ -44,15 +45,17 @@ def make_session(profiles: list[FilesystemProfile], options: Options, workdir: P
     )
     tools = tool_versions([*profiles, CRASH_CONTROL])
     session = new_session(plan, host_facts(str(workdir)), tools)
-    session.plan["filesystems"] = [CRASH_CONTROL.name, *plan.filesystems]
-    session.plan["crashtest"] = {
+    session.plan.filesystems = [CRASH_CONTROL.name, *plan.filesystems]
+    session.plan.crashtest = {
         "states_cap": options.states_cap,
         "seed": options.seed,
         "workloads": {w.name: w.description for w in options.workloads},
         "control": CRASH_CONTROL.name,
     }
     for p in [CRASH_CONTROL, *profiles]:
-        session.profiles_as_run[p.name] = {**p.to_dict(), "image_size_bytes": image_size(p)}
+        session.profiles_as_run[p.name] = ProfileRecord.model_validate(
+            {**p.to_dict(), "image_size_bytes": image_size(p)}
+        )
     return session
 
 

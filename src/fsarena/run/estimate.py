@@ -21,7 +21,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 from statistics import fmean
-from typing import Any
 
 from fsarena.errors import FsarenaError
 from fsarena.plan.core import AGED_TASKS, Plan
@@ -48,13 +47,13 @@ def _whole_rounds(earlier: Session, plan: Plan, ratio: float, rounds: int) -> st
     Only when the earlier run compared the same filesystems at the same scale: a
     round's untimed work (verification, set-up) does not scale like its tasks.
     """
-    measured = [r["wall_s"] for r in earlier.timing.get("rounds", []) if not r["warmup"]]
-    same = earlier.plan.get("filesystems") == plan.filesystems and ratio == 1
+    measured = [r.wall_s for r in earlier.timing.rounds if not r.warmup]
+    same = earlier.plan.filesystems == plan.filesystems and ratio == 1
     same = same and _age_name(earlier) == (plan.age.name if plan.age else None)
     if not measured or not same:
         return ""
     per_round = fmean(measured)
-    total_s = float(earlier.timing.get("setup_s", 0)) + per_round * rounds
+    total_s = float(earlier.timing.setup_s or 0) + per_round * rounds
     warning = ""
     if plan.time_budget_s and total_s > plan.time_budget_s:
         warning = (
@@ -70,22 +69,19 @@ def _whole_rounds(earlier: Session, plan: Plan, ratio: float, rounds: int) -> st
 
 def _age_name(session: Session) -> str | None:
     """The aging profile an earlier session ran with, or None."""
-    age = session.plan.get("age")
-    return str(age.get("name")) if isinstance(age, dict) else None
+    age = session.plan.age
+    return age.name if age is not None else None
 
 
 def untimed_factor(session: Session) -> float | None:
     """(round walls - aging - image copies) / timed seconds: fsarena's own work per task second."""
-    rounds = session.timing.get("rounds", [])
-    timed = sum(float(r["timed_s"]) for r in rounds)
+    rounds = session.timing.rounds
+    timed = sum(float(r.timed_s) for r in rounds)
     if not rounds or timed <= 0:
         return None
-    reps = sum(not r["warmup"] for r in rounds)
-    aging = sum(
-        float(a.get("wall_s", 0)) + float(a.get("snapshot_s", 0)) * reps
-        for a in session.aging.values()
-    )
-    return max(1.0, (sum(float(r["wall_s"]) for r in rounds) - aging) / timed)
+    reps = sum(not r.warmup for r in rounds)
+    aging = sum(float(a.wall_s) + float(a.snapshot_s) * reps for a in session.aging.values())
+    return max(1.0, (sum(float(r.wall_s) for r in rounds) - aging) / timed)
 
 
 @dataclass(frozen=True)
@@ -122,18 +118,18 @@ def aging_cost(paths: list[Path], plan: Plan) -> AgingCost | None:
     assert plan.age is not None
     for path in paths[:20]:
         try:
-            records: list[dict[str, Any]] = list(load(path).aging.values())
+            records = list(load(path).aging.values())
         except FsarenaError:
             continue
-        kinds = {str(a.get("profile", {}).get("kind", "tree")) for a in records}
-        rates = [float(a["bytes_written_per_s"]) for a in records if a.get("bytes_written_per_s")]
-        copies = [a for a in records if a.get("snapshot_s")]
+        kinds = {a.profile.kind if a.profile else "tree" for a in records}
+        rates = [float(r) for a in records if (r := a.bytes_written_per_s)]
+        copies = [a for a in records if a.snapshot_s]
         if rates and copies and kinds == {plan.age.kind}:
             return AgingCost(
                 rate=min(rates),
-                copy_s=fmean(float(a["snapshot_s"]) for a in copies),
-                image_bytes=fmean(float(a["image_size_bytes"]) for a in copies),
-                wall_s=fmean(float(a["wall_s"]) for a in records),
+                copy_s=fmean(float(a.snapshot_s) for a in copies),
+                image_bytes=fmean(float(a.image_size_bytes) for a in copies),
+                wall_s=fmean(float(a.wall_s) for a in records),
                 source=path.name,
             )
     return None
@@ -149,9 +145,9 @@ def estimate(plan: Plan, results_dir: Path) -> str:
             continue
         means = _task_means(earlier)
         known = [t for t in plan.tasks if t in means]
-        if not known or not earlier.plan.get("scale"):
+        if not known or not (earlier_scale := earlier.plan.scale):
             continue
-        ratio = plan.scale / float(earlier.plan["scale"])
+        ratio = plan.scale / float(earlier_scale)
         rounds = plan.repetitions + plan.warmup_rounds
         sequences = len(plan.sequences()) * rounds
         ratios = {t: _tree_ratio(plan, earlier) if t in AGED_TASKS else ratio for t in known}
@@ -183,7 +179,7 @@ def _parts(
     )
     tasks = (
         f"{_duration(timed_s)} of timed tasks for the first {rounds} rounds{own}, from {name} "
-        f"(scale {earlier.plan['scale']}, times scaled linearly to {plan.scale})"
+        f"(scale {earlier.plan.scale}, times scaled linearly to {plan.scale})"
     )
     if plan.age is None:
         return f"about {_duration(tasks_s)}: {tasks}"
@@ -207,10 +203,10 @@ def _parts(
 
 def _tree_ratio(plan: Plan, earlier: Session) -> float:
     """The aged tree's size here over its size in the earlier session (it reads it whole)."""
-    sizes = [float(a["live_bytes"]) for a in earlier.aging.values() if "live_bytes" in a]
+    sizes = [float(a.live_bytes) for a in earlier.aging.values() if a.live_bytes is not None]
     if plan.age is None or not sizes:
         return 1.0
-    if plan.age.kind == "git-replay":  # a checkout of the kernel tree: it follows the scale
-        return plan.scale / float(earlier.plan["scale"])
+    if plan.age.kind == "git-replay" and (earlier_scale := earlier.plan.scale):
+        return plan.scale / float(earlier_scale)  # a checkout of the kernel tree: the scale's
     tree = plan.age.fullness * max(plan.image_size_for(p) for p in plan.profiles())
     return tree / fmean(sizes)

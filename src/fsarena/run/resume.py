@@ -26,8 +26,8 @@ def resumable(path: Path) -> Session:
     if session.status == "complete":
         raise FsarenaError(f"{path} is complete; there is nothing to resume (`fsarena report`)")
     plan = session.plan
-    planned = len(plan.get("filesystems", [])) * len(plan.get("tasks", []))
-    went_through = len(session.runs) >= planned * int(plan.get("repetitions", 1) or 1)
+    planned = len(plan.filesystems) * len(plan.tasks)
+    went_through = len(session.runs) >= planned * (plan.repetitions or 1)
     if session.status == "partial" or (session.status == "failed" and went_through):
         # It went through its whole plan: resuming would redo nothing.
         raise FsarenaError(
@@ -49,7 +49,8 @@ def _known(name: str, plan: Plan) -> bool:
 
 def plan_of(session: Session, path: Path) -> Plan:
     """The plan a session was run with, checked against this fsarena's tasks and filesystems."""
-    raw = {k: v for k, v in session.plan.items() if k in Plan.model_fields}
+    stored = session.plan.model_dump(mode="json")  # as stored: the keys this fsarena reads
+    raw = {k: v for k, v in stored.items() if k in Plan.model_fields}
     try:
         plan = Plan.model_validate(raw)
     except ValidationError as exc:
@@ -80,7 +81,7 @@ def mismatches(recorded: Session, fresh: Session) -> list[str]:
     # Compared as stored (JSON: tuples become lists), never as in memory.
     old, new = recorded.model_dump(mode="json"), fresh.model_dump(mode="json")
     found = _differences("fsarena version", old["tool_version"], new["tool_version"])
-    found += _differences("kernel", old["host"].get("kernel"), new["host"].get("kernel"))
+    found += _differences("kernel", recorded.host.kernel, fresh.host.kernel)
     found += _differences("plan", old["plan"], new["plan"])
     found += _differences("tool", old["tool_versions"], new["tool_versions"])
     # The same device path may name another disk today: compare what identifies it.

@@ -53,6 +53,7 @@ from fsarena.run.faults import explain
 from fsarena.run.sequence import FsSequence
 from fsarena.run.sessions import Event, finished_sequences, now
 from fsarena.run.source import prepare_source
+from fsarena.session.records import RoundTiming
 from fsarena.session.store import Run, RunStatus, Session, save
 from fsarena.targets import (
     GuestSourceDisk,
@@ -104,7 +105,7 @@ class Runner:
             with ExitStack() as stack:
                 stack.callback(remove_snapshots, self)
                 datasets = prepare_source(self, stack)
-                self.session.timing["setup_s"] = self.clock() - started
+                self.session.timing.setup_s = self.clock() - started
                 if self.plan.warmup_rounds and not self.session.warmup:
                     self._round(0, list(self.plan.filesystems), datasets, set(), warmup=True)
                 for repetition, order in self._rounds():
@@ -121,7 +122,7 @@ class Runner:
             raise
         finally:
             self.session.finished_at = now()
-            self.session.timing["total_s"] = self.clock() - started
+            self.session.timing.total_s = self.clock() - started
             self._save()
         self.on_event(Event("done", f"session saved to {self.session_path}"))
         return self.session
@@ -156,13 +157,10 @@ class Runner:
         for name in todo:
             self._run_sequence(name, repetition, datasets, warmup)
         timed = sum(r.timed_s for r in self._runs(warmup)[runs_before:])
-        self.session.timing.setdefault("rounds", []).append(
-            {
-                "repetition": repetition,
-                "warmup": warmup,
-                "wall_s": self.clock() - started,
-                "timed_s": timed,
-            }
+        self.session.timing.rounds.append(
+            RoundTiming(
+                repetition=repetition, warmup=warmup, wall_s=self.clock() - started, timed_s=timed
+            )
         )
         self._save()
 
@@ -195,7 +193,7 @@ class Runner:
             return True
         # A round costs about what the slowest of the last rounds cost; the budget
         # counts from the start of the run (set-up and warm-up included: what one waits).
-        rounds = [r["wall_s"] for r in self.session.timing.get("rounds", [])]
+        rounds = [r.wall_s for r in self.session.timing.rounds]
         per_round = max(rounds[-3:], default=0.0)
         return self.clock() - self._started + per_round <= self.plan.time_budget_s
 
@@ -247,7 +245,7 @@ class Runner:
     def _warn_unstable(self) -> None:
         """Name the kinds left undecided, or the tasks above the target CI, and the fix."""
         if self.plan.decisive and (open_kinds := undecided(self.session)):
-            rounds = [r["wall_s"] for r in self.session.timing.get("rounds", [])]
+            rounds = [r.wall_s for r in self.session.timing.rounds]
             per_round = max(rounds[-3:], default=0.0)
             message = undecided_message(open_kinds, len(self.session.order), per_round)
             self.session.warn("undecided", message)

@@ -15,6 +15,7 @@ from fsarena import __version__
 from fsarena.datasets.core import DatasetSpec
 from fsarena.errors import FsarenaError
 from fsarena.plan.core import Plan
+from fsarena.session.records import DatasetRecord
 from fsarena.session.store import Run, Session
 
 
@@ -39,12 +40,12 @@ def finished_sequences(session: Session, tasks: list[str]) -> set[tuple[str, int
     return {key for key, done in seen.items() if done >= set(tasks)}
 
 
-def check_same_dataset(recorded: dict[str, object] | None, name: str, digest: str) -> None:
+def check_same_dataset(recorded: DatasetRecord | None, name: str, digest: str) -> None:
     """A resumed session must measure the very data it measured before."""
-    if recorded is not None and recorded.get("manifest_digest") != digest:
+    if recorded is not None and recorded.manifest_digest != digest:
         raise FsarenaError(
             f"dataset {name} differs from the one this session was measured with "
-            f"(manifest digest {digest[:12]}, recorded {recorded.get('manifest_digest')!s:.12}); "
+            f"(manifest digest {digest[:12]}, recorded {recorded.manifest_digest:.12}); "
             "the session cannot be resumed: start a new run"
         )
 

@@ -17,6 +17,7 @@ from fsarena.datasets.manifest import Manifest
 from fsarena.datasets.realistic import histogram
 from fsarena.run.sequence import RunnerSteps
 from fsarena.run.sessions import Event, check_same_dataset, source_bytes
+from fsarena.session.records import DatasetRecord, DatasetSpecRecord, SourceRecord
 from fsarena.targets import GuestSourceDisk, Source
 from fsarena.targets.source import source_size_bytes
 from fsarena.tasks import SourceDataset
@@ -52,7 +53,7 @@ def prepare_source(runner: RunnerSteps, stack: ExitStack) -> dict[str, SourceDat
     )
     runner.on_event(Event("setup", f"source: {source.kind}, {data_bytes / 1e6:.0f} MB of datasets"))
     source.setup(runner.executor)
-    runner.session.source = source.describe()
+    runner.session.source = SourceRecord.model_validate(source.describe())
     runner._guest_source = prepare_guest_source(runner, stack, source)
     found: dict[str, SourceDataset] = {}
     # Trees first: tarballs archive them, git repositories commit them.
@@ -64,16 +65,16 @@ def prepare_source(runner: RunnerSteps, stack: ExitStack) -> dict[str, SourceDat
         manifest = _materialize(runner, spec, source.mountpoint, found)
         found[name] = SourceDataset(f"{source.mountpoint}/{spec.name}", manifest, spec)
         check_same_dataset(runner.session.datasets.get(name), name, manifest.digest())
-        runner.session.datasets[name] = {
-            "spec": spec.to_dict(),
-            "spec_hash": spec.spec_hash(),
-            "manifest_digest": manifest.digest(),
-            "files": len(manifest.files),
-            "directories": len(manifest.directories),
-            "total_bytes": manifest.total_bytes,
-            "origin": origin,
-            "size_histogram": histogram([f.size_bytes for f in manifest.files]),
-        }
+        runner.session.datasets[name] = DatasetRecord(
+            spec=DatasetSpecRecord.model_validate(spec.to_dict()),
+            spec_hash=spec.spec_hash(),
+            manifest_digest=manifest.digest(),
+            files=len(manifest.files),
+            directories=len(manifest.directories),
+            total_bytes=manifest.total_bytes,
+            origin=origin,
+            size_histogram=histogram([f.size_bytes for f in manifest.files]),
+        )
     runner._save()
     if runner._guest_source is not None:
         runner.on_event(Event("setup", "datasets disk for guests"))

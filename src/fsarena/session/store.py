@@ -20,6 +20,17 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError,
 from fsarena.errors import FsarenaError
 from fsarena.measure.core import Measurement
 from fsarena.measure.metrics import metric_value
+from fsarena.session.records import (
+    AgingRecord,
+    DatasetRecord,
+    HostFacts,
+    MachineRecord,
+    PlanRecord,
+    ProfileRecord,
+    SourceRecord,
+    TargetRecord,
+    TimingRecord,
+)
 
 # History of the stored format (keep one fixture per version in tests/fixtures):
 # 1 (fsarena 0.1.0): first version: host, tool versions, plan, profiles as run,
@@ -200,22 +211,22 @@ class Session(BaseModel):
     created_at: str
     finished_at: str | None = None
     status: SessionStatus = "running"
-    host: dict[str, Any] = Field(default_factory=dict)
+    # The inner records are typed (session.records): unknown keys are kept, and a
+    # record writes back only the keys it was given.
+    host: HostFacts = Field(default_factory=HostFacts)
     tool_versions: dict[str, str] = Field(default_factory=dict)
-    plan: dict[str, Any] = Field(default_factory=dict)
-    profiles_as_run: dict[str, dict[str, Any]] = Field(default_factory=dict)
-    datasets: dict[str, dict[str, Any]] = Field(default_factory=dict)
-    source: dict[str, Any] = Field(default_factory=dict)
-    target: dict[str, Any] = Field(default_factory=dict)  # a block device; empty: loop images
-    machine: dict[str, Any] = Field(default_factory=dict)  # emulated machine; empty: none
+    plan: PlanRecord = Field(default_factory=PlanRecord)
+    profiles_as_run: dict[str, ProfileRecord] = Field(default_factory=dict)
+    datasets: dict[str, DatasetRecord] = Field(default_factory=dict)
+    source: SourceRecord = Field(default_factory=SourceRecord)
+    target: TargetRecord = Field(default_factory=TargetRecord)  # a block device; empty: loop images
+    machine: MachineRecord = Field(default_factory=MachineRecord)  # emulated machine; empty: none
     order: list[list[str]] = Field(default_factory=list)  # filesystems, per repetition
     runs: list[Run] = Field(default_factory=list)
     warnings: list[WarningRecord] = Field(default_factory=list)
     ceilings: list[CeilingSample] = Field(default_factory=list)
     warmup: list[Run] = Field(default_factory=list)  # the warm-up round: shown, never a sample
-    # Where the wall time went: setup_s, total_s, rounds [{repetition, warmup, wall_s,
-    # timed_s}] (timed_s: the timed executions' own wall time).
-    timing: dict[str, Any] = Field(default_factory=dict)
+    timing: TimingRecord = Field(default_factory=TimingRecord)  # where the wall time went
 
     @model_validator(mode="after")
     def _mark_unavailable(self) -> Session:
@@ -227,7 +238,7 @@ class Session(BaseModel):
             self.warn(f"{metric}_unavailable", UNAVAILABLE_BEFORE[metric][1])
         return self
 
-    aging: dict[str, dict[str, Any]] = Field(default_factory=dict)  # per filesystem (--age)
+    aging: dict[str, AgingRecord] = Field(default_factory=dict)  # per filesystem (--age)
 
     def ceiling(self, direction: str) -> float | None:
         """The best raw throughput measured for a direction, bytes/s (None: not measured)."""
@@ -252,15 +263,19 @@ class Session(BaseModel):
 
     def filesystems(self) -> list[str]:
         """Filesystems in the plan's order."""
-        planned = [str(f) for f in self.plan.get("filesystems", [])]
+        planned = list(self.plan.filesystems)
         seen = {r.filesystem for r in self.runs}
         return [*planned, *sorted(seen - set(planned))]
 
     def tasks(self) -> list[str]:
         """Tasks in the plan's order."""
-        planned = [str(t) for t in self.plan.get("tasks", [])]
+        planned = list(self.plan.tasks)
         seen = {r.task for r in self.runs}
         return [*planned, *sorted(seen - set(planned))]
+
+    def profile(self, filesystem: str) -> ProfileRecord:
+        """A filesystem's profile as run; all defaults (the host kernel's driver) when absent."""
+        return self.profiles_as_run.get(filesystem) or ProfileRecord()
 
     def warn(self, code: str, message: str) -> None:
         record = WarningRecord(code=code, message=message)

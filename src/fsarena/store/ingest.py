@@ -17,6 +17,7 @@ from typing import Any
 
 from fsarena.errors import FsarenaError
 from fsarena.measure.core import Measurement
+from fsarena.session.records import HostFacts
 from fsarena.session.store import Run, Session, load
 from fsarena.store.db import Store
 
@@ -45,16 +46,16 @@ def _key(*parts: object) -> str:
     return hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:DIGEST_CHARS]
 
 
-def host_row(host: dict[str, Any]) -> tuple[Any, ...]:
+def host_row(host: HostFacts) -> tuple[Any, ...]:
     facts = (
-        str(host.get("machine_id", "")),
-        str(host.get("hostname", "")),
-        str(host.get("kernel", "")),
-        str(host.get("kernel_build", "")),
-        str(host.get("machine", "")),
-        str(host.get("cpu_model", "")),
-        int(host.get("cpus", 0) or 0),
-        int(host.get("mem_total_bytes", 0) or 0),
+        host.machine_id,
+        host.hostname,
+        host.kernel,
+        host.kernel_build,
+        host.machine,
+        host.cpu_model,
+        host.cpus,
+        host.mem_total_bytes,
     )
     return (_key(*facts), *facts)
 
@@ -63,11 +64,10 @@ def device_row(session: Session) -> tuple[Any, ...]:
     """The device measured on: the --device target, or the backing of the loop images."""
     if session.target:
         t = session.target
-        facts = ("device", t.get("path", ""), t.get("model", ""), t.get("serial", ""), "", "")
+        facts = ("device", t.path, t.model, t.serial, "", "")
     else:
-        b = session.host.get("workdir_backing", {}) or {}
-        facts = ("loop-backing", b.get("device", ""), b.get("model", ""), "", b.get("fstype", ""),
-                 b.get("scheduler", ""))  # fmt: skip
+        b = session.host.workdir_backing
+        facts = ("loop-backing", b.device, b.model, "", b.fstype, b.scheduler)
     strs = tuple(str(f or "") for f in facts)
     return (_key(*strs), *strs)
 
@@ -110,10 +110,10 @@ def _insert(store: Store, session: Session, digest: str, path: Path) -> None:
     plan = session.plan
     row = (
         digest, str(path.resolve()), session.schema_version, session.tool_version,
-        session.created_at, session.finished_at, session.status, str(plan.get("suite", "")),
-        plan.get("seed"), plan.get("scale"), plan.get("repetitions"),
+        session.created_at, session.finished_at, session.status, plan.suite,
+        plan.seed, plan.scale, plan.repetitions,
         ",".join(session.filesystems()), host[0], device[0],
-        json.dumps(plan, sort_keys=True),
+        json.dumps(plan.model_dump(mode="json"), sort_keys=True),
     )  # fmt: skip
     store.execute(f"INSERT INTO sessions VALUES ({_marks(row)})", row)
     runs, values = [], []
