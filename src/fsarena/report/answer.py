@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from fsarena.analysis.adaptive import round_seconds, rounds_to_rule_out, settle_command
 from fsarena.analysis.kinds import CPU_KIND, CPU_METRIC, SAFETY_KIND, KindVerdict
 from fsarena.analysis.phrases import names, number
 from fsarena.analysis.ranking import Pair, Ranking
@@ -167,20 +168,29 @@ def kind_answer(comparison: Comparison, verdict: KindVerdict) -> KindAnswer:
 # ---------------------------------------------------------------- the whole answer
 
 
-def _ties_line(answers: list[KindAnswer], filesystems: dict[str, tuple[str, ...]]) -> str:
+def _ties_line(
+    answers: list[KindAnswer], filesystems: dict[str, tuple[str, ...]], advice: str
+) -> str:
     """The ties in one line, then what this run could not decide, and how to decide it."""
     equal = [a for a in answers if a.status in (TIE, SMALL)]
     open_ = [a for a in answers if a.status == UNTESTED]
     line = _equal_line(equal, filesystems)
     if open_ and any(a.status != UNTESTED for a in answers):
         kinds = "; ".join(f"{a.title} — {a.text.removeprefix('undecided: ')}" for a in open_)
-        more = (
-            "Undecided, too few repetitions to tell: "
-            + kinds
-            + (". Decide them with more rounds: `fsarena run --time-budget 1800`, or `-n 6`.")
-        )
+        more = f"Undecided, too few repetitions to tell: {kinds}. {advice[:1].upper()}{advice[1:]}."
         line = f"{line} {more}".strip()
     return line
+
+
+def _advice(comparison: Comparison, open_: list[KindVerdict]) -> str:
+    """What would decide the open kinds, computed as the run's own closing warning does."""
+    rankings = [k.ranking for k in open_ if min(k.ranking.n.values(), default=0) >= 2]
+    widths = [w for r in rankings if (w := _detectable(r)) is not None]
+    if not widths:
+        return "run -n 3 or more"
+    n = min(min(r.n.values()) for r in rankings)
+    need = rounds_to_rule_out(n, max(widths), UNDECIDED_AT)
+    return settle_command(need, round_seconds(comparison.session), "decide them")
 
 
 def _equal_line(equal: list[KindAnswer], filesystems: dict[str, tuple[str, ...]]) -> str:
@@ -262,4 +272,6 @@ def build(comparison: Comparison) -> Answer:
     filesystems = {k.kind: tuple(sorted(k.ranking.order)) for k in verdicts.kinds}
     everyone = sorted({fs for k in verdicts.kinds for fs in k.ranking.order})
     decided = tuple(a for a in answers if a.status == WIN)
-    return Answer(_recommend(answers, everyone), decided, _ties_line(answers, filesystems), notes)
+    open_ = [k for k, a in zip(verdicts.kinds, answers, strict=True) if a.status == UNTESTED]
+    ties = _ties_line(answers, filesystems, _advice(comparison, open_))
+    return Answer(_recommend(answers, everyone), decided, ties, notes)

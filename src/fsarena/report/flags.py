@@ -19,7 +19,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from fsarena.analysis.adaptive import MAX_SUGGESTED_ROUNDS
+from fsarena.analysis.adaptive import MAX_SUGGESTED_ROUNDS, round_seconds, rounds_to_rule_out
+from fsarena.analysis.kinds import PRACTICAL
 from fsarena.analysis.phrases import number
 from fsarena.analysis.stats import (
     OUTLIER_SIGMAS,
@@ -28,7 +29,6 @@ from fsarena.analysis.stats import (
     Summary,
     instability,
 )
-from fsarena.analysis.kinds import PRACTICAL
 from fsarena.measure.metrics import METRICS, Metric
 from fsarena.report.rows import Row, TaskTable
 from fsarena.session.store import Session
@@ -174,18 +174,18 @@ def rounds_to_settle(tables: Sequence[TaskTable], target_ci_pct: float) -> int:
         for row in table.rows:
             s = row.stats.get(table.columns[0])
             if row.unstable and s is not None and math.isfinite(s.ci_half_width_rel):
-                need = max(need, math.ceil(s.n * (s.ci_half_width_rel / target) ** 2))
-    return min(need, MAX_SUGGESTED_ROUNDS)
+                need = max(need, rounds_to_rule_out(s.n, s.ci_half_width_rel, target))
+    return need
 
 
 def unstable_banner(tables: Sequence[TaskTable], target_ci_pct: float, session: Session) -> str:
     """The one line above the flagged results: how many, and the one command that fixes it."""
     count = sum(row.unstable for t in tables for row in t.rows)
     need = rounds_to_settle(tables, target_ci_pct)
-    rounds = [float(r.wall_s) for r in session.timing.rounds]
+    per_round = round_seconds(session)
     budget = ""
-    if rounds and need:
-        budget = f" (about {math.ceil(need * max(rounds[-3:]) / 60)} min at this run's pace)"
+    if per_round and need:
+        budget = f" (about {math.ceil(need * per_round / 60)} min at this run's pace)"
     fix = f"Fix: the same command with `--repetitions {need}`{budget}."
     if need >= MAX_SUGGESTED_ROUNDS:
         fix = f"More rounds are not the fix (over {MAX_SUGGESTED_ROUNDS} at this spread)."

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from fsarena.analysis.kinds import PRACTICAL
 from fsarena.analysis.phrases import number
 from fsarena.analysis.ranking import ALPHA, WINSOR_SIGMAS
 from fsarena.analysis.stats import CONFIDENCE
-from fsarena.analysis.kinds import PRACTICAL
 from fsarena.report.flags import FLAG_ADVICE, unstable_banner
 from fsarena.report.table import Comparison
 

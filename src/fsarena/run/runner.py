@@ -44,7 +44,13 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from fsarena.analysis.adaptive import imprecise, undecided, undecided_message, unstable_message
+from fsarena.analysis.adaptive import (
+    imprecise,
+    round_seconds,
+    undecided,
+    undecided_message,
+    unstable_message,
+)
 from fsarena.errors import FsarenaError
 from fsarena.measure.executor import Executor
 from fsarena.plan.core import Plan
@@ -245,8 +251,7 @@ class Runner:
     def _warn_unstable(self) -> None:
         """Name the kinds left undecided, or the tasks above the target CI, and the fix."""
         if self.plan.decisive and (open_kinds := undecided(self.session)):
-            rounds = [r.wall_s for r in self.session.timing.rounds]
-            per_round = max(rounds[-3:], default=0.0)
+            per_round = round_seconds(self.session)
             message = undecided_message(open_kinds, len(self.session.order), per_round)
             self.session.warn("undecided", message)
         if self.plan.target_ci_pct is None:
