@@ -65,7 +65,8 @@ def test_an_undecided_tie_gets_rounds_up_to_the_maximum(tmp_path: Path) -> None:
     assert {u.kind for u in undecided(session)} >= {"large_files"}
     # One banner: the count, the kinds with what they could not rule out, one command.
     (banner,) = [w.message for w in session.warnings if w.code == "undecided"]
-    assert banner.startswith(f"{len(undecided(session))} kind(s) of work not settled to 5% after 6")
+    count = len(undecided(session))
+    assert banner.startswith(f"{count} kind(s) of work not settled to 5 % after 6")
     assert "large files (" in banner
     assert "`fsarena run --time-budget " in banner or "more rounds are not the fix" in banner
 

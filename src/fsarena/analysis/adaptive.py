@@ -96,7 +96,7 @@ class Undecided:
     detectable: float  # the difference the run could not rule out (nan: unknown)
 
     def describe(self) -> str:
-        what = "unknown" if math.isnan(self.detectable) else f"{self.detectable:.0%}"
+        what = "unknown" if math.isnan(self.detectable) else f"{self.detectable * 100:.0f} %"
         return f"{self.title} ({', '.join(self.tied)} within {what})"
 
 
@@ -154,11 +154,12 @@ def undecided_message(items: list[Undecided], rounds: int, per_round_s: float | 
     """One warning for the kinds a decisive run left unsettled: which, and the command to settle."""
     widest = max((i.detectable for i in items if not math.isnan(i.detectable)), default=math.nan)
     need = rounds_to_rule_out(rounds, widest)
+    goal = f"{PRACTICAL * 100:.0f} %"
     return (
-        f"{len(items)} kind(s) of work not settled to {PRACTICAL:.0%} after {rounds} rounds "
+        f"{len(items)} kind(s) of work not settled to {goal} after {rounds} rounds "
         f"(neither one winner nor a tie ruling out larger differences): "
         f"{'; '.join(i.describe() for i in items)}; "
-        f"{settle_command(need, per_round_s, f'rule out differences above {PRACTICAL:.0%}')} "
+        f"{settle_command(need, per_round_s, f'rule out differences above {goal}')} "
         "(short tasks are already timed several times per round; a larger --scale would "
         "change what is measured, not settle it)."
     )
