@@ -152,19 +152,27 @@ def _verify_native(tool: str, manifest: Manifest, root: Path, threads: int) -> V
     """verify() through fsarena-verify: the manifest in on stdin, problem records out."""
     records = [f"d {d}\0" for d in manifest.directories]
     records += [f"f {f.size_bytes} {f.sha256} {f.path}\0" for f in manifest.files]
-    out = subprocess.run(
+    with subprocess.Popen(
         [tool, str(root), str(threads)],
-        input="".join(records).encode(),
-        capture_output=True,
-        check=False,
-    )
-    if out.returncode != 0:
-        message = out.stderr.decode(errors="replace").strip() or f"exit {out.returncode}"
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    ) as proc:
+        try:
+            stdout, stderr = proc.communicate("".join(records).encode())
+        except BaseException:
+            # Ctrl-C or SIGTERM: Python waits only 0.25 s for the child, and a verifier
+            # still reading the copy keeps the filesystem busy; wait until it is gone.
+            proc.kill()
+            proc.wait()
+            raise
+    if proc.returncode != 0:
+        message = stderr.decode(errors="replace").strip() or f"exit {proc.returncode}"
         raise FsarenaError(f"{tool} failed on {root}: {message}; run scripts/setup.sh again")
     problems: list[tuple[str, str]] = []
     checked = (0, 0)
     sizes = {f.path: f.size_bytes for f in manifest.files}
-    for record in out.stdout.decode(errors="surrogateescape").split("\0")[:-1]:
+    for record in stdout.decode(errors="surrogateescape").split("\0")[:-1]:
         code, detail, path = record.split("\t", 2)
         if code == "checked":
             checked = (int(detail), int(path.rstrip("\t")))

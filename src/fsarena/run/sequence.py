@@ -10,6 +10,7 @@ context and hands them to a sequence.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
@@ -28,6 +29,9 @@ from fsarena.targets.ceiling import TOLERANCE
 from fsarena.tasks import FsState, Task, TaskContext
 from fsarena.tasks.base import Unsupported
 from fsarena.tasks.lifecycle import Mkfs, Mount, Umount
+
+# How long teardown waits for a busy mount to be released by processes it killed.
+UMOUNT_PATIENCE_S = 10.0
 
 
 class SequenceRunner(Protocol):
@@ -271,6 +275,23 @@ class FsSequence:
     def unmount(self) -> None:
         """Teardown: unmount whatever this sequence left mounted."""
         if self.state is FsState.MOUNTED or self.ctx.executor.is_mounted(self.ctx.mountpoint):
-            self.ctx.executor.call(("umount", self.ctx.mountpoint))
+            self._umount_once_released()
             self.state = FsState.UNMOUNTED
         self.runner.executor.untrack("mount", self.ctx.mountpoint)
+
+    def _umount_once_released(self) -> None:
+        """umount, waiting a moment while the mount is busy.
+
+        After Ctrl-C or SIGTERM, a command fsarena killed (a cp, the copy verifier's
+        threads) can still hold files on the filesystem until its last read returns: a
+        teardown that gave up at once left the mount and its loop device behind.
+        """
+        deadline = time.monotonic() + UMOUNT_PATIENCE_S
+        while True:
+            try:
+                self.ctx.executor.call(("umount", self.ctx.mountpoint))
+                return
+            except FsarenaError as exc:
+                if "busy" not in str(exc) or time.monotonic() >= deadline:
+                    raise
+                time.sleep(0.1)
