@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from fsarena.errors import FsarenaError
 from fsarena.measure.core import Command, Timed
 from fsarena.plan.core import make_plan
 from fsarena.run.runner import Runner, shuffled_orders
@@ -152,6 +153,39 @@ def test_interrupt_saves_and_tears_down(tmp_path: Path) -> None:
     assert [r.task for r in saved.runs] == ["mkfs", "mount", "capacity_initial"]
     assert not ex.mounted
     assert [c[0] for c in ex.calls].count("detach") == 2  # the ceiling's and the sequence's
+
+
+def test_interrupted_teardown_waits_for_a_busy_mount(tmp_path: Path) -> None:
+    # A command killed by the interrupt can hold the filesystem for a moment: the
+    # teardown's umount is retried while the mount is busy, not given up at once.
+    plan = make_plan("article-a-2006", ["ext4"], 1, 0.001, 7, str(tmp_path / "work"))
+
+    class BusyOnce(FakeExecutor):
+        busy = 0  # after the interrupt, the first two umounts find the mount busy
+        interrupted_at = 0
+
+        def measure(
+            self, commands: Sequence[Command], device: str | None, timeout_s: float
+        ) -> Timed:
+            if commands[0].argv[0] == "cp":
+                self.busy, self.interrupted_at = 2, len(self.calls)
+                raise KeyboardInterrupt
+            return super().measure(commands, device, timeout_s)
+
+        def call(self, argv: Sequence[str]) -> None:
+            if argv[0] == "umount" and self.busy:
+                self.busy -= 1
+                self.calls.append(("call", *argv))
+                raise FsarenaError(f"`umount {argv[-1]}` failed: umount: target is busy.")
+            super().call(argv)
+
+    ex = BusyOnce()
+    with pytest.raises(KeyboardInterrupt):
+        Runner(plan, ex, new_session(plan, {}, {}), tmp_path / "s.json", "tmpfs").run()
+    assert not ex.mounted
+    after = ex.calls[ex.interrupted_at :]
+    umounts = [c[2] for c in after if c[:2] == ("call", "umount") and c[2].endswith("mnt/ext4")]
+    assert len(umounts) == 3  # the test filesystem: twice busy, then unmounted
 
 
 TOOLS = Path(__file__).resolve().parents[1] / "fixtures" / "tools"
