@@ -38,12 +38,19 @@ def leftovers(workdir: Path) -> list[str]:
     return found
 
 
-@pytest.fixture
-def workdir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    # Under /var/tmp like the default: /tmp may be a tmpfs, which loop direct I/O cannot use.
+def new_workdir() -> Path:
+    """A fresh directory for a test's work, under /var/tmp like the default.
+
+    Not /tmp: it may be a tmpfs, which loop direct I/O cannot use.
+    """
     base = Path("/var/tmp/fsarena-tests")
     base.mkdir(parents=True, exist_ok=True)
-    path = Path(subprocess.check_output(["mktemp", "-d", "-p", str(base)], text=True).strip())
+    return Path(subprocess.check_output(["mktemp", "-d", "-p", str(base)], text=True).strip())
+
+
+@pytest.fixture
+def workdir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    path = new_workdir()
     yield path
     left = leftovers(path)
     for mnt in [x for x in left if not x.startswith("/dev/")]:

@@ -11,7 +11,7 @@ import pytest
 from fsarena.aging.profiles import resolve_age
 from fsarena.aging.workload import AgingPlan, digest
 from fsarena.session.store import Session, load
-from tests.integration.conftest import fsarena, leftovers
+from tests.integration.conftest import fsarena, leftovers, new_workdir
 
 FILESYSTEMS = ("ext4", "xfs")  # btrfs too in the acceptance run; each costs ~40 s here
 IMAGE = "320M"  # xfs's smallest; a 32 MB aged tree and ~64 MB of churn: seconds
@@ -33,9 +33,7 @@ tasks = ["mkfs", "mount", "capacity_initial", "umount"]
 
 @pytest.fixture(scope="module")
 def aged_run() -> Iterator[tuple[subprocess.CompletedProcess[str], Path, Path]]:
-    base = Path("/var/tmp/fsarena-tests")
-    base.mkdir(parents=True, exist_ok=True)
-    work = Path(subprocess.check_output(["mktemp", "-d", "-p", str(base)], text=True).strip())
+    work = new_workdir()
     (work / "tiny.toml").write_text(PROFILE)
     (work / "suite.toml").write_text(SUITE)
     out = work / "session.json"

@@ -5,14 +5,13 @@ from __future__ import annotations
 import csv
 import io
 import json
-from pathlib import Path
 
 import pytest
 
 from fsarena.filesystems.drivers import probe
 from fsarena.filesystems.profiles import PROFILES
 from fsarena.session.store import load
-from tests.integration.conftest import fsarena, leftovers
+from tests.integration.conftest import fsarena, leftovers, new_workdir
 
 SUPPORTED = [name for name, p in PROFILES.items() if probe(p).available]
 SCALE = "0.01"
@@ -22,9 +21,7 @@ SCALE = "0.01"
 def session_run(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
     import subprocess
 
-    base = Path("/var/tmp/fsarena-tests")
-    base.mkdir(parents=True, exist_ok=True)
-    work = Path(subprocess.check_output(["mktemp", "-d", "-p", str(base)], text=True).strip())
+    work = new_workdir()
     out = work / "session.json"
     result = fsarena(
         "run",

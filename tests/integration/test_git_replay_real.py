@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from fsarena.session.store import Session, load
-from tests.integration.conftest import fsarena, leftovers
+from tests.integration.conftest import fsarena, leftovers, new_workdir
 
 FILESYSTEMS = ("ext4", "xfs")
 PROFILE = """
@@ -38,9 +38,7 @@ commits = 12
 
 @pytest.fixture(scope="module")
 def replayed() -> Iterator[tuple[subprocess.CompletedProcess[str], Path, Path]]:
-    base = Path("/var/tmp/fsarena-tests")
-    base.mkdir(parents=True, exist_ok=True)
-    work = Path(subprocess.check_output(["mktemp", "-d", "-p", str(base)], text=True).strip())
+    work = new_workdir()
     (work / "replay.toml").write_text(PROFILE)
     (work / "suite.toml").write_text(SUITE.format(profile=work / "replay.toml"))
     out = work / "session.json"

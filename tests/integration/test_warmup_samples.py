@@ -7,13 +7,11 @@ from pathlib import Path
 
 from fsarena.session.store import load
 from fsarena.tasks.lifecycle import SHORT_SAMPLES
-from tests.integration.conftest import fsarena, leftovers
+from tests.integration.conftest import fsarena, leftovers, new_workdir
 
 
 def test_warmup_round_and_multi_sample_short_tasks(tmp_path: Path) -> None:
-    base = Path("/var/tmp/fsarena-tests")
-    base.mkdir(parents=True, exist_ok=True)
-    work = Path(subprocess.check_output(["mktemp", "-d", "-p", str(base)], text=True).strip())
+    work = new_workdir()
     out = work / "session.json"
     try:
         result = fsarena(
