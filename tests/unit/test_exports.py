@@ -53,7 +53,7 @@ def test_cv_is_in_percent_as_every_report_prints_it() -> None:
     wall = table.rows[1].stats["wall_s"]
     row = next(t for t in doc["tasks"] if t["task"] == "iso_copy_in")["rows"][1]
     assert row["metrics"]["wall_s"]["cv_pct"] == pytest.approx(100 * wall.cv)
-    assert f"{100 * wall.cv:.1f} %" in render(session, "html")
+    assert f"{100 * wall.cv:.1f}\u00a0%" in render(session, "html")  # kept on one line
     assert doc["metric_units"]["wall_s"] == "s"
 
 

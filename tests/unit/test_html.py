@@ -137,5 +137,12 @@ def test_device_ceiling_is_shown_beside_payload_tasks() -> None:
     page = re.sub(r' data-label="[^"]*"', "", render(session, "html"))
     assert "Throughput against the device's measured ceiling" in page
     # 100 MB per run in about 10 s: 10 MB/s, 0.5 % of 2 GB/s.
-    assert "<td>ext4</td><td>9.99</td><td>2,000 (write)</td><td>0.5 %</td>" in page
+    assert "<td>ext4</td><td>9.99</td><td>2,000 (write)</td><td>0.5\u00a0%</td>" in page
     assert "of device ceiling (%)" in page  # the table's column
+
+
+def test_a_number_and_its_unit_never_break_across_lines(page: str) -> None:
+    # "95 %" broken as "95" / "% CI" on a phone reads as another figure.
+    assert "95\u00a0%\u00a0CI" in page
+    text = re.sub(r"<svg.*?</svg>|<style.*?</style>|<[^>]+>", "", page, flags=re.S)
+    assert not re.findall(r"\d (?:%|MB/s|ms\b|s\b)", text)
