@@ -27,27 +27,35 @@ class Section:
     notes: list[str]
 
 
-def results(session: Session) -> list[WorkloadResult]:
-    """Every workload result in the session, controls first."""
-    found = []
+def results(session: Session) -> list[tuple[int, WorkloadResult]]:
+    """Every workload result in the session with its run's repetition, controls first."""
+    found: list[tuple[int, WorkloadResult]] = []
     for run in session.runs:
         details = parse_details(run.details)
         if details is not None:
-            found.extend(details.all_results())
-    return sorted(found, key=lambda r: not r.control)
+            found.extend((run.repetition, r) for r in details.all_results())
+    return sorted(found, key=lambda pair: not pair[1].control)
 
 
 def _ms(value: float | None) -> str:
     return "-" if value is None else fmt(value, 3)
 
 
-def _name(result: WorkloadResult) -> str:
-    return f"{result.filesystem} (control)" if result.control else result.filesystem
+def _name(result: WorkloadResult, repetition: int | None = None) -> str:
+    """'ext4', 'ext4 (control)'; with ', repetition 2' when a workload ran more than once."""
+    name = f"{result.filesystem} (control)" if result.control else result.filesystem
+    return name if repetition is None else f"{name}, repetition {repetition}"
 
 
-def _outcome_row(result: WorkloadResult, s: WorkloadStats) -> list[str]:
+def _repeated(found: list[tuple[int, WorkloadResult]]) -> bool:
+    """Whether some filesystem's workload ran in several repetitions (rows must say which)."""
+    keys = [(r.filesystem, r.control, r.workload) for _, r in found]
+    return len(keys) != len(set(keys))
+
+
+def _outcome_row(result: WorkloadResult, s: WorkloadStats, name: str) -> list[str]:
     return [
-        _name(result),
+        name,
         result.workload,
         str(s.states),
         fmt(s.mounted_pct, 3),
@@ -60,8 +68,9 @@ def _outcome_row(result: WorkloadResult, s: WorkloadStats) -> list[str]:
     ]
 
 
-def _findings(result: WorkloadResult, s: WorkloadStats) -> list[str]:
+def _findings(result: WorkloadResult, s: WorkloadStats, repetition: int | None) -> list[str]:
     head = f"{_name(result)} {result.workload}"
+    head += "" if repetition is None else f" (repetition {repetition})"
     if result.status != "ok":
         return [f"{head}: {result.status.upper()}: {result.error}"]
     notes = []
@@ -90,16 +99,19 @@ def sections(session: Session) -> list[Section]:
     if not found:
         return []
     outcome_rows, unsynced_rows, notes = [], [], []
-    for result in found:
+    repeated = _repeated(found)
+    for repetition, result in found:
         s = summarize(result)
-        notes.extend(_findings(result, s))
+        which = repetition if repeated else None
+        name = _name(result, which)
+        notes.extend(_findings(result, s, which))
         if result.status != "ok":
             continue
-        outcome_rows.append(_outcome_row(result, s))
+        outcome_rows.append(_outcome_row(result, s, name))
         for path, counts in sorted(s.unsynced.items()):
             cells = [str(counts.get(o, 0)) for o in UNSYNCED_OUTCOMES]
-            unsynced_rows.append([_name(result), result.workload, path, *cells])
-    tested = [r for r in found if not r.control] or found
+            unsynced_rows.append([name, result.workload, path, *cells])
+    tested = [r for _, r in found if not r.control] or [r for _, r in found]
     caps = ", ".join(str(c) for c in sorted({r.states_cap for r in tested}))
     seeds = ", ".join(str(s) for s in sorted({r.seed for r in tested}))
     method = (
