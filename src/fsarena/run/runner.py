@@ -8,7 +8,7 @@ Order of operations (tested with a fake executor):
     per filesystem (order shuffled with the plan's seed):
     create image, attach loop device
     per task: bring the filesystem to the state the task needs (untimed),
-              prepare, sync + drop caches, timed commands (+ syncfs if it
+              prepare, cold caches (cold.py), timed commands (+ syncfs if it
               writes), verify, save the session
     unmount if still mounted, detach, delete the image
   unmount and remove the source
@@ -54,6 +54,7 @@ from fsarena.analysis.adaptive import (
 from fsarena.errors import FsarenaError
 from fsarena.measure.executor import Executor
 from fsarena.plan.core import Plan
+from fsarena.run import cold
 from fsarena.run.aged import age, aging_plan, remove_snapshots, snapshot_path
 from fsarena.run.faults import explain
 from fsarena.run.sequence import FsSequence
@@ -105,6 +106,7 @@ class Runner:
         done = finished_sequences(self.session, self.plan.tasks)
         self.session.order = []  # regenerated from the seed: a resumed session gets its own
         self.session.status = "running"
+        self.session.cold_caches = cold.FILESYSTEM if self.source_kind == "tmpfs" else cold.MACHINE
         self._save()
         started = self._started = self.clock()
         try:
