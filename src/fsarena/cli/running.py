@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 import sys
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -282,22 +283,34 @@ def run(ctx: click.Context, /, **opts: Any) -> None:
     if os.geteuid() != 0:
         raise FsarenaError("fsarena run needs root (mkfs, mount, losetup): run it with sudo")
     require_ready(launch)
-    if not opts["quiet"]:
-        from fsarena.run.estimate import estimate
+    from fsarena.run.estimate import estimate, report_reserve
 
+    if not opts["quiet"]:
         click.echo(f"fsarena: this run: {_announce(plan)}", err=True)
         click.echo(f"fsarena: time: {estimate(plan, Path(opts['results_dir']))}", err=True)
     session = _session_for(launch, path, recorded)
-    _execute(launch, session, path, opts["quiet"])
-    from fsarena.report import render, write
-
-    click.echo(render(session, opts["fmt"]), nl=False)
-    click.echo(f"\nsession saved: {path}", err=True)
-    html_path = path.with_suffix(".html")
-    write(session, "html", html_path)
-    click.echo(f"HTML report: {html_path}", err=True)
+    reserve = report_reserve(Path(opts["results_dir"])) if plan.time_budget_s else 0.0
+    _execute(launch, session, path, opts["quiet"], reserve)
+    _reports(session, path, opts["fmt"])
     import_into_default_store(path, opts["results_dir"])
     sys.exit(EXIT_CODES.get(session.status, 0))
+
+
+def _reports(session: Any, path: Path, fmt: str) -> None:
+    """The report on stdout and the HTML beside the session; their time saved with it."""
+    from fsarena.report import build, render_comparison, write
+    from fsarena.session.store import save
+
+    started = time.monotonic()
+    comparison = build(session)  # once, for both reports
+    click.echo(render_comparison(comparison, fmt), nl=False)
+    click.echo(f"\nsession saved: {path}", err=True)
+    html_path = path.with_suffix(".html")
+    write(session, "html", html_path, comparison)
+    click.echo(f"HTML report: {html_path}", err=True)
+    # What the next run keeps of its budget for this (run/estimate.py: report_reserve).
+    session.timing.report_s = time.monotonic() - started
+    save(session, path)
 
 
 def _session_for(launch: Any, path: Path, recorded: Any) -> Any:
@@ -326,7 +339,7 @@ def _session_for(launch: Any, path: Path, recorded: Any) -> Any:
     return recorded
 
 
-def _execute(launch: Any, session: Any, path: Path, quiet: bool) -> None:
+def _execute(launch: Any, session: Any, path: Path, quiet: bool, reserve_s: float) -> None:
     """The run itself, under the work directory's lock, stopped cleanly by a signal."""
     from fsarena.cli.progress import RunProgress
     from fsarena.machines.run import executor_for
@@ -357,7 +370,7 @@ def _execute(launch: Any, session: Any, path: Path, quiet: bool) -> None:
             with executor_for(plan, ledger, session, say) as executor:
                 runner = Runner(
                     plan, executor, session, path, launch.source_kind, progress,
-                    unavailable=launch.unavailable,
+                    unavailable=launch.unavailable, reserve_s=reserve_s,
                 )  # fmt: skip
                 with progress:
                     runner.run()

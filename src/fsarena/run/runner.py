@@ -46,6 +46,7 @@ from pathlib import Path
 
 from fsarena.analysis.adaptive import (
     imprecise,
+    next_round_fits,
     round_seconds,
     undecided,
     undecided_message,
@@ -99,6 +100,9 @@ class Runner:
     on_event: Callable[[Event], None] = lambda event: None
     clock: Callable[[], float] = time.monotonic
     unavailable: Mapping[str, str] = field(default_factory=dict)  # filesystem -> why not here
+    # Seconds the caller needs after the last round (writing the reports, as measured by an
+    # earlier session), kept out of the budget so that the whole command ends within it.
+    reserve_s: float = 0.0
     _guest_source: GuestSourceDisk | None = None
     _started: float = 0.0
 
@@ -197,13 +201,11 @@ class Runner:
 
     def _fits(self) -> bool:
         """Whether another round ends within the time budget (none: always)."""
-        if self.plan.time_budget_s is None:
-            return True
-        # A round costs about what the slowest of the last rounds cost; the budget
-        # counts from the start of the run (set-up and warm-up included: what one waits).
-        rounds = [r.wall_s for r in self.session.timing.rounds]
-        per_round = max(rounds[-3:], default=0.0)
-        return self.clock() - self._started + per_round <= self.plan.time_budget_s
+        # The budget counts from the start of the run (set-up and warm-up included: what
+        # one waits), and the reports written after the last round count too.
+        walls = [float(r.wall_s) for r in self.session.timing.rounds]
+        elapsed = self.clock() - self._started
+        return next_round_fits(elapsed, walls, self.plan.time_budget_s, self.reserve_s)
 
     def _want_more(self, done: int) -> bool:
         """Another round, if adaptive and some verdict or task is still open within the limits."""

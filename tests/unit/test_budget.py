@@ -1,0 +1,66 @@
+"""The time budget's decision to start another round: a forecast with a margin, and the reports."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from fsarena.analysis.adaptive import next_round_fits, round_forecast
+from fsarena.plan.core import make_plan
+from fsarena.run.estimate import report_reserve
+from fsarena.run.runner import Runner
+from fsarena.run.sessions import new_session
+from fsarena.session.store import load, save
+from tests.unit.test_adaptive import Jittery
+
+
+def test_the_forecast_is_the_slowest_recent_round_plus_their_spread() -> None:
+    assert round_forecast([]) == 0.0
+    assert round_forecast([58.0]) == 58.0  # one round: no spread seen yet
+    assert round_forecast([55.0, 61.0, 58.0]) == pytest.approx(61.0 + 6.0)
+    assert round_forecast([200.0, 55.0, 61.0, 58.0]) == pytest.approx(67.0)  # the last three
+
+
+def test_a_round_that_could_end_past_the_budget_is_not_started() -> None:
+    # The defect (issue 14): 539 s in, rounds of 55-61 s; the slowest alone forecast 600 s,
+    # so a round started, and one within the spread seen (61.9 s) ended at 600.9 s.
+    walls = [55.0, 61.0, 58.0]
+    assert 539.0 + max(walls) <= 600.0  # what the old rule allowed
+    assert not next_round_fits(539.0, walls, 600.0)
+    assert next_round_fits(533.0, walls, 600.0)  # 533 + 67 = 600: ends at the budget
+    assert next_round_fits(10_000.0, walls, None)  # no budget: always
+
+
+def test_the_reports_after_the_last_round_count_against_the_budget() -> None:
+    walls = [50.0, 50.0, 50.0]
+    assert next_round_fits(500.0, walls, 600.0, reserve_s=13.0)
+    assert not next_round_fits(500.0, walls, 600.0, reserve_s=51.0)
+
+
+def test_the_runner_keeps_the_reserve_out_of_its_rounds(tmp_path: Path) -> None:
+    # Rounds of 100 s (2 filesystems x 25 timed executions of 1 s and 3 s): in 450 s,
+    # four rounds fit with nothing after them, three when the reports need 60 s.
+    def rounds(reserve_s: float) -> int:
+        plan = make_plan("article-a-2006", ["ext4", "xfs"], 3, 0.001, 7, str(tmp_path / "w"),
+                         target_ci_pct=1.0, max_repetitions=10, time_budget_s=450.0)  # fmt: skip
+        ex = Jittery([1.0, 3.0])
+        path = tmp_path / f"s{reserve_s:.0f}.json"
+        session = new_session(plan, {}, {})
+        Runner(plan, ex, session, path, "tmpfs", clock=lambda: ex.now_s, reserve_s=reserve_s).run()
+        assert ex.now_s + reserve_s <= 450.0
+        return len(load(path).order)
+
+    assert rounds(0.0) == 4
+    assert rounds(60.0) == 3
+
+
+def test_the_reserve_is_the_newest_recorded_report_time(tmp_path: Path) -> None:
+    assert report_reserve(tmp_path) == 0.0  # nothing recorded yet
+    plan = make_plan("article-a-2006", ["ext4"], 1, 0.001, 7, str(tmp_path / "w"))
+    session = new_session(plan, {}, {})
+    save(session, tmp_path / "a.json")  # an older session without the figure
+    assert report_reserve(tmp_path) == 0.0
+    session.timing.report_s = 12.5
+    save(session, tmp_path / "b.json")
+    assert report_reserve(tmp_path) == 12.5
