@@ -64,3 +64,34 @@ def test_the_reserve_is_the_newest_recorded_report_time(tmp_path: Path) -> None:
     session.timing.report_s = 12.5
     save(session, tmp_path / "b.json")
     assert report_reserve(tmp_path) == 12.5
+
+
+def test_a_first_run_estimate_is_the_bytes_written_at_the_measured_ceiling(tmp_path: Path) -> None:
+    from fsarena.run.firstrun import first_run_estimate, written_per_sequence
+
+    plan = make_plan("article-a-2006", ["ext4", "xfs"], 3, 0.5, 7, str(tmp_path / "w"),
+                     decisive=True, time_budget_s=600, warmup_rounds=1)  # fmt: skip
+    specs = plan.dataset_specs()
+    # iso_copy_in and _within write the ISO, tree_copy_in and _within the tree; the
+    # listing, find, deletes and the lifecycle write no dataset.
+    written = 2 * specs["iso"].total_bytes + 2 * specs["tree"].total_bytes
+    assert written_per_sequence(plan) == written
+    text = first_run_estimate(plan, 1e9)
+    per_round = written * 2 / 1e9  # 2 filesystems at 1 GB/s
+    assert text.startswith(f"rough first-run estimate: at least {per_round * 4:.0f} s for 4 ")
+    assert f"rounds, {per_round:.0f} s each" in text
+    assert "1,000 MB/s measured just now by fio" in text and "a lower bound" in text
+    assert "the 10 min budget bounds the run" in text
+
+
+def test_a_first_run_prints_its_rough_estimate_once_the_ceiling_is_known(tmp_path: Path) -> None:
+    from tests.fakes import FakeExecutor
+
+    plan = make_plan("article-a-2006", ["ext4"], 2, 0.001, 7, str(tmp_path / "w"))
+    events: list[str] = []
+    Runner(plan, FakeExecutor(), new_session(plan, {}, {}), tmp_path / "s.json", "tmpfs",
+           lambda e: events.append(e.message), first_estimate=True).run()  # fmt: skip
+    told = [e for e in events if e.startswith("time: rough first-run estimate")]
+    assert len(told) == 1  # once, after the first round's ceiling; later rounds say nothing
+    ceilings = [i for i, e in enumerate(events) if e.startswith("device ceiling")]
+    assert events.index(told[0]) == ceilings[3] + 1  # right after the 4 fio passes

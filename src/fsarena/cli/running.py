@@ -283,14 +283,18 @@ def run(ctx: click.Context, /, **opts: Any) -> None:
     if os.geteuid() != 0:
         raise FsarenaError("fsarena run needs root (mkfs, mount, losetup): run it with sudo")
     require_ready(launch)
-    from fsarena.run.estimate import estimate, report_reserve
+    from fsarena.run.estimate import NO_ESTIMATE, estimate, report_reserve
 
+    told = estimate(plan, Path(opts["results_dir"]))
+    first = told.startswith(NO_ESTIMATE)
+    if first:
+        told += ": a rough first-run estimate follows the device's ceiling, measured first"
     if not opts["quiet"]:
         click.echo(f"fsarena: this run: {_announce(plan)}", err=True)
-        click.echo(f"fsarena: time: {estimate(plan, Path(opts['results_dir']))}", err=True)
+        click.echo(f"fsarena: time: {told}", err=True)
     session = _session_for(launch, path, recorded)
     reserve = report_reserve(Path(opts["results_dir"])) if plan.time_budget_s else 0.0
-    _execute(launch, session, path, opts["quiet"], reserve)
+    _execute(launch, session, path, opts["quiet"], reserve, first)
     _reports(session, path, opts["fmt"])
     import_into_default_store(path, opts["results_dir"])
     sys.exit(EXIT_CODES.get(session.status, 0))
@@ -339,7 +343,9 @@ def _session_for(launch: Any, path: Path, recorded: Any) -> Any:
     return recorded
 
 
-def _execute(launch: Any, session: Any, path: Path, quiet: bool, reserve_s: float) -> None:
+def _execute(
+    launch: Any, session: Any, path: Path, quiet: bool, reserve_s: float, first: bool
+) -> None:
     """The run itself, under the work directory's lock, stopped cleanly by a signal."""
     from fsarena.cli.progress import RunProgress
     from fsarena.machines.run import executor_for
@@ -370,7 +376,7 @@ def _execute(launch: Any, session: Any, path: Path, quiet: bool, reserve_s: floa
             with executor_for(plan, ledger, session, say) as executor:
                 runner = Runner(
                     plan, executor, session, path, launch.source_kind, progress,
-                    unavailable=launch.unavailable, reserve_s=reserve_s,
+                    unavailable=launch.unavailable, reserve_s=reserve_s, first_estimate=first,
                 )  # fmt: skip
                 with progress:
                     runner.run()

@@ -27,6 +27,8 @@ from fsarena.plan.core import AGED_TASKS, Plan
 from fsarena.run.runner import MIN_ROUNDS
 from fsarena.session.store import Session, load
 
+NO_ESTIMATE = "no estimate yet: no earlier session"
+
 
 def _task_means(session: Session) -> dict[str, float]:
     """Mean wall time of each task over its successful runs."""
@@ -181,7 +183,7 @@ def estimate(plan: Plan, results_dir: Path) -> str:
         if whole := _whole_rounds(earlier, plan, ratio, rounds):
             return f"{whole}{'' if 'PAST' in whole else more}, from {path.name}{gaps}"
         return _parts(plan, paths, earlier, path.name, timed_s, rounds) + more + gaps
-    return f"no estimate: no earlier session in {results_dir} ran these tasks"
+    return f"{NO_ESTIMATE} in {results_dir} ran these tasks"
 
 
 def _parts(

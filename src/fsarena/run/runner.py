@@ -58,6 +58,7 @@ from fsarena.plan.core import Plan
 from fsarena.run import cold
 from fsarena.run.aged import age, aging_plan, remove_snapshots, snapshot_path
 from fsarena.run.faults import explain
+from fsarena.run.firstrun import first_run_estimate
 from fsarena.run.sequence import FsSequence
 from fsarena.run.sessions import Event, finished_sequences, now
 from fsarena.run.source import prepare_source
@@ -103,6 +104,8 @@ class Runner:
     # Seconds the caller needs after the last round (writing the reports, as measured by an
     # earlier session), kept out of the budget so that the whole command ends within it.
     reserve_s: float = 0.0
+    # No earlier session gave an estimate: print a rough one once the ceiling is measured.
+    first_estimate: bool = False
     _guest_source: GuestSourceDisk | None = None
     _started: float = 0.0
 
@@ -251,6 +254,9 @@ class Runner:
             self.on_event(
                 Event("setup", f"device ceiling, {c.direction}: {c.bytes_per_s / 1e6:,.0f} MB/s")
             )
+        if self.first_estimate and (write := self.session.ceiling("write")):
+            self.first_estimate = False
+            self.on_event(Event("setup", f"time: {first_run_estimate(self.plan, write)}"))
 
     def _warn_unstable(self) -> None:
         """Name the kinds left undecided, or the tasks above the target CI, and the fix."""
