@@ -376,7 +376,8 @@ def _execute(
             with executor_for(plan, ledger, session, say) as executor:
                 runner = Runner(
                     plan, executor, session, path, launch.source_kind, progress,
-                    unavailable=launch.unavailable, reserve_s=reserve_s, first_estimate=first,
+                    unavailable=launch.unavailable, reserve_s=reserve_s,
+                    first_estimate=first or None,
                 )  # fmt: skip
                 with progress:
                     runner.run()

@@ -5,8 +5,9 @@ sizes, from the plan) at the device's raw write ceiling, which the run
 measures with fio before anything else. It is a lower bound: per-file work
 (trees of small files are slower than the device), reads, and fsarena's own
 untimed work (mkfs, checks, the ceiling itself) come on top, so the text says
-"at least". The runner prints it as soon as the ceiling is known; from the
-second run on, estimate.py uses the first one's measured rounds instead.
+"at least". The runner prints it as soon as the ceiling is known, then, after
+the first whole round, the time at that round's measured pace; from the second
+run on, estimate.py uses the first one's measured rounds instead.
 """
 
 from __future__ import annotations
@@ -45,4 +46,20 @@ def first_run_estimate(plan: Plan, write_bytes_per_s: float) -> str:
         f"filesystem x {len(plan.sequences())} at the {write_bytes_per_s / 1e6:,.0f} MB/s "
         "measured just now by fio (a lower bound: per-file work, reads and fsarena's own "
         f"work come on top){cap}"
+    )
+
+
+def paced_estimate(plan: Plan, elapsed_s: float, round_s: float, measured_left: int) -> str:
+    """After the first whole round: when the planned rounds end at its measured pace."""
+    end = elapsed_s + round_s * measured_left
+    more = ""
+    if plan.decisive or plan.target_ci_pct is not None:
+        more = f", then more rounds only while undecided (up to {plan.max_repetitions_or_default})"
+    cap = ""
+    if plan.time_budget_s:
+        cap = f", within the {_duration(plan.time_budget_s)} budget"
+        end = min(end, plan.time_budget_s)
+    return (
+        f"the first round took {_duration(round_s)}: at that pace the {measured_left} planned "
+        f"round(s) end about {_duration(end)} after the start{more}{cap}"
     )

@@ -58,7 +58,7 @@ from fsarena.plan.core import Plan
 from fsarena.run import cold
 from fsarena.run.aged import age, aging_plan, remove_snapshots, snapshot_path
 from fsarena.run.faults import explain
-from fsarena.run.firstrun import first_run_estimate
+from fsarena.run.firstrun import first_run_estimate, paced_estimate
 from fsarena.run.sequence import FsSequence
 from fsarena.run.sessions import Event, finished_sequences, now
 from fsarena.run.source import prepare_source
@@ -104,8 +104,9 @@ class Runner:
     # Seconds the caller needs after the last round (writing the reports, as measured by an
     # earlier session), kept out of the budget so that the whole command ends within it.
     reserve_s: float = 0.0
-    # No earlier session gave an estimate: print a rough one once the ceiling is measured.
-    first_estimate: bool = False
+    # No earlier session gave an estimate: a rough one once the ceiling is measured (True),
+    # then one at the first round's pace (False once the rough one is told; None: neither).
+    first_estimate: bool | None = None
     _guest_source: GuestSourceDisk | None = None
     _started: float = 0.0
 
@@ -172,12 +173,15 @@ class Runner:
         for name in todo:
             self._run_sequence(name, repetition, datasets, warmup)
         timed = sum(r.timed_s for r in self._runs(warmup)[runs_before:])
+        wall = self.clock() - started
         self.session.timing.rounds.append(
-            RoundTiming(
-                repetition=repetition, warmup=warmup, wall_s=self.clock() - started, timed_s=timed
-            )
+            RoundTiming(repetition=repetition, warmup=warmup, wall_s=wall, timed_s=timed)
         )
         self._save()
+        if self.first_estimate is not None and len(self.session.timing.rounds) == 1:
+            left = self.plan.repetitions - (0 if warmup else 1)
+            paced = paced_estimate(self.plan, self.clock() - self._started, wall, left)
+            self.on_event(Event("setup", f"time: {paced}"))
 
     def _runs(self, warmup: bool) -> list[Run]:
         """Where a round's runs are kept: the warm-up round's apart, never a sample."""
