@@ -131,6 +131,10 @@ class FakeExecutor:
     def drop_caches(self) -> None:
         self.calls.append(("drop_caches",))
 
+    def flush_device(self, device: str) -> bool:
+        self.calls.append(("flush_device", device))
+        return True
+
     def space(self, mountpoint: str) -> SpaceInfo:
         return SpaceInfo(900 * MIB, 850 * MIB, 870 * MIB)
 

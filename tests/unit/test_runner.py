@@ -53,7 +53,7 @@ def test_sequence_order_for_one_filesystem(tmp_path: Path) -> None:
     # Source first: tmpfs mounted, datasets generated.
     assert kinds[:4] == ["mkdir", "call:mount", "generate", "generate"]
     # Then the device's ceiling on its own fresh image: fio write, then read, cold caches.
-    fio_pass = ["drop_caches", "measure:fio", "read_text"]
+    fio_pass = ["flush_device", "measure:fio", "read_text"]
     ceiling = ["create_image", "attach", *fio_pass * 4, "detach", "remove"]
     assert kinds[4] == "mkdir" and kinds[5:21] == ceiling
     directions = [c[4] for c in ex.calls if c[:2] == ("measure", "fio")]
@@ -65,13 +65,17 @@ def test_sequence_order_for_one_filesystem(tmp_path: Path) -> None:
     # Sub-second tasks run several times (Task.samples): mkfs, mount, umount 5, find 3.
     assert timed[:6] == ["mkfs.ext4"] * 5 + ["mount"] and timed[-5:] == ["umount"] * 5
     assert timed.count("mount") == 5 and timed.count("find") == 3
-    # Caches are dropped before every task, timed or probed, before each fio pass, and
-    # before every repeated find (2: mkfs, mount and umount repeat without a drop).
-    assert kinds.count("drop_caches") == len(ARTICLE_A) + 4 + 2
+    # Caches are made cold (the filesystem's own: run/cold.py) before every timed task,
+    # before each fio pass, and before every repeated find (2: mkfs, mount and umount
+    # repeat without it); never before a probe (capacity: 2), and never machine-wide.
+    assert kinds.count("flush_device") == len(ARTICLE_A) - 2 + 4 + 2
+    assert kinds.count("drop_caches") == 0
     for i, k in enumerate(kinds):
         # Not a repeated sample (after the previous one, or the untimed undo in between).
-        if k.startswith("measure:") and not kinds[i - 1].startswith(("measure:", "call:")):
-            assert "drop_caches" in kinds[max(0, i - 3) : i]
+        undo = kinds[i - 1] in ("call:mount", "call:umount") and kinds[i - 2].startswith("m")
+        repeated = kinds[i - 1].startswith("measure:") or undo
+        if k.startswith("measure:") and not repeated:
+            assert "flush_device" in kinds[max(0, i - 3) : i]
     # Writing tasks end with syncfs inside the timed region.
     syncs = [c for c in ex.calls if c[:3] == ("measure", "sync", "-f")]
     assert len(syncs) == 7  # iso in/within/delete, tree in/within/list/delete
@@ -259,11 +263,14 @@ def test_article_d_runs_every_task_with_its_generator(tmp_path: Path) -> None:
 # (a cache drop after the task instead of before, a verify outside the sequence, cleanup
 # skipped after a failure) fails these, whichever index it lands at.
 CEILING = [
-    "mkdir", "create_image", "attach",
-    "drop_caches", "measure:fio", "read_text", "drop_caches", "measure:fio", "read_text",
-    "drop_caches", "measure:fio", "read_text", "drop_caches", "measure:fio", "read_text",
+    "mkdir", "create_image", "attach",  # O_DIRECT on a fresh device: only its cache flushed
+    "flush_device", "measure:fio", "read_text", "flush_device", "measure:fio", "read_text",
+    "flush_device", "measure:fio", "read_text", "flush_device", "measure:fio", "read_text",
     "detach", "remove",
 ]  # fmt: skip
+# Cold caches per filesystem (run/cold.py): a mounted one is unmounted, its device flushed,
+# mounted again; an unmounted one (before mkfs, mount) has only its device's cache.
+COLD_MOUNTED = ["call:umount", "flush_device", "call:mount"]
 SOURCE = ["mkdir", "call:mount", "generate"]  # tmpfs mounted, the ISO generated into it
 MOUNT_5 = [
     "measure:mount",
@@ -300,10 +307,10 @@ def test_execution_order_of_a_plain_run(tmp_path: Path) -> None:
         *SOURCE,
         *CEILING,
         "create_image", "attach", "mkdir",
-        "drop_caches", *["measure:mkfs.ext4"] * 5,
-        "mkdir", "drop_caches", *MOUNT_5,
-        "mkdir", "drop_caches", "measure:cp", "measure:sync", "verify",
-        "drop_caches", *UMOUNT_5,
+        "flush_device", *["measure:mkfs.ext4"] * 5,
+        "mkdir", "flush_device", *MOUNT_5,
+        "mkdir", *COLD_MOUNTED, "measure:cp", "measure:sync", "verify",
+        *COLD_MOUNTED, *UMOUNT_5,
         "detach", "remove",  # the filesystem's loop device and image
         "call:umount", "remove",  # the source, last
     ]  # fmt: skip
@@ -318,9 +325,9 @@ def test_execution_order_of_a_failed_task_and_its_cleanup(tmp_path: Path) -> Non
         *SOURCE,
         *CEILING,
         "create_image", "attach", "mkdir",
-        "drop_caches", *["measure:mkfs.ext4"] * 5,
-        "mkdir", "drop_caches", *MOUNT_5,
-        "mkdir", "drop_caches", "measure:cp",  # exits 1: no sync, no verify, no timed umount
+        "flush_device", *["measure:mkfs.ext4"] * 5,
+        "mkdir", "flush_device", *MOUNT_5,
+        "mkdir", *COLD_MOUNTED, "measure:cp",  # exits 1: no sync, no verify, no timed umount
         "call:umount", "detach", "remove",  # cleanup: unmounted, detached, removed
         "call:umount", "remove",
     ]  # fmt: skip

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from fsarena.analysis.kinds import PRACTICAL
@@ -129,6 +130,28 @@ def round_seconds(session: Session) -> float | None:
     """A measured round's wall time in this session (the slowest of the last three), if recorded."""
     walls = [float(r.wall_s) for r in session.timing.rounds if not r.warmup]
     return max(walls[-3:]) if walls else None
+
+
+def round_forecast(walls: Sequence[float]) -> float:
+    """What the next round may cost: the slowest of the last three rounds plus their spread.
+
+    The slowest alone was passed: a default run's last round ended 0.9 s past its
+    budget (issue 14). Rounds here vary by their spread from one to the next, so a
+    round may be as much slower than the slowest seen as the fastest was faster.
+    """
+    recent = list(walls[-3:])
+    if not recent:
+        return 0.0
+    return max(recent) + (max(recent) - min(recent))
+
+
+def next_round_fits(
+    elapsed_s: float, walls: Sequence[float], budget_s: float | None, reserve_s: float = 0.0
+) -> bool:
+    """Whether another round, and then the reserve (writing the reports), end within the budget."""
+    if budget_s is None:
+        return True
+    return elapsed_s + round_forecast(walls) + reserve_s <= budget_s
 
 
 def settle_command(need: int, per_round_s: float | None, goal: str) -> str:

@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from fsarena.cli.args import FORMATS, NUMBER, fs_names
-from fsarena.cli.base import DEFAULT_RESULTS, EXIT_CODES, fail
+from fsarena.cli.base import DEFAULT_RESULTS, EXIT_CODES
+from fsarena.cli.executing import execute, session_for, write_reports
 from fsarena.cli.store import import_into_default_store
 from fsarena.errors import FsarenaError
 from fsarena.plan import DEFAULT_SUITE, DEFAULT_WORKDIR
@@ -282,108 +283,18 @@ def run(ctx: click.Context, /, **opts: Any) -> None:
     if os.geteuid() != 0:
         raise FsarenaError("fsarena run needs root (mkfs, mount, losetup): run it with sudo")
     require_ready(launch)
+    from fsarena.run.estimate import NO_ESTIMATE, estimate, report_reserve
+
+    told = estimate(plan, Path(opts["results_dir"]))
+    first = told.startswith(NO_ESTIMATE)
+    if first:
+        told += ": a rough first-run estimate follows the device's ceiling, measured first"
     if not opts["quiet"]:
-        from fsarena.run.estimate import estimate
-
         click.echo(f"fsarena: this run: {_announce(plan)}", err=True)
-        click.echo(f"fsarena: time: {estimate(plan, Path(opts['results_dir']))}", err=True)
-    session = _session_for(launch, path, recorded)
-    _execute(launch, session, path, opts["quiet"])
-    from fsarena.report import render, write
-
-    click.echo(render(session, opts["fmt"]), nl=False)
-    click.echo(f"\nsession saved: {path}", err=True)
-    html_path = path.with_suffix(".html")
-    write(session, "html", html_path)
-    click.echo(f"HTML report: {html_path}", err=True)
+        click.echo(f"fsarena: time: {told}", err=True)
+    session = session_for(launch, path, recorded)
+    reserve = report_reserve(Path(opts["results_dir"])) if plan.time_budget_s else 0.0
+    execute(launch, session, path, opts["quiet"], reserve, first)
+    write_reports(session, path, opts["fmt"])
     import_into_default_store(path, opts["results_dir"])
     sys.exit(EXIT_CODES.get(session.status, 0))
-
-
-def _session_for(launch: Any, path: Path, recorded: Any) -> Any:
-    """A new session, or the resumed one after checking nothing it depends on changed."""
-    from fsarena.run.preflight import host_facts, tool_versions
-    from fsarena.run.resume import check_unchanged
-    from fsarena.run.sessions import new_session
-    from fsarena.session.records import TargetRecord
-
-    plan = launch.plan
-    fresh = new_session(plan, host_facts(plan.workdir), tool_versions(plan.profiles()))
-    for name, why in launch.unavailable.items():
-        click.echo(f"fsarena: {name} skipped: {why}", err=True)
-    for note in launch.notes:
-        click.echo(f"fsarena: warning: {note}", err=True)
-        fresh.warn("plan", note)
-    if launch.device is not None:
-        click.echo(f"fsarena: destroying all data on {launch.device.describe()}", err=True)
-        fresh.target = TargetRecord.model_validate(launch.device.to_dict())
-    if recorded is None:
-        return fresh
-    check_unchanged(recorded, fresh, path)
-    kept = len(recorded.runs)
-    click.echo(f"fsarena: resuming {path} ({kept} runs recorded)", err=True)
-    recorded.warn("resumed", f"resumed at {dt.datetime.now(dt.UTC).isoformat(timespec='seconds')}")
-    return recorded
-
-
-def _execute(launch: Any, session: Any, path: Path, quiet: bool) -> None:
-    """The run itself, under the work directory's lock, stopped cleanly by a signal."""
-    from fsarena.cli.progress import RunProgress
-    from fsarena.machines.run import executor_for
-    from fsarena.measure.ledger import Ledger, leftovers
-    from fsarena.run.launch import Stop, workdir_lock
-    from fsarena.run.runner import Runner
-
-    plan = launch.plan
-    stop = Stop()
-    ledger = Ledger(plan.workdir)
-    with workdir_lock(plan.workdir), stop.installed():
-        left = leftovers(plan.workdir)
-        if left:
-            click.echo(
-                f"fsarena: warning: an earlier run left {left.describe()}; "
-                f"remove it with `fsarena cleanup --workdir {plan.workdir}`",
-                err=True,
-            )
-        ledger.mark_children()
-        os.environ["LC_MESSAGES"] = "C"  # tools' errors in English, as faults.py reads them
-        progress = RunProgress(plan, sys.stderr, "quiet" if quiet else "auto")
-
-        def say(line: str) -> None:
-            if not quiet:
-                click.echo(f"fsarena: {line}", err=True)
-
-        try:
-            with executor_for(plan, ledger, session, say) as executor:
-                runner = Runner(
-                    plan, executor, session, path, launch.source_kind, progress,
-                    unavailable=launch.unavailable,
-                )  # fmt: skip
-                with progress:
-                    runner.run()
-        except KeyboardInterrupt:
-            fail(_interrupted(session, path, stop.name, ledger), stop.exit_code)
-        finally:
-            _report_leftovers(ledger, plan.workdir)
-
-
-def _interrupted(session: Any, path: Path, name: str, ledger: Any) -> str:
-    kept = sum(r.status == "ok" for r in session.runs)
-    left = ", ".join(str(e) for e in ledger.entries())
-    state = f"left behind: {left}" if left else "nothing left mounted or attached"
-    if not path.exists():  # stopped before the first save (e.g. while probing a machine)
-        return f"interrupted by {name} before anything was measured; {state}; start it again"
-    return (
-        f"interrupted by {name}; {kept} measurements kept in {path}; {state}; "
-        f"continue with `fsarena run --resume {path}`"
-    )
-
-
-def _report_leftovers(ledger: Any, workdir: str) -> None:
-    entries = ledger.entries()
-    if entries:
-        click.echo(
-            f"fsarena: warning: could not undo {', '.join(str(e) for e in entries)}; "
-            f"run `fsarena cleanup --workdir {workdir}`",
-            err=True,
-        )

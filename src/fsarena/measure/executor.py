@@ -12,6 +12,8 @@ one below runs the commands, attaches loop devices and drops caches.
 from __future__ import annotations
 
 import contextlib
+import errno
+import fcntl
 import json
 import os
 import shutil
@@ -127,6 +129,9 @@ class Host(Protocol):
 
     def detach_loop(self, device: str) -> None: ...
 
+    def flush_device(self, device: str) -> bool:
+        """Write back and drop a block device's own cache; False if something still holds it."""
+
     def generate_dataset(self, spec: DatasetSpec, dest: str, cache_dir: str) -> Manifest:
         """Write a dataset under dest/spec.name and return its manifest."""
 
@@ -179,6 +184,15 @@ def _run(argv: Sequence[str], timeout_s: float | None = None) -> subprocess.Comp
         )
 
 
+BLKFLSBUF = 0x1261  # linux/fs.h: _IO(0x12, 97), write back and invalidate a device's buffers
+
+
+def _loop_direct_io(device: str) -> bool:
+    """False for a loop device whose image is read through the host's page cache."""
+    dio = Path(f"/sys/class/block/{Path(os.path.realpath(device)).name}/loop/dio")
+    return not dio.exists() or dio.read_text().strip() == "1"
+
+
 @dataclass
 class RealExecutor:
     """Executor on this machine (root); records what it creates in the ledger, if given one."""
@@ -223,6 +237,26 @@ class RealExecutor:
             raise FsarenaError(
                 f"cannot drop caches ({exc}); fsarena must run as root on the host"
             ) from exc
+
+    def flush_device(self, device: str) -> bool:
+        # Unmounted, a filesystem's page, dentry and inode caches are gone with its
+        # superblock; what is left is the device's own cache (metadata read through it),
+        # which BLKFLSBUF writes back and drops. A loop device without direct I/O keeps
+        # the image's pages in the host's page cache too: False, and the caller drops all.
+        # O_EXCL fails while any filesystem still holds the device (a copy of the mount in
+        # another mount namespace keeps the superblock, and its caches, alive).
+        try:
+            fd = os.open(device, os.O_RDONLY | os.O_EXCL)
+        except OSError as exc:
+            if exc.errno == errno.EBUSY:
+                return False
+            raise FsarenaError(f"cannot open {device} to flush its cache: {exc}") from exc
+        try:
+            os.fsync(fd)
+            fcntl.ioctl(fd, BLKFLSBUF)
+        finally:
+            os.close(fd)
+        return _loop_direct_io(device)
 
     def space(self, mountpoint: str) -> SpaceInfo:
         st = os.statvfs(mountpoint)

@@ -35,14 +35,21 @@ def render(session: Session, fmt: str) -> str:
     return EXPORTERS[fmt](build(session))
 
 
+def render_comparison(comparison: Comparison, fmt: str) -> str:
+    """render() of a comparison already built (building it is most of a report's time)."""
+    return EXPORTERS[fmt](comparison)
+
+
 def asset_dir_for(path: Path) -> Path:
     """Where a report's chart files go: report.html -> report-charts/ beside it."""
     return path.with_name(f"{path.stem}-charts")
 
 
-def write(session: Session, fmt: str, path: Path) -> list[Path]:
+def write(
+    session: Session, fmt: str, path: Path, comparison: Comparison | None = None
+) -> list[Path]:
     """Write a report to a file (atomically), with its chart files if the format has them."""
-    comparison = build(session)
+    comparison = build(session) if comparison is None else comparison
     written = []
     if fmt in BUNDLES:
         assets = asset_dir_for(path)
@@ -86,4 +93,13 @@ def _write_atomic(path: Path, content: str) -> None:
         raise
 
 
-__all__ = ["BUNDLES", "EXPORTERS", "Comparison", "asset_dir_for", "build", "render", "write"]
+__all__ = [
+    "BUNDLES",
+    "EXPORTERS",
+    "Comparison",
+    "asset_dir_for",
+    "build",
+    "render",
+    "render_comparison",
+    "write",
+]

@@ -234,7 +234,8 @@ def header_lines(session: Session) -> list[str]:
         *machine_lines(session),
         f"target: {_target(session)}; datasets on {session.source.kind or '?'}",
         *_ceiling_lines(session),
-        f"caches dropped before every task; writes timed through syncfs; "
+        f"{session.cold_caches or 'caches dropped before every task'}; "
+        "writes timed through syncfs; "
         f"fsarena {session.tool_version}, started {session.created_at}",
         *origins,
         *_engine_lines(session),

@@ -27,6 +27,8 @@ from fsarena.plan.core import AGED_TASKS, Plan
 from fsarena.run.runner import MIN_ROUNDS
 from fsarena.session.store import Session, load
 
+NO_ESTIMATE = "no estimate yet: no earlier session"
+
 
 def _task_means(session: Session) -> dict[str, float]:
     """Mean wall time of each task over its successful runs."""
@@ -135,9 +137,28 @@ def aging_cost(paths: list[Path], plan: Plan) -> AgingCost | None:
     return None
 
 
+def _newest(results_dir: Path) -> list[Path]:
+    return sorted(results_dir.glob("*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
+
+
+def report_reserve(results_dir: Path) -> float:
+    """Seconds the newest earlier run took to write its reports (0 when none recorded it).
+
+    A run's budget keeps this much for the reports written after its last round.
+    """
+    for path in _newest(results_dir)[:20]:
+        try:
+            seconds = load(path).timing.report_s
+        except FsarenaError:
+            continue
+        if seconds is not None:
+            return float(seconds)
+    return 0.0
+
+
 def estimate(plan: Plan, results_dir: Path) -> str:
     """Time of the run, from the newest earlier session that ran its tasks (never invented)."""
-    paths = sorted(results_dir.glob("*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
+    paths = _newest(results_dir)
     for path in paths[:20]:
         try:
             earlier = load(path)
@@ -162,7 +183,7 @@ def estimate(plan: Plan, results_dir: Path) -> str:
         if whole := _whole_rounds(earlier, plan, ratio, rounds):
             return f"{whole}{'' if 'PAST' in whole else more}, from {path.name}{gaps}"
         return _parts(plan, paths, earlier, path.name, timed_s, rounds) + more + gaps
-    return f"no estimate: no earlier session in {results_dir} ran these tasks"
+    return f"{NO_ESTIMATE} in {results_dir} ran these tasks"
 
 
 def _parts(

@@ -8,7 +8,7 @@ Order of operations (tested with a fake executor):
     per filesystem (order shuffled with the plan's seed):
     create image, attach loop device
     per task: bring the filesystem to the state the task needs (untimed),
-              prepare, sync + drop caches, timed commands (+ syncfs if it
+              prepare, cold caches (cold.py), timed commands (+ syncfs if it
               writes), verify, save the session
     unmount if still mounted, detach, delete the image
   unmount and remove the source
@@ -46,6 +46,7 @@ from pathlib import Path
 
 from fsarena.analysis.adaptive import (
     imprecise,
+    next_round_fits,
     round_seconds,
     undecided,
     undecided_message,
@@ -54,8 +55,10 @@ from fsarena.analysis.adaptive import (
 from fsarena.errors import FsarenaError
 from fsarena.measure.executor import Executor
 from fsarena.plan.core import Plan
+from fsarena.run import cold
 from fsarena.run.aged import age, aging_plan, remove_snapshots, snapshot_path
 from fsarena.run.faults import explain
+from fsarena.run.firstrun import first_run_estimate, paced_estimate
 from fsarena.run.sequence import FsSequence
 from fsarena.run.sessions import Event, finished_sequences, now
 from fsarena.run.source import prepare_source
@@ -98,6 +101,12 @@ class Runner:
     on_event: Callable[[Event], None] = lambda event: None
     clock: Callable[[], float] = time.monotonic
     unavailable: Mapping[str, str] = field(default_factory=dict)  # filesystem -> why not here
+    # Seconds the caller needs after the last round (writing the reports, as measured by an
+    # earlier session), kept out of the budget so that the whole command ends within it.
+    reserve_s: float = 0.0
+    # No earlier session gave an estimate: a rough one once the ceiling is measured (True),
+    # then one at the first round's pace (False once the rough one is told; None: neither).
+    first_estimate: bool | None = None
     _guest_source: GuestSourceDisk | None = None
     _started: float = 0.0
 
@@ -105,6 +114,7 @@ class Runner:
         done = finished_sequences(self.session, self.plan.tasks)
         self.session.order = []  # regenerated from the seed: a resumed session gets its own
         self.session.status = "running"
+        self.session.cold_caches = cold.FILESYSTEM if self.source_kind == "tmpfs" else cold.MACHINE
         self._save()
         started = self._started = self.clock()
         try:
@@ -163,12 +173,15 @@ class Runner:
         for name in todo:
             self._run_sequence(name, repetition, datasets, warmup)
         timed = sum(r.timed_s for r in self._runs(warmup)[runs_before:])
+        wall = self.clock() - started
         self.session.timing.rounds.append(
-            RoundTiming(
-                repetition=repetition, warmup=warmup, wall_s=self.clock() - started, timed_s=timed
-            )
+            RoundTiming(repetition=repetition, warmup=warmup, wall_s=wall, timed_s=timed)
         )
         self._save()
+        if self.first_estimate is not None and len(self.session.timing.rounds) == 1:
+            left = self.plan.repetitions - (0 if warmup else 1)
+            paced = paced_estimate(self.plan, self.clock() - self._started, wall, left)
+            self.on_event(Event("setup", f"time: {paced}"))
 
     def _runs(self, warmup: bool) -> list[Run]:
         """Where a round's runs are kept: the warm-up round's apart, never a sample."""
@@ -195,13 +208,11 @@ class Runner:
 
     def _fits(self) -> bool:
         """Whether another round ends within the time budget (none: always)."""
-        if self.plan.time_budget_s is None:
-            return True
-        # A round costs about what the slowest of the last rounds cost; the budget
-        # counts from the start of the run (set-up and warm-up included: what one waits).
-        rounds = [r.wall_s for r in self.session.timing.rounds]
-        per_round = max(rounds[-3:], default=0.0)
-        return self.clock() - self._started + per_round <= self.plan.time_budget_s
+        # The budget counts from the start of the run (set-up and warm-up included: what
+        # one waits), and the reports written after the last round count too.
+        walls = [float(r.wall_s) for r in self.session.timing.rounds]
+        elapsed = self.clock() - self._started
+        return next_round_fits(elapsed, walls, self.plan.time_budget_s, self.reserve_s)
 
     def _want_more(self, done: int) -> bool:
         """Another round, if adaptive and some verdict or task is still open within the limits."""
@@ -247,6 +258,9 @@ class Runner:
             self.on_event(
                 Event("setup", f"device ceiling, {c.direction}: {c.bytes_per_s / 1e6:,.0f} MB/s")
             )
+        if self.first_estimate and (write := self.session.ceiling("write")):
+            self.first_estimate = False
+            self.on_event(Event("setup", f"time: {first_run_estimate(self.plan, write)}"))
 
     def _warn_unstable(self) -> None:
         """Name the kinds left undecided, or the tasks above the target CI, and the fix."""

@@ -1,11 +1,11 @@
 """One sequence: the suite's tasks, in order, on one filesystem in one repetition.
 
 Per task: bring the filesystem to the state the task needs (untimed),
-prepare, sync + drop caches, the timed commands (+ syncfs if it writes),
-verify, record. A failed task ends its sequence (the rest are recorded as
-skipped, with the reason); a task the filesystem cannot run is skipped and
-the sequence goes on. The runner (runner.py) makes the target and the
-context and hands them to a sequence.
+prepare, cold caches (cold.py; not before an untimed probe), the timed
+commands (+ syncfs if it writes), verify, record. A failed task ends its
+sequence (the rest are recorded as skipped, with the reason); a task the
+filesystem cannot run is skipped and the sequence goes on. The runner
+(runner.py) makes the target and the context and hands them to a sequence.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from fsarena.measure.core import Command, Measurement
 from fsarena.measure.executor import Executor
 from fsarena.measure.metrics import metric_value
 from fsarena.plan.core import Plan
+from fsarena.run.cold import make_cold, per_filesystem
 from fsarena.run.faults import explain
 from fsarena.run.sessions import Event, now
 from fsarena.session.store import CheckRecord, Run, RunStatus, Session
@@ -40,14 +41,13 @@ class SequenceRunner(Protocol):
     plan: Plan
     executor: Executor
     session: Session
+    source_kind: str
 
     def record(self, run: Run, warmup: bool = False) -> None: ...
 
 
 class RunnerSteps(SequenceRunner, Protocol):
     """What the run's set-up steps (source.py, aged.py) use of the Runner."""
-
-    source_kind: str
 
     @property
     def on_event(self) -> Callable[[Event], None]: ...
@@ -102,6 +102,15 @@ class FsSequence:
     aged: bool = False
     image: str = ""  # the loop image file, if the target is one (aging snapshots it)
 
+    def __post_init__(self) -> None:
+        # Tasks that drop caches between their samples do it the sequence's way.
+        self.ctx = replace(self.ctx, make_cold=self.cold)
+
+    def cold(self) -> None:
+        """Empty the caches a timed execution could hit: its filesystem's, or the machine's."""
+        per_fs = per_filesystem(self.ctx, self.runner.source_kind)
+        make_cold(self.runner.executor, self.ctx, self.state is FsState.MOUNTED, per_fs)
+
     def run_all(self) -> None:
         stopped_by = ""
         for name in self.runner.plan.tasks:
@@ -147,7 +156,8 @@ class FsSequence:
         try:
             self._reach(task.requires)
             task.prepare(self.ctx)
-            self.ctx.executor.drop_caches()
+            if task.timed:  # a probe (capacity) reads values, not times: nothing to make cold
+                self.cold()
             outcome = self._measure(task)
         except Unsupported as exc:
             outcome = Outcome(skipped=f"not supported here: {exc}")

@@ -291,6 +291,9 @@ class TimingRecord(Record):
     setup_s: Number | None = None
     total_s: Number | None = None
     rounds: list[RoundTiming] = Field(default_factory=list)
+    # Writing the reports after the run (text and HTML with its charts), by `fsarena run`;
+    # the next run keeps that much of its budget for them. Absent in older files.
+    report_s: Number | None = None
 
 
 class AgingRecord(Record):

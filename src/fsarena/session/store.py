@@ -85,6 +85,8 @@ from fsarena.session.records import (
 #   host.machine_id (optional, "" or absent in older files): /etc/machine-id, so a
 #   fleet merge can refuse two sessions from one cloned machine identity;
 #   host.workdir_backing gains scheduler and model (of the disk under the work directory).
+#   cold_caches (optional, absent in older files): how caches were emptied before timed
+#   tasks (run.cold); absent: sync + drop_caches of the whole machine before every task.
 #   host.fsarena_build (optional, absent in older files): fsarena.build_identity() of the
 #   fsarena that measured (its commit, or a digest of its files); a fleet merges one only.
 SCHEMA_VERSION = 3
@@ -227,6 +229,9 @@ class Session(BaseModel):
     ceilings: list[CeilingSample] = Field(default_factory=list)
     warmup: list[Run] = Field(default_factory=list)  # the warm-up round: shown, never a sample
     timing: TimingRecord = Field(default_factory=TimingRecord)  # where the wall time went
+    # How caches were emptied before timed tasks (fsarena.run.cold); None in older files:
+    # sync + drop_caches of the whole machine before every task.
+    cold_caches: str | None = None
 
     @model_validator(mode="after")
     def _mark_unavailable(self) -> Session:

@@ -8,7 +8,7 @@ writes), verify (untimed). A task never times or measures anything itself.
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
@@ -69,6 +69,13 @@ class TaskContext:
     # hashes them in the first measured round of each filesystem only (issue 14: under
     # load, hashing every copy of every round was most of fsarena's own time).
     hash_content: bool = True
+    # How the sequence empties caches before a timed execution (fsarena.run.cold: the
+    # filesystem's own, or the machine's); None: the executor's machine-wide drop.
+    make_cold: Callable[[], None] | None = None
+
+    def cold(self) -> None:
+        """Empty the caches before a timed execution (a task's between_samples uses it)."""
+        (self.make_cold or self.executor.drop_caches)()
 
     def path(self, *parts: str) -> str:
         """A path on the filesystem under test."""

@@ -96,7 +96,7 @@ class TreeFindPattern(Task):
     samples = 3  # read-only and sub-second: repeated, caches dropped before each
 
     def between_samples(self, ctx: TaskContext) -> None:
-        ctx.executor.drop_caches()  # every execution walks the tree with cold caches
+        ctx.cold()  # every execution walks the tree with cold caches
 
     def _output(self, ctx: TaskContext) -> str:
         return f"{ctx.scratch}/find-output.txt"

@@ -1,0 +1,65 @@
+"""A rough estimate of a first run's time, when no earlier session can give a measured one.
+
+Measured parts only: the bytes the plan's timed tasks write (their datasets'
+sizes, from the plan) at the device's raw write ceiling, which the run
+measures with fio before anything else. It is a lower bound: per-file work
+(trees of small files are slower than the device), reads, and fsarena's own
+untimed work (mkfs, checks, the ceiling itself) come on top, so the text says
+"at least". The runner prints it as soon as the ceiling is known, then, after
+the first whole round, the time at that round's measured pace; from the second
+run on, estimate.py uses the first one's measured rounds instead.
+"""
+
+from __future__ import annotations
+
+from fsarena.plan.core import Plan
+
+
+def written_per_sequence(plan: Plan) -> int:
+    """Bytes the timed tasks of one sequence write: each writing task's datasets, whole."""
+    specs = plan.dataset_specs()
+    total = 0
+    for name in plan.tasks:
+        task = plan.task_class(name)
+        if task.timed and task.payload == "write":
+            total += sum(specs[d].total_bytes for d in task.datasets if d in specs)
+    return total
+
+
+def _duration(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.0f} min"
+
+
+def first_run_estimate(plan: Plan, write_bytes_per_s: float) -> str:
+    """The lower bound in words: per round, for the rounds planned, and the budget's cap."""
+    written = written_per_sequence(plan)
+    if written <= 0 or write_bytes_per_s <= 0:
+        return "no first-run estimate: the plan's tasks write no dataset of known size"
+    per_round = written * len(plan.sequences()) / write_bytes_per_s
+    rounds = plan.repetitions + plan.warmup_rounds
+    cap = ""
+    if plan.time_budget_s:
+        cap = f"; the {_duration(plan.time_budget_s)} budget bounds the run whatever it is"
+    return (
+        f"rough first-run estimate: at least {_duration(per_round * rounds)} for {rounds} "
+        f"rounds, {_duration(per_round)} each: the tasks write {written / 1e9:,.2f} GB per "
+        f"filesystem x {len(plan.sequences())} at the {write_bytes_per_s / 1e6:,.0f} MB/s "
+        "measured just now by fio (a lower bound: per-file work, reads and fsarena's own "
+        f"work come on top){cap}"
+    )
+
+
+def paced_estimate(plan: Plan, elapsed_s: float, round_s: float, measured_left: int) -> str:
+    """After the first whole round: when the planned rounds end at its measured pace."""
+    end = elapsed_s + round_s * measured_left
+    more = ""
+    if plan.decisive or plan.target_ci_pct is not None:
+        more = f", then more rounds only while undecided (up to {plan.max_repetitions_or_default})"
+    cap = ""
+    if plan.time_budget_s:
+        cap = f", within the {_duration(plan.time_budget_s)} budget"
+        end = min(end, plan.time_budget_s)
+    return (
+        f"the first round took {_duration(round_s)}: at that pace the {measured_left} planned "
+        f"round(s) end about {_duration(end)} after the start{more}{cap}"
+    )
