@@ -37,16 +37,19 @@ def first_run_estimate(plan: Plan, write_bytes_per_s: float) -> str:
         return "no first-run estimate: the plan's tasks write no dataset of known size"
     per_round = written * len(plan.sequences()) / write_bytes_per_s
     rounds = plan.repetitions + plan.warmup_rounds
-    cap = ""
-    if plan.time_budget_s:
-        cap = f"; the {_duration(plan.time_budget_s)} budget bounds the run whatever it is"
-    return (
-        f"rough first-run estimate: at least {_duration(per_round * rounds)} for {rounds} "
-        f"rounds, {_duration(per_round)} each: the tasks write {written / 1e9:,.2f} GB per "
-        f"filesystem x {len(plan.sequences())} at the {write_bytes_per_s / 1e6:,.0f} MB/s "
-        "measured just now by fio (a lower bound: per-file work, reads and fsarena's own "
-        f"work come on top){cap}"
+    bound = (
+        f"at least {_duration(per_round * rounds)} for {rounds} rounds, {_duration(per_round)} "
+        f"each: the tasks write {written / 1e9:,.2f} GB per filesystem x "
+        f"{len(plan.sequences())} at the {write_bytes_per_s / 1e6:,.0f} MB/s measured just now "
+        "by fio (per-file work, reads and fsarena's own work come on top)"
     )
+    if plan.time_budget_s:
+        # The budget is the figure to act on; the lower bound only says it is not less.
+        return (
+            f"rough first-run estimate: up to the {_duration(plan.time_budget_s)} budget "
+            f"(a measured forecast follows the first round); a lower bound: {bound}"
+        )
+    return f"rough first-run estimate: {bound}; a measured forecast follows the first round"
 
 
 def paced_estimate(plan: Plan, elapsed_s: float, round_s: float, measured_left: int) -> str:
