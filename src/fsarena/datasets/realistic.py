@@ -40,7 +40,6 @@ whose files the native tool fsarena-mkfiles writes on the test filesystem
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import math
 import os
 from dataclasses import dataclass
@@ -57,7 +56,7 @@ from fsarena.datasets.core import (
     scaled_tree_counts,
 )
 from fsarena.datasets.distributions import normal_irwin_hall, pareto, poisson_cdf, text_pool
-from fsarena.datasets.manifest import FileEntry, Manifest
+from fsarena.datasets.manifest import FileEntry, Manifest, new_digest
 from fsarena.datasets.numeric import _exp, _fit_sizes, _raw, _uniform
 
 if TYPE_CHECKING:
@@ -262,7 +261,7 @@ class TextTreeSpec(DatasetSpec):
                 f"{root}/{path}", os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644
             )
             try:
-                digest = hashlib.sha256() if hashing else None
+                digest = new_digest() if hashing else None
                 for piece in _pieces(doubled, offset, size):
                     _write_all(fd, piece)
                     if digest is not None:
@@ -279,7 +278,7 @@ class TextTreeSpec(DatasetSpec):
         doubled = memoryview(self.pool() * 2)
         entries = []
         for (path, size), offset in zip(layout.files, self.offsets(len(layout.files)), strict=True):
-            digest = hashlib.sha256()
+            digest = new_digest()
             for piece in _pieces(doubled, offset, size):
                 digest.update(piece)
             entries.append(FileEntry(path, size, digest.hexdigest()))
