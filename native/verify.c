@@ -301,7 +301,7 @@ static void scan_dir(struct entry *dir, struct worker *w)
 static void *walker(void *arg)
 {
 	(void)arg;
-	struct worker w = {malloc(256 << 10), 256 << 10, XXH3_createState()};
+	struct worker w = {malloc(1 << 20), 1 << 20, XXH3_createState()};
 	if (!w.buf || !w.state)
 		usage_error("out of memory");
 	pthread_mutex_lock(&lock);

@@ -26,6 +26,7 @@ from fsarena.datasets.linux_source import (
 from fsarena.datasets.manifest import Manifest
 from fsarena.datasets.realistic import SizeSpec, TextTreeSpec, histogram
 from fsarena.datasets.verify import verify
+from fsarena.errors import FsarenaError
 from fsarena.measure.native import native_tool
 from fsarena.plan.catalog import PORTAGE, SMALL_FILES
 
@@ -69,6 +70,30 @@ def test_text_tree_is_deterministic_and_exact(tmp_path: Path) -> None:
     # A second generation with the cached manifest writes the same bytes without hashing.
     c = generate(SMALL_TEXT, tmp_path / "c", tmp_path / "ca")
     assert c == a and verify(c, tmp_path / "c" / "text").ok
+
+
+def test_native_text_tree_writer_makes_the_python_ones_files(tmp_path: Path) -> None:
+    python = generate(SMALL_TEXT, tmp_path / "py", tmp_path / "c-py")
+    mkfiles = native_tool("mkfiles")
+    native = generate(SMALL_TEXT, tmp_path / "n", tmp_path / "c-n", mkfiles=mkfiles)
+    assert native == python  # the same digests, computed from the pool in memory
+    assert _content_digest(native, tmp_path / "n" / "text") == _content_digest(
+        python, tmp_path / "py" / "text"
+    )
+    # The pool is kept beside the manifest; a cached run writes the same bytes from it.
+    assert (tmp_path / "c-n" / f"{SMALL_TEXT.spec_hash()}.pool").stat().st_size > 0
+    again = generate(SMALL_TEXT, tmp_path / "n2", tmp_path / "c-n", mkfiles=mkfiles)
+    assert again == python
+    for tree in ("n", "n2"):
+        assert verify(python, tmp_path / tree / "text", tool=native_tool("verify")).ok
+        assert verify(python, tmp_path / tree / "text").ok
+
+
+def test_native_text_tree_writer_failure_is_one_line_and_leaves_nothing(tmp_path: Path) -> None:
+    (tmp_path / "text").mkdir()
+    with pytest.raises(FsarenaError, match="cannot write the dataset"):
+        generate(SMALL_TEXT, tmp_path, tmp_path / "cache", mkfiles="/bin/false")
+    assert not (tmp_path / "text").exists() or not any((tmp_path / "text").iterdir())
 
 
 def test_golden_text_tree(tmp_path: Path) -> None:

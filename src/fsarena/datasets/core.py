@@ -56,6 +56,13 @@ if TYPE_CHECKING:
 # --------------------------------------------------------------------------- specs
 
 
+class NativeWriter(NamedTuple):
+    """fsarena-mkfiles (its path) and the cache directory where it may keep a content pool."""
+
+    mkfiles: str
+    cache_dir: Path
+
+
 class Layout(NamedTuple):
     """What a spec will generate, without any data: directories and (path, size) of files.
 
@@ -109,8 +116,13 @@ class DatasetSpec(ABC):
         """
         return Manifest(self.name, self.spec_hash(), (), self.plan().directories)
 
-    def write_files(self, layout: Layout, root: Path, hashing: bool) -> list[str]:
-        """Write the layout's files under root; their digests (hex) in order when hashing."""
+    def write_files(
+        self, layout: Layout, root: Path, hashing: bool, native: NativeWriter | None = None
+    ) -> list[str]:
+        """Write the layout's files under root; their digests (hex) in order when hashing.
+
+        native: fsarena-mkfiles and a cache directory, for the kinds it can write.
+        """
         return _write_layout(self, layout, root, hashing)
 
     def with_seed(self, seed: int) -> Self:

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar, Self
 
-from fsarena.datasets.core import DatasetSpec, Layout, _check_factor, _require
+from fsarena.datasets.core import DatasetSpec, Layout, NativeWriter, _check_factor, _require
 from fsarena.datasets.manifest import FileEntry, Manifest, file_digest
 from fsarena.datasets.realistic import TextTreeSpec
 from fsarena.errors import FsarenaError
@@ -139,7 +139,9 @@ class RealTreeSpec(DatasetSpec):
         dirs = {p for f in files for p in _ancestors(f.path)}
         return Layout(tuple(sorted(dirs)), tuple((f.path, f.size_bytes) for f in files))
 
-    def write_files(self, layout: Layout, root: Path, hashing: bool) -> list[str]:
+    def write_files(
+        self, layout: Layout, root: Path, hashing: bool, native: NativeWriter | None = None
+    ) -> list[str]:
         for directory in layout.directories:
             (root / directory).mkdir()
         for path, _ in layout.files:
