@@ -8,9 +8,13 @@ starts, and prints the seconds of its loop:
   hash is XXH3-128 (libxxhash, 1 MiB reads), the manifests' digest, or
   SHA-256 (OpenSSL, 1 MiB reads), the digest before manifest version 2; the
   directories can be left out (the listing's own cost).
-- write: mkdir every directory, then open, write the file's bytes from a 4 MiB
-  in-memory buffer, close; syncfs() of the destination at the end, as the
-  generation bench does after generate().
+- write: mkdir every directory, then open, write the file's bytes, close;
+  syncfs() of the destination at the end, as the generation bench does after
+  generate(). The bytes are made as fsarena makes them: for incompressible
+  datasets each 1 MiB chunk is a slice of a 16 MiB random pool XOR a 64-bit
+  constant (fsarena.datasets.content), for text trees a pool slice (written
+  from a 4 MiB buffer, which costs the same); the plain variant writes one
+  buffer for every kind, the reference before this was checked.
 """
 
 from __future__ import annotations
@@ -84,15 +88,18 @@ int main(int argc, char **argv) {
 WRITE_C = r"""
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#define CHUNK (1 << 20)
+#define POOL (16 << 20)
 int main(int argc, char **argv) {
     (void)argc; size_t n = 0, cap = 1 << 16; char **paths = malloc(cap * sizeof *paths);
-    long *size = malloc(cap * sizeof *size); char line[4096];
+    long *size = malloc(cap * sizeof *size); char line[4096]; int xor = !strcmp(argv[2], "xor");
     while (fgets(line, sizeof line, stdin)) {
         if (n == cap) { cap *= 2; paths = realloc(paths, cap * sizeof *paths);
             size = realloc(size, cap * sizeof *size); }
@@ -100,14 +107,24 @@ int main(int argc, char **argv) {
         if (line[0] == 'd') { size[n] = -1; paths[n++] = strdup(line + 2); continue; }
         char *e; size[n] = strtol(line + 2, &e, 10); paths[n++] = strdup(e + 1);
     }
-    long blen = 4 << 20; char *buf = malloc(blen); memset(buf, 0x5a, blen);
+    long blen = 4 << 20; uint64_t *buf = malloc(blen); memset(buf, 0x5a, blen);
+    uint64_t *pool = malloc(POOL), x = 88172645463325252ULL;
+    for (size_t i = 0; i < POOL / 8; i++) { x ^= x << 13; x ^= x >> 7; x ^= x << 17; pool[i] = x; }
     mkdir(argv[1], 0755); int root = open(argv[1], O_RDONLY | O_DIRECTORY);
     struct timespec a, b; clock_gettime(CLOCK_MONOTONIC, &a);
     for (size_t i = 0; i < n; i++) {
         if (size[i] < 0) { mkdirat(root, paths[i], 0755); continue; }
         int fd = openat(root, paths[i], O_WRONLY | O_CREAT | O_EXCL, 0644);
-        for (long left = size[i]; left > 0;) { long w = write(fd, buf, left < blen ? left : blen);
-            if (w <= 0) return 4; left -= w; }
+        for (long left = size[i]; left > 0;) {
+            long len = left < blen ? left : blen;
+            for (long c = 0; xor && c < len; c += CHUNK) {
+                x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+                const uint64_t *src = pool + (x >> 40) % ((POOL - CHUNK) / 8 + 1);
+                for (long w = 0; w < (CHUNK < len - c ? CHUNK : len - c + 7) / 8; w++)
+                    buf[c / 8 + w] = src[w] ^ x;
+            }
+            long w = write(fd, buf, len); if (w <= 0) return 4; left -= w;
+        }
         close(fd);
     }
     syncfs(root);
@@ -124,7 +141,7 @@ def compile_loops(work: Path) -> tuple[str, str]:
     for name, source, libs in (
         # xxHash built as fsarena-verify is (native/Makefile): inlined, for this CPU.
         ("bare-verify", VERIFY_C, ["-march=native", "-DXXH_INLINE_ALL", "-pthread", "-lcrypto"]),
-        ("bare-write", WRITE_C, []),
+        ("bare-write", WRITE_C, ["-O3"]),
     ):
         src, exe = work / f"{name}.c", work / name
         src.write_text(source)
@@ -145,10 +162,16 @@ def bare_verify(
     return float(out.stdout)
 
 
-def bare_write(exe: str, root: Path, directories: list[str], files: list[tuple[str, int]]) -> float:
-    """Seconds of the bare loop making these directories and files under root."""
+def bare_write(
+    exe: str, root: Path, directories: list[str], files: list[tuple[str, int]], content: str
+) -> float:
+    """Seconds of the bare loop making these directories and files under root; content
+    "xor": every 1 MiB chunk made as fsarena makes incompressible data (a 16 MiB pool's
+    slice XOR a 64-bit constant), "plain": written from one buffer (text trees, whose
+    files are slices of a pool, need no more)."""
     lines = [f"d {d}\n" for d in directories] + [f"f {s} {p}\n" for p, s in files]
-    out = subprocess.run([exe, str(root)], input="".join(lines).encode(), capture_output=True)
+    argv = [exe, str(root), content]
+    out = subprocess.run(argv, input="".join(lines).encode(), capture_output=True)
     out.check_returncode()
     return float(out.stdout)
 

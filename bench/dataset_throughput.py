@@ -6,16 +6,22 @@ Generates article A's ISO and tree, article D's Portage tree and the
 kernel-like source tree (scaled, 0.25 by default) into a fresh directory under
 DIR (default: under /dev/shm, the tmpfs fsarena prefers as source), first
 without a manifest cache (files are hashed while written), then with it (bytes
-only), and verifies the result twice: in Python and with fsarena-verify (the
-native verifier runs use). In the same round, side by side:
-- a bare C loop (bench/bare_loops.py) that writes the same directories and
-  files from memory, the reference for generation (target >= 0.8x);
-- a bare C loop that opens, reads, SHA-256-hashes and closes the same files on
-  the same threads, the reference for verification (target >= 0.8x);
+only), as runs do (text trees written by fsarena-mkfiles), and once more with
+the cache but Python writing every file (the "before" of text trees); then
+verifies the result in Python and with fsarena-verify (XXH3-128, manifest
+version 2), and with fsarena-verify as it was with manifest version 1
+(SHA-256, compiled from git: the "before"). In the same round, side by side:
+- a bare C loop (bench/bare_loops.py) that makes the same directories and
+  files, their bytes computed as fsarena computes them, the reference for
+  generation (target >= 0.8x), and the same loop writing one buffer (the
+  reference before);
+- a bare C loop that lists every directory and opens, reads, hashes
+  (XXH3-128) and closes every file on the same threads, the reference for
+  verification (target >= 0.8x), and one that only opens, reads, SHA-256-hashes
+  and closes, the reference of the "before";
 - `dd if=/dev/zero bs=4M conv=fsync` of the same size (what the destination
   absorbs at best) and `dd of=/dev/null bs=4M` reading it back: the references
-  for a large file (target >= 0.8x). Reading is not hashing: a verifier is
-  bounded by SHA-256 below dd's read, and the bare loop shows by how much.
+  for a large file (target >= 0.8x).
 Each generation and bare write ends with syncfs() of the destination, as dd's
 fsync does. The measurements are interleaved and repeated, the medians
 printed; everything written is removed afterwards.
@@ -90,6 +96,7 @@ LABELS = (
     ("generate, cached manifest (write)", "bare write"),
     ("  before: cached, Python writer", "bare write"),
     ("bare C loop: mkdir, open, write, close", ""),
+    ("  bare C loop, from one buffer (before)", ""),
     ("verify, Python (2 threads)", "bare verify"),
     ("verify, fsarena-verify (2 threads)", "bare verify"),
     ("bare C loop: list, open, read, XXH3, close", ""),
@@ -98,8 +105,10 @@ LABELS = (
     ("dd if=/dev/zero bs=4M conv=fsync", ""),
     ("dd of=/dev/null bs=4M (read)", ""),
 )
-REFERENCES = {"bare write": 3, "bare verify": 6, "bare SHA-256": 8}
-DD_WRITE, DD_READ = 9, 10
+REFERENCES = {"bare write": 3, "bare verify": 7, "bare SHA-256": 9}
+DD_WRITE, DD_READ = 10, 11
+# Kinds whose bytes fsarena computes (pool slice XOR constant): their bare loop does too.
+XOR_KINDS = ("large_file", "tree")
 
 
 def _round(spec: DatasetSpec, work: Path, loops: tuple[str, str], v1: str) -> list[float]:
@@ -122,8 +131,10 @@ def _round(spec: DatasetSpec, work: Path, loops: tuple[str, str], v1: str) -> li
     times.insert(1, _timed(make(mkfiles)))
     manifest = generate(spec, work / "unused", cache)  # from the cache: the manifest only
     shutil.rmtree(work / "unused")
-    times.append(bare_write(loops[1], bare, list(layout.directories), list(layout.files)))
-    shutil.rmtree(bare)
+    content = "xor" if spec.kind in XOR_KINDS else "plain"
+    for mode in (content, "plain"):
+        times.append(bare_write(loops[1], bare, list(layout.directories), list(layout.files), mode))
+        shutil.rmtree(bare)
     root = data / spec.name
     times.append(_timed(lambda: _check(verify(manifest, root))))
     tool = native_tool("verify")

@@ -262,7 +262,7 @@ class TextTreeSpec(DatasetSpec):
         offsets = self.offsets(len(layout.files))
         if native is None:
             return textwrite.write_in_python(layout, root, self.pool(), offsets, hashing)
-        pool = textwrite.cached_pool(native, self.spec_hash(), self.pool)
+        pool = textwrite.pool_file(native, self.spec_hash(), self.pool_bytes, self.pool)
         return textwrite.write_natively(native, layout, root, pool, offsets, hashing)
 
     def expected_manifest(self) -> Manifest:

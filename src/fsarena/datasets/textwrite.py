@@ -28,43 +28,45 @@ from fsarena.datasets.manifest import new_digest
 from fsarena.errors import FsarenaError
 
 
-def cached_pool(native: NativeWriter, spec_hash: str, draw: Callable[[], bytes]) -> bytes:
-    """The spec's content pool: read from the cache, else drawn and stored (best effort)."""
+def pool_file(native: NativeWriter, spec_hash: str, size: int, draw: Callable[[], bytes]) -> Path:
+    """The cache's file of the spec's content pool, drawn and stored when absent or of
+    another size (stored atomically, so a reader never sees half of one)."""
     path = native.cache_dir / f"{spec_hash}.pool"
     with contextlib.suppress(OSError):
-        return path.read_bytes()
-    pool = draw()
+        if path.stat().st_size == size:
+            return path
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         native.cache_dir.mkdir(parents=True, exist_ok=True)
-        tmp.write_bytes(pool)
+        tmp.write_bytes(draw())
         os.replace(tmp, path)
-    except OSError:
+    except OSError as exc:
         with contextlib.suppress(OSError):
             tmp.unlink()
-    return pool
+        raise FsarenaError(f"cannot store the content pool in {native.cache_dir}: {exc}") from exc
+    return path
 
 
 def write_natively(
     native: NativeWriter,
     layout: Layout,
     root: Path,
-    pool: bytes,
+    pool: Path,
     offsets: list[int],
     hashing: bool,
 ) -> list[str]:
-    """Run fsarena-mkfiles for the layout under root; the digests (when hashing) are
-    computed meanwhile. FsarenaError (nothing removed: generate() does that) if it fails."""
+    """Run fsarena-mkfiles for the layout under root, its files cut from the pool file;
+    the digests (when hashing) are computed meanwhile from the pool in memory.
+    FsarenaError (nothing removed: generate() does that) if it fails."""
     lines = [f"d {d}\n" for d in layout.directories]
     lines += [f"f {o} {s} {p}\n" for (p, s), o in zip(layout.files, offsets, strict=True)]
-    with tempfile.TemporaryDirectory(prefix="fsarena-mkfiles-") as tmp:
-        layout_file, pool_file = Path(tmp) / "layout", Path(tmp) / "pool"
-        layout_file.write_text("".join(lines))
-        pool_file.write_bytes(pool)
-        argv = [native.mkfiles, str(layout_file), str(pool_file), str(root)]
+    with tempfile.NamedTemporaryFile("w", prefix="fsarena-layout-") as layout_file:
+        layout_file.write("".join(lines))
+        layout_file.flush()
+        argv = [native.mkfiles, layout_file.name, str(pool), str(root)]
         with subprocess.Popen(argv, stderr=subprocess.PIPE) as proc:
             try:
-                result = digests(layout, pool, offsets) if hashing else []
+                result = digests(layout, pool.read_bytes(), offsets) if hashing else []
                 _, stderr = proc.communicate()
             except BaseException:
                 proc.kill()
