@@ -344,8 +344,8 @@ def test_verify_catches_a_corrupted_byte(tree_copy: tuple[Manifest, Path], check
 
 
 def test_verify_checks_a_large_file_to_its_last_byte(tmp_path: Path, check: Verifier) -> None:
-    # Past 8 MiB fsarena-verify reads on a second thread while it hashes: a flipped
-    # byte in the last, partial buffer must still be caught, and the intact file pass.
+    # A file of several read buffers (1 MiB each in fsarena-verify): a flipped byte in
+    # the last, partial buffer must be caught, and the intact file pass.
     manifest = generate(SMALL_ISO, tmp_path, tmp_path / "cache")
     root = tmp_path / SMALL_ISO.name
     assert check(manifest, root).ok
