@@ -6,16 +6,22 @@ Generates article A's ISO and tree, article D's Portage tree and the
 kernel-like source tree (scaled, 0.25 by default) into a fresh directory under
 DIR (default: under /dev/shm, the tmpfs fsarena prefers as source), first
 without a manifest cache (files are hashed while written), then with it (bytes
-only), and verifies the result twice: in Python and with fsarena-verify (the
-native verifier runs use). In the same round, side by side:
-- a bare C loop (bench/bare_loops.py) that writes the same directories and
-  files from memory, the reference for generation (target >= 0.8x);
-- a bare C loop that opens, reads, SHA-256-hashes and closes the same files on
-  the same threads, the reference for verification (target >= 0.8x);
+only), as runs do (text trees written by fsarena-mkfiles), and once more with
+the cache but Python writing every file (the "before" of text trees); then
+verifies the result in Python and with fsarena-verify (XXH3-128, manifest
+version 2), and with fsarena-verify as it was with manifest version 1
+(SHA-256, compiled from git: the "before"). In the same round, side by side:
+- a bare C loop (bench/bare_loops.py) that makes the same directories and
+  files, their bytes computed as fsarena computes them, the reference for
+  generation (target >= 0.8x), and the same loop writing one buffer (the
+  reference before);
+- a bare C loop that lists every directory and opens, reads, hashes
+  (XXH3-128) and closes every file on the same threads, the reference for
+  verification (target >= 0.8x), and one that only opens, reads, SHA-256-hashes
+  and closes, the reference of the "before";
 - `dd if=/dev/zero bs=4M conv=fsync` of the same size (what the destination
   absorbs at best) and `dd of=/dev/null bs=4M` reading it back: the references
-  for a large file (target >= 0.8x). Reading is not hashing: a verifier is
-  bounded by SHA-256 below dd's read, and the bare loop shows by how much.
+  for a large file (target >= 0.8x).
 Each generation and bare write ends with syncfs() of the destination, as dd's
 fsync does. The measurements are interleaved and repeated, the medians
 printed; everything written is removed afterwards.
@@ -40,7 +46,7 @@ try:
 except ImportError:  # run from a checkout without installing the package
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
     from fsarena.plan import catalog
-from bare_loops import bare_verify, bare_write, compile_loops
+from bare_loops import bare_verify, bare_write, compile_loops, compile_v1, v1_records, v1_verify
 from fsarena.datasets.core import ARTICLE_A_ISO, DatasetSpec
 from fsarena.datasets.generate import generate
 from fsarena.datasets.linux_source import KERNEL_LIKE
@@ -88,36 +94,56 @@ def _timed(action: Callable[[], object]) -> float:
 LABELS = (
     ("generate, no cache (write + hash)", "bare write"),
     ("generate, cached manifest (write)", "bare write"),
+    ("  before: cached, Python writer", "bare write"),
     ("bare C loop: mkdir, open, write, close", ""),
+    ("  bare C loop, from one buffer (before)", ""),
     ("verify, Python (2 threads)", "bare verify"),
     ("verify, fsarena-verify (2 threads)", "bare verify"),
-    ("bare C loop: open, read, SHA-256, close", ""),
+    ("bare C loop: list, open, read, XXH3, close", ""),
+    ("  before: fsarena-verify v1, SHA-256", "bare SHA-256"),
+    ("  bare C loop: open, read, SHA-256, close", ""),
     ("dd if=/dev/zero bs=4M conv=fsync", ""),
     ("dd of=/dev/null bs=4M (read)", ""),
 )
+REFERENCES = {"bare write": 3, "bare verify": 7, "bare SHA-256": 9}
+DD_WRITE, DD_READ = 10, 11
+# Kinds whose bytes fsarena computes (pool slice XOR constant): their bare loop does too.
+XOR_KINDS = ("large_file", "tree")
 
 
-def _round(spec: DatasetSpec, work: Path, loops: tuple[str, str]) -> list[float]:
+def _round(spec: DatasetSpec, work: Path, loops: tuple[str, str], v1: str) -> list[float]:
     """Seconds for each of LABELS, in one interleaved round."""
     cache, data, dd_file, bare = work / "cache", work / "data", work / "dd.bin", work / "bare"
     layout = spec.plan()
+    mkfiles = native_tool("mkfiles")
 
-    def make() -> None:
-        generate(spec, data, cache)
-        _syncfs(work)
+    def make(writer: str | None) -> Callable[[], None]:
+        def action() -> None:
+            generate(spec, data, cache, mkfiles=writer)
+            _syncfs(work)
 
-    times = [_timed(make)]
+        return action
+
+    times = [_timed(make(mkfiles))]
     shutil.rmtree(data)
-    manifest = generate(spec, data, cache)
+    times.append(_timed(make(None)))
     shutil.rmtree(data)
-    times.append(_timed(make))
-    times.append(bare_write(loops[1], bare, list(layout.directories), list(layout.files)))
-    shutil.rmtree(bare)
+    times.insert(1, _timed(make(mkfiles)))
+    manifest = generate(spec, work / "unused", cache)  # from the cache: the manifest only
+    shutil.rmtree(work / "unused")
+    content = "xor" if spec.kind in XOR_KINDS else "plain"
+    for mode in (content, "plain"):
+        times.append(bare_write(loops[1], bare, list(layout.directories), list(layout.files), mode))
+        shutil.rmtree(bare)
     root = data / spec.name
     times.append(_timed(lambda: _check(verify(manifest, root))))
     tool = native_tool("verify")
     times.append(_timed(lambda: _check(verify(manifest, root, tool=tool))))
-    times.append(bare_verify(loops[0], root, [f.path for f in manifest.files], 2))
+    dirs, files = [".", *manifest.directories], [f.path for f in manifest.files]
+    times.append(bare_verify(loops[0], root, dirs, files, 2, "xxh128"))
+    records = v1_records(manifest, root)
+    times.append(_timed(lambda: v1_verify(v1, records, root)))
+    times.append(bare_verify(loops[0], root, [], files, 2, "sha256"))
     shutil.rmtree(data)
     shutil.rmtree(cache)
     times.append(_dd(dd_file, spec.total_bytes))
@@ -127,29 +153,26 @@ def _round(spec: DatasetSpec, work: Path, loops: tuple[str, str]) -> list[float]
 
 
 def _bench_spec(
-    spec: DatasetSpec, work: Path, repeat: int, loops: tuple[str, str]
+    spec: DatasetSpec, work: Path, repeat: int, loops: tuple[str, str], v1: str
 ) -> list[tuple[str, float, str]]:
     """(label, MB/s, comparison) per measurement; the median round counts.
 
     The measurements are interleaved in every round, so a noisy neighbour slows
     them alike.
     """
-    rounds = [_round(spec, work, loops) for _ in range(repeat)]
+    rounds = [_round(spec, work, loops, v1) for _ in range(repeat)]
     medians = [statistics.median(column) for column in zip(*rounds, strict=True)]
     dd_bytes = -(-spec.total_bytes // DD_BLOCK_BYTES) * DD_BLOCK_BYTES
-    sizes = [spec.total_bytes] * 6 + [dd_bytes] * 2
-    rates = {label: n / t / 1e6 for (label, _), n, t in zip(LABELS, sizes, medians, strict=True)}
-    refs = {"bare write": rates[LABELS[2][0]], "bare verify": rates[LABELS[5][0]]}
-    dd_write, dd_read = rates[LABELS[6][0]], rates[LABELS[7][0]]
+    sizes = [spec.total_bytes] * DD_WRITE + [dd_bytes] * 2
+    rates = [n / t / 1e6 for n, t in zip(sizes, medians, strict=True)]
     rows = []
-    for label, ref in LABELS:
-        rate = rates[label]
-        note = f"{rate / refs[ref]:5.2f}x {ref}" if ref else ""
-        if label.startswith("generate"):
-            note += f", {rate / dd_write:5.2f}x dd write"
-        elif label.startswith("verify") or label.startswith("bare C loop: open"):
-            note += f"{', ' if note else ''}{rate / dd_read:5.2f}x dd read"
-        rows.append((label, rate, note))
+    for i, (label, ref) in enumerate(LABELS):
+        note = f"{rates[i] / rates[REFERENCES[ref]]:5.2f}x {ref}" if ref else ""
+        if "generate" in label or "writer" in label:
+            note += f", {rates[i] / rates[DD_WRITE]:5.2f}x dd write"
+        elif "verify" in label or "read," in label:
+            note += f"{', ' if note else ''}{rates[i] / rates[DD_READ]:5.2f}x dd read"
+        rows.append((label, rates[i], note))
     return rows
 
 
@@ -176,6 +199,7 @@ def main() -> None:
     print(f"destination {work} ({_filesystem(work)}), scale {args.scale}, {os.cpu_count()} CPUs")
     try:
         loops = compile_loops(work)
+        v1 = compile_v1(work)
         for base in (
             ARTICLE_A_ISO,
             ARTICLE_A_TREE,
@@ -185,7 +209,7 @@ def main() -> None:
             spec = base.scaled(args.scale)
             files = len(spec.plan().files)
             print(f"\n{spec.name} ({files:,} files): {spec.description()}")
-            for label, mb_s, note in _bench_spec(spec, work, args.repeat, loops):
+            for label, mb_s, note in _bench_spec(spec, work, args.repeat, loops, v1):
                 print(f"  {label:40s} {mb_s:8.0f} MB/s  {note}")
     finally:
         shutil.rmtree(work, ignore_errors=True)

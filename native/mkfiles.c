@@ -7,7 +7,8 @@
  *   LAYOUT  lines "d PATH" (a directory) and "f OFFSET SIZE PATH" (a file whose
  *           content is POOL read cyclically from OFFSET), parents before children
  *   POOL    the content pool (bytes)
- *   ROOT    created; every PATH is relative to it
+ *   ROOT    created (an existing directory is used as is: files are created with
+ *           O_EXCL, so none is overwritten); every PATH is relative to it
  * Everything is read and parsed before the first file is created; the files
  * are created in LAYOUT order with openat() relative to ROOT.
  */
@@ -110,7 +111,7 @@ int main(int argc, char **argv)
 	}
 	memcpy(pool + pool_len, pool, pool_len);
 	struct entry *entries = parse(layout, &count);
-	if (mkdir(argv[3], 0755) < 0)
+	if (mkdir(argv[3], 0755) < 0 && errno != EEXIST)
 		die("cannot create", argv[3]);
 	int root = open(argv[3], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (root < 0)

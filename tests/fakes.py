@@ -28,11 +28,11 @@ def fake_manifest(spec: DatasetSpec) -> Manifest:
     """A manifest with the spec's layout and made-up checksums (no data written)."""
     if isinstance(spec, TreeSpec | TextTreeSpec):
         dirs, files = spec.plan()
-        entries = tuple(FileEntry(p, s, "0" * 64) for p, s in files)
+        entries = tuple(FileEntry(p, s, "0" * 32) for p, s in files)
         return Manifest(
             spec.name, spec.spec_hash(), tuple(sorted(entries, key=lambda e: e.path)), tuple(dirs)
         )
-    entry = FileEntry(spec.filename, spec.total_bytes, "0" * 64)  # type: ignore[attr-defined]
+    entry = FileEntry(spec.filename, spec.total_bytes, "0" * 32)  # type: ignore[attr-defined]
     return Manifest(spec.name, spec.spec_hash(), (entry,), ())
 
 
@@ -104,7 +104,7 @@ class FakeExecutor:
         self, spec: TarballSpec, tree_parent: str, tree: Manifest, dest: str, cache_dir: str
     ) -> Manifest:
         self.calls.append(("tarball", spec.name))
-        entry = FileEntry(spec.filename, spec.total_bytes, "0" * 64)
+        entry = FileEntry(spec.filename, spec.total_bytes, "0" * 32)
         return Manifest(spec.name, spec.spec_hash(), (entry,), ())
 
     def output(self, argv: Sequence[str]) -> str:

@@ -23,19 +23,25 @@ from fsarena.datasets.linux_source import (
     _tree_manifest,
     make_tarball,
 )
+from fsarena.datasets.manifest import Manifest
 from fsarena.datasets.realistic import SizeSpec, TextTreeSpec, histogram
 from fsarena.datasets.verify import verify
+from fsarena.errors import FsarenaError
 from fsarena.measure.native import native_tool
 from fsarena.plan.catalog import PORTAGE, SMALL_FILES
 
 SMALL_TEXT = dataclasses.replace(PORTAGE, name="text", seed=5).scaled(0.002)
 
-# SHA-256 over (path, size, sha256) of SMALL_TEXT's files: the generator's bytes are pinned.
+# SHA-256 over (path, size, SHA-256 of the bytes written) of SMALL_TEXT's files: the
+# generator's bytes are pinned, whatever digest the manifests record.
 GOLDEN_TEXT = "59f0bbf7c6d96cb80d09faf7974ea39ce29ec91f64cd26fd46daac2b95f06de6"
 
 
-def _content_digest(manifest: object) -> str:
-    files = [[f.path, f.size_bytes, f.sha256] for f in manifest.files]  # type: ignore[attr-defined]
+def _content_digest(manifest: Manifest, root: Path) -> str:
+    files = [
+        [f.path, f.size_bytes, hashlib.sha256((root / f.path).read_bytes()).hexdigest()]
+        for f in manifest.files
+    ]
     return hashlib.sha256(json.dumps(files).encode()).hexdigest()
 
 
@@ -66,11 +72,36 @@ def test_text_tree_is_deterministic_and_exact(tmp_path: Path) -> None:
     assert c == a and verify(c, tmp_path / "c" / "text").ok
 
 
+def test_native_text_tree_writer_makes_the_python_ones_files(tmp_path: Path) -> None:
+    python = generate(SMALL_TEXT, tmp_path / "py", tmp_path / "c-py")
+    mkfiles = native_tool("mkfiles")
+    native = generate(SMALL_TEXT, tmp_path / "n", tmp_path / "c-n", mkfiles=mkfiles)
+    assert native == python  # the same digests, computed from the pool in memory
+    assert _content_digest(native, tmp_path / "n" / "text") == _content_digest(
+        python, tmp_path / "py" / "text"
+    )
+    # The pool is kept beside the manifest; a cached run writes the same bytes from it.
+    assert (tmp_path / "c-n" / f"{SMALL_TEXT.spec_hash()}.pool").stat().st_size > 0
+    again = generate(SMALL_TEXT, tmp_path / "n2", tmp_path / "c-n", mkfiles=mkfiles)
+    assert again == python
+    for tree in ("n", "n2"):
+        assert verify(python, tmp_path / tree / "text", tool=native_tool("verify")).ok
+        assert verify(python, tmp_path / tree / "text").ok
+
+
+def test_native_text_tree_writer_failure_is_one_line_and_leaves_nothing(tmp_path: Path) -> None:
+    (tmp_path / "text").mkdir()
+    with pytest.raises(FsarenaError, match="cannot write the dataset"):
+        generate(SMALL_TEXT, tmp_path, tmp_path / "cache", mkfiles="/bin/false")
+    assert not (tmp_path / "text").exists() or not any((tmp_path / "text").iterdir())
+
+
 def test_golden_text_tree(tmp_path: Path) -> None:
     manifest = generate(SMALL_TEXT, tmp_path, tmp_path / "cache")
-    assert (realistic.TEXT_GENERATOR_VERSION, _content_digest(manifest)) == (2, GOLDEN_TEXT), (
-        "text-tree bytes changed: bump realistic.TEXT_GENERATOR_VERSION and update both"
-    )
+    assert (realistic.TEXT_GENERATOR_VERSION, _content_digest(manifest, tmp_path / "text")) == (
+        2,
+        GOLDEN_TEXT,
+    ), "text-tree bytes changed: bump realistic.TEXT_GENERATOR_VERSION and update both"
 
 
 def test_text_is_compressible_like_source() -> None:

@@ -5,15 +5,16 @@ numpy is imported where buffers are made, never at import.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
+from fsarena.datasets.manifest import new_digest
 from fsarena.datasets.numeric import _raw
 
 if TYPE_CHECKING:
     import numpy as np
+    import xxhash
 
     from fsarena.datasets.numeric import WordArray
 
@@ -74,8 +75,8 @@ class _Writer:
         self._slot = 0
 
     def write_file(self, path: str, size_bytes: int, first_chunk: int) -> Future[str | None]:
-        """Queue the file; its future gives the hex SHA-256 (None when not hashing)."""
-        digest = hashlib.sha256() if self._hashing else None
+        """Queue the file; its future gives its hex digest (None when not hashing)."""
+        digest = new_digest() if self._hashing else None
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
         try:
             for start in range(0, size_bytes, WRITE_BYTES):
@@ -117,6 +118,6 @@ def _write_all(fd: int, view: memoryview) -> None:
         written += os.write(fd, view[written:])
 
 
-def _close(fd: int, digest: hashlib._Hash | None) -> str | None:
+def _close(fd: int, digest: xxhash.xxh3_128 | None) -> str | None:
     os.close(fd)
     return None if digest is None else digest.hexdigest()

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, Protocol, Self
 
 from fsarena.datasets.content import CHUNK_BYTES, _Content, _Writer
 from fsarena.datasets.content import MIB as MIB
-from fsarena.datasets.manifest import Manifest, _canonical_json
+from fsarena.datasets.manifest import MANIFEST_VERSION, Manifest, _canonical_json
 from fsarena.errors import FsarenaError
 
 # Bump whenever generate() would write different bytes or a different layout
@@ -54,6 +54,13 @@ if TYPE_CHECKING:
 
 
 # --------------------------------------------------------------------------- specs
+
+
+class NativeWriter(NamedTuple):
+    """fsarena-mkfiles (its path) and the cache directory where it may keep a content pool."""
+
+    mkfiles: str
+    cache_dir: Path
 
 
 class Layout(NamedTuple):
@@ -109,8 +116,13 @@ class DatasetSpec(ABC):
         """
         return Manifest(self.name, self.spec_hash(), (), self.plan().directories)
 
-    def write_files(self, layout: Layout, root: Path, hashing: bool) -> list[str]:
-        """Write the layout's files under root; their SHA-256 (hex) in order when hashing."""
+    def write_files(
+        self, layout: Layout, root: Path, hashing: bool, native: NativeWriter | None = None
+    ) -> list[str]:
+        """Write the layout's files under root; their digests (hex) in order when hashing.
+
+        native: fsarena-mkfiles and a cache directory, for the kinds it can write.
+        """
         return _write_layout(self, layout, root, hashing)
 
     def with_seed(self, seed: int) -> Self:
@@ -122,12 +134,17 @@ class DatasetSpec(ABC):
         return {"kind": self.kind, **dataclasses.asdict(self), "description": self.description()}
 
     def spec_hash(self) -> str:
-        """SHA-256 of the parameters and GENERATOR_VERSION: equal hashes, equal bytes.
+        """SHA-256 of the parameters, GENERATOR_VERSION and MANIFEST_VERSION: equal hashes,
+        equal bytes and digests.
 
         The description is left out: rewording it does not change the bytes.
         """
         params = {k: v for k, v in self.to_dict().items() if k != "description"}
-        payload = {"generator_version": GENERATOR_VERSION, "spec": params}
+        payload = {
+            "generator_version": GENERATOR_VERSION,
+            "manifest_version": MANIFEST_VERSION,
+            "spec": params,
+        }
         payload.update(self.extra_versions())
         return hashlib.sha256(_canonical_json(payload)).hexdigest()
 

@@ -20,12 +20,14 @@ import os
 import shutil
 from pathlib import Path
 
-from fsarena.datasets.core import DatasetSpec, Layout
+from fsarena.datasets.core import DatasetSpec, Layout, NativeWriter
 from fsarena.datasets.manifest import FileEntry, Manifest
 from fsarena.errors import FsarenaError
 
 
-def generate(spec: DatasetSpec, dest: Path, cache_dir: Path) -> Manifest:
+def generate(
+    spec: DatasetSpec, dest: Path, cache_dir: Path, mkfiles: str | None = None
+) -> Manifest:
     """Write the dataset under dest/spec.name and return its manifest.
 
     dest/spec.name is created; it must not exist or be an empty directory. The manifest is
@@ -34,7 +36,8 @@ def generate(spec: DatasetSpec, dest: Path, cache_dir: Path) -> Manifest:
     deterministic, so the checksums are known); without one, files are hashed
     from the written buffers and the manifest is stored atomically. Nothing is
     fsynced: the runner syncs before any measurement. On failure, what was
-    written is removed.
+    written is removed. mkfiles: the path of fsarena-mkfiles, which writes
+    text-like trees natively (their per-file cost is the bottleneck); None: in Python.
     """
     root = dest / spec.name
     created = _prepare_root(root)
@@ -42,7 +45,8 @@ def generate(spec: DatasetSpec, dest: Path, cache_dir: Path) -> Manifest:
     cache_file = cache_dir / f"{spec.spec_hash()}.manifest.json"
     cached = _load_cached(cache_file, spec, layout)
     try:
-        digests = spec.write_files(layout, root, hashing=cached is None)
+        native = NativeWriter(mkfiles, cache_dir) if mkfiles else None
+        digests = spec.write_files(layout, root, hashing=cached is None, native=native)
     except BaseException as exc:
         _discard(root, created)
         if isinstance(exc, OSError):

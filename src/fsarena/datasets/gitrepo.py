@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import ClassVar, Self
 
 from fsarena.datasets.core import DatasetSpec, Layout, _check_factor, _require
-from fsarena.datasets.manifest import FileEntry, Manifest
+from fsarena.datasets.manifest import FileEntry, Manifest, file_digest
 from fsarena.errors import FsarenaError
 
 BUILD_VERSION = 1
@@ -97,7 +97,7 @@ def make_repo(
     (out / REPO_DIR / ".complete").unlink()
     found = list((out / REPO_DIR).rglob("*"))
     files = sorted(str(p.relative_to(out)) for p in found if p.is_file())
-    entries = tuple(FileEntry(p, (out / p).stat().st_size, _sha256(out / p)) for p in files)
+    entries = tuple(FileEntry(p, (out / p).stat().st_size, _digest(out / p)) for p in files)
     dirs = sorted([REPO_DIR, *(str(p.relative_to(out)) for p in found if p.is_dir())])
     return Manifest(spec.name, spec.spec_hash(), entries, tuple(dirs))
 
@@ -174,9 +174,9 @@ def _git(argv: list[str], env: dict[str, str] | None = None) -> None:
         raise FsarenaError(f"building the git dataset: `{' '.join(argv[:3])}` failed: {tail[0]}")
 
 
-def _sha256(path: Path) -> str:
+def _digest(path: Path) -> str:
     with open(path, "rb") as f:
-        return hashlib.file_digest(f, "sha256").hexdigest()
+        return file_digest(f)
 
 
 def with_tree_size(spec: GitRepoSpec, tree_bytes: int) -> GitRepoSpec:

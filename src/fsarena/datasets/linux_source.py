@@ -35,8 +35,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar, Self
 
-from fsarena.datasets.core import DatasetSpec, Layout, _check_factor, _require
-from fsarena.datasets.manifest import FileEntry, Manifest
+from fsarena.datasets.core import DatasetSpec, Layout, NativeWriter, _check_factor, _require
+from fsarena.datasets.manifest import FileEntry, Manifest, file_digest
 from fsarena.datasets.realistic import TextTreeSpec
 from fsarena.errors import FsarenaError
 
@@ -139,13 +139,15 @@ class RealTreeSpec(DatasetSpec):
         dirs = {p for f in files for p in _ancestors(f.path)}
         return Layout(tuple(sorted(dirs)), tuple((f.path, f.size_bytes) for f in files))
 
-    def write_files(self, layout: Layout, root: Path, hashing: bool) -> list[str]:
+    def write_files(
+        self, layout: Layout, root: Path, hashing: bool, native: NativeWriter | None = None
+    ) -> list[str]:
         for directory in layout.directories:
             (root / directory).mkdir()
         for path, _ in layout.files:
             shutil.copyfile(f"{self.tree_root}/{path}", root / path)
         # The digests are the unpacked tree's, hashed once; copies are verified later.
-        return [f.sha256 for f in self._subset()] if hashing else []
+        return [f.xxh128 for f in self._subset()] if hashing else []
 
     def description(self) -> str:
         return f"real tree {self.label}, {self.fraction:.1%} of its files (evenly spread)"
@@ -257,7 +259,10 @@ def _run(argv: list[str], cwd: Path | None = None) -> str:
 def _tree_manifest(root: Path, name: str, cache: Path) -> Manifest:
     """Manifest of the regular files and directories under root (symlinks left out), cached."""
     if cache.exists():
-        return Manifest.from_dict(json.loads(cache.read_text()))
+        try:
+            return Manifest.from_dict(json.loads(cache.read_text()))
+        except (ValueError, FsarenaError):
+            pass  # damaged, or of an older manifest version: hash the tree again
     files: list[tuple[str, int]] = []
     dirs: list[str] = []
     for current, subdirs, names in os.walk(root):
@@ -272,7 +277,7 @@ def _tree_manifest(root: Path, name: str, cache: Path) -> Manifest:
 
     def digest(rel: str) -> str:
         with open(root / rel, "rb") as f:
-            return hashlib.file_digest(f, "sha256").hexdigest()
+            return file_digest(f)
 
     with ThreadPoolExecutor(2) as pool:
         sums = list(pool.map(digest, [p for p, _ in files]))
@@ -354,7 +359,7 @@ def make_tarball(
         return Manifest(
             spec.name,
             spec.spec_hash(),
-            (FileEntry(spec.filename, info["size_bytes"], info["sha256"]),),
+            (FileEntry(spec.filename, info["size_bytes"], info["xxh128"]),),
             (),
         )
     argv = [
@@ -369,10 +374,10 @@ def make_tarball(
     ]
     _run(argv)
     with open(target, "rb") as f:
-        sha = hashlib.file_digest(f, "sha256").hexdigest()
+        sha = file_digest(f)
     entry = FileEntry(spec.filename, target.stat().st_size, sha)
     if spec.compression != "none":
         cached.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(target, cached)
-        meta.write_text(json.dumps({"size_bytes": entry.size_bytes, "sha256": sha}))
+        meta.write_text(json.dumps({"size_bytes": entry.size_bytes, "xxh128": sha}))
     return Manifest(spec.name, spec.spec_hash(), (entry,), ())

@@ -40,17 +40,18 @@ whose files the native tool fsarena-mkfiles writes on the test filesystem
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, Self
 
+from fsarena.datasets import textwrite
 from fsarena.datasets.core import (
     MIB,
     DatasetSpec,
     Layout,
+    NativeWriter,
     _check_factor,
     _require,
     check_tree_counts,
@@ -59,6 +60,10 @@ from fsarena.datasets.core import (
 from fsarena.datasets.distributions import normal_irwin_hall, pareto, poisson_cdf, text_pool
 from fsarena.datasets.manifest import FileEntry, Manifest
 from fsarena.datasets.numeric import _exp, _fit_sizes, _raw, _uniform
+
+# Re-exported: the aging workload cuts its files from a pool the same way.
+from fsarena.datasets.textwrite import _pieces as _pieces
+from fsarena.datasets.textwrite import _write_all as _write_all
 
 if TYPE_CHECKING:
     from fsarena.datasets.numeric import IntArray, WordArray
@@ -251,57 +256,21 @@ class TextTreeSpec(DatasetSpec):
         result: list[int] = (words % np.uint64(self.pool_bytes)).tolist()
         return result
 
-    def write_files(self, layout: Layout, root: Path, hashing: bool) -> list[str]:
-        for directory in layout.directories:
-            (root / directory).mkdir()
-        pool = self.pool()
-        doubled = memoryview(pool + pool)  # any file up to the pool's size is one slice
-        digests = []
-        for (path, size), offset in zip(layout.files, self.offsets(len(layout.files)), strict=True):
-            fd = os.open(
-                f"{root}/{path}", os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644
-            )
-            try:
-                digest = hashlib.sha256() if hashing else None
-                for piece in _pieces(doubled, offset, size):
-                    _write_all(fd, piece)
-                    if digest is not None:
-                        digest.update(piece)
-            finally:
-                os.close(fd)
-            if digest is not None:
-                digests.append(digest.hexdigest())
-        return digests
+    def write_files(
+        self, layout: Layout, root: Path, hashing: bool, native: NativeWriter | None = None
+    ) -> list[str]:
+        offsets = self.offsets(len(layout.files))
+        if native is None:
+            return textwrite.write_in_python(layout, root, self.pool(), offsets, hashing)
+        pool = textwrite.pool_file(native, self.spec_hash(), self.pool_bytes, self.pool)
+        return textwrite.write_natively(native, layout, root, pool, offsets, hashing)
 
     def expected_manifest(self) -> Manifest:
         """The manifest of the files, computed without writing them (for on-target generators)."""
         layout = self.plan()
-        doubled = memoryview(self.pool() * 2)
-        entries = []
-        for (path, size), offset in zip(layout.files, self.offsets(len(layout.files)), strict=True):
-            digest = hashlib.sha256()
-            for piece in _pieces(doubled, offset, size):
-                digest.update(piece)
-            entries.append(FileEntry(path, size, digest.hexdigest()))
+        digests = textwrite.digests(layout, self.pool(), self.offsets(len(layout.files)))
+        entries = [FileEntry(p, s, d) for (p, s), d in zip(layout.files, digests, strict=True)]
         return Manifest(self.name, self.spec_hash(), tuple(entries), layout.directories)
-
-
-def _pieces(doubled: memoryview, offset: int, size: int) -> list[memoryview]:
-    """The file's bytes: the pool read cyclically from offset, as slices of pool+pool."""
-    n = len(doubled) // 2
-    out = []
-    while size > 0:
-        take = min(size, n)
-        out.append(doubled[offset : offset + take])
-        size -= take
-        offset = (offset + take) % n
-    return out
-
-
-def _write_all(fd: int, view: memoryview) -> None:
-    written = 0
-    while written < len(view):
-        written += os.write(fd, view[written:])
 
 
 def _extensions(flavour: str, words: WordArray) -> list[str]:

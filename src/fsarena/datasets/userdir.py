@@ -3,7 +3,7 @@
 `[datasets.tree] kind = "directory"  path = "/srv/share"` (or `--data PATH`)
 replaces a generated tree by the user's own: the same copy, list, find,
 delete and compress tasks then copy it onto each filesystem, and every copy
-is verified against its manifest (paths, sizes, SHA-256), as the articles'
+is verified against its manifest (paths, sizes, XXH3-128), as the articles'
 trees are. Only regular files and directories are kept (symbolic links,
 devices, sockets and FIFOs are left out, so every copy can be verified byte
 for byte). The directory itself is only read: its files are copied once to
@@ -32,7 +32,7 @@ from typing import ClassVar, Self
 
 from fsarena.datasets.core import DatasetSpec, Layout, _check_factor, _require
 from fsarena.datasets.linux_source import RealTreeSpec, _ancestors
-from fsarena.datasets.manifest import FileEntry, Manifest
+from fsarena.datasets.manifest import MANIFEST_VERSION, FileEntry, Manifest, file_digest
 from fsarena.errors import FsarenaError
 
 CACHE_DIR = "directories"
@@ -136,7 +136,7 @@ def resolve_directory(spec: DirectorySpec, cache_dir: Path) -> tuple[DatasetSpec
     folder.mkdir(parents=True, exist_ok=True)
     key = hashlib.sha256(os.path.normpath(spec.path).encode()).hexdigest()[:24]
     selected = spec.selected()
-    sums = _checksums(Path(spec.path), selected, folder / f"{key}.sums.json")
+    sums = _checksums(Path(spec.path), selected, folder / f"{key}.v{MANIFEST_VERSION}.sums.json")
     entries = tuple(FileEntry(s.path, s.size_bytes, sums[s.path]) for s in selected)
     layout = spec.plan()
     manifest = Manifest(spec.name, "directory", entries, layout.directories)
@@ -159,7 +159,7 @@ def resolve_directory(spec: DirectorySpec, cache_dir: Path) -> tuple[DatasetSpec
 
 
 def _checksums(root: Path, files: tuple[_Stat, ...], cache: Path) -> dict[str, str]:
-    """SHA-256 of each file, reusing the cache's where size and mtime are unchanged."""
+    """The content digest of each file, reusing the cache's where size and mtime are unchanged."""
     try:
         known: dict[str, list[object]] = json.loads(cache.read_text())
     except (OSError, ValueError):
@@ -168,7 +168,7 @@ def _checksums(root: Path, files: tuple[_Stat, ...], cache: Path) -> dict[str, s
 
     def digest(s: _Stat) -> str:
         with open(root / s.path, "rb") as f:
-            return hashlib.file_digest(f, "sha256").hexdigest()
+            return file_digest(f)
 
     with ThreadPoolExecutor(2) as pool:
         for s, sha in zip(fresh, pool.map(digest, fresh), strict=True):

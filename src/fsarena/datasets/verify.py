@@ -1,7 +1,7 @@
 """Verification of a copy against its dataset's manifest: same files, same bytes, nothing else.
 
 Two implementations apply the same rules (see `verify`): the native helper
-fsarena-verify (native/verify.c: a C walk and OpenSSL's SHA-256 on two threads,
+fsarena-verify (native/verify.c: a C walk and XXH3-128 (libxxhash) on two threads,
 about as fast as reading the files), used when the caller passes its path, and
 this module's Python one, the fallback when it was not built (no compiler). Both
 return the same VerifyResult for the same tree; tests/unit/test_verify_native.py
@@ -10,14 +10,13 @@ checks it on damaged trees.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import subprocess
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from fsarena.datasets.manifest import FileEntry, Manifest, VerifyResult
+from fsarena.datasets.manifest import FileEntry, Manifest, VerifyResult, file_digest
 from fsarena.errors import FsarenaError
 
 _MAX_PROBLEMS = 20
@@ -33,7 +32,7 @@ def verify(
     """Check that root holds exactly the manifest's files and directories, byte for byte.
 
     Every expected file must exist as a regular file with the right size and
-    SHA-256 (hashed by `threads` threads); every expected directory must exist;
+    XXH3-128 digest (hashed by `threads` threads); every expected directory must exist;
     anything else under root is reported as unexpected (without descending into
     unexpected directories, never following a symbolic link). `tool`: the path of
     fsarena-verify, which does it natively; None: in Python (hashlib releases the GIL).
@@ -116,13 +115,13 @@ def _structure_problems(
 
 
 def _check_content(root: Path, entry: FileEntry) -> str | None:
-    """A problem line if the file's SHA-256 differs from the manifest's, else None."""
+    """A problem line if the file's digest differs from the manifest's, else None."""
     try:
         with open(root / entry.path, "rb", buffering=0) as f:
-            digest = hashlib.file_digest(f, "sha256").hexdigest()
+            digest = file_digest(f)
     except OSError as exc:
         return f"unreadable: {entry.path} ({exc.strerror})"
-    return None if digest == entry.sha256 else f"checksum differs: {entry.path}"
+    return None if digest == entry.xxh128 else f"checksum differs: {entry.path}"
 
 
 def _summarize(problems: Sequence[tuple[str, str]]) -> tuple[str, ...]:
@@ -151,7 +150,7 @@ _NATIVE_MESSAGES = {
 def _verify_native(tool: str, manifest: Manifest, root: Path, threads: int) -> VerifyResult:
     """verify() through fsarena-verify: the manifest in on stdin, problem records out."""
     records = [f"d {d}\0" for d in manifest.directories]
-    records += [f"f {f.size_bytes} {f.sha256} {f.path}\0" for f in manifest.files]
+    records += [f"f {f.size_bytes} {f.xxh128} {f.path}\0" for f in manifest.files]
     with subprocess.Popen(
         [tool, str(root), str(threads)],
         stdin=subprocess.PIPE,

@@ -221,7 +221,7 @@ class RealExecutor:
         from fsarena.datasets.generate import generate
 
         try:
-            return generate(spec, Path(dest), Path(cache_dir))
+            return generate(spec, Path(dest), Path(cache_dir), find_native_tool("mkfiles"))
         except OSError as exc:
             raise FsarenaError(
                 f"cannot write dataset {spec.name} into {dest}: {exc.strerror}; "

@@ -8,7 +8,7 @@ files' data. The tree is the Portage-like text tree (many small files), or
 the user's directory with --data. The source on fsarena's source stays
 untouched: the mutated source is a copy in the scratch directory, made
 untimed, and the incremental run is verified against the mutated manifest
-(every file's size and SHA-256, nothing missing, nothing extra).
+(every file's size and content digest, nothing missing, nothing extra).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import hashlib
 import random
 from dataclasses import replace
 
-from fsarena.datasets.manifest import FileEntry, Manifest
+from fsarena.datasets.manifest import FileEntry, Manifest, bytes_digest
 from fsarena.measure.core import Command
 from fsarena.tasks.base import REAL_USER_SYS, Check, Task, TaskContext, verify_absent, verify_copy
 
@@ -107,7 +107,7 @@ def mutate(ctx: TaskContext, manifest: Manifest, root: str) -> Manifest:
     for path in chosen[:cut]:  # rewritten: new bytes, a little longer, a new mtime
         data = _content(path, files[path].size_bytes + 100)
         ctx.executor.write_file(f"{root}/{path}", data)
-        files[path] = FileEntry(path, len(data), hashlib.sha256(data).hexdigest())
+        files[path] = FileEntry(path, len(data), bytes_digest(data))
     for path in chosen[cut : cut + (len(chosen) - cut) // 2]:
         ctx.executor.remove_path(f"{root}/{path}")
         del files[path]
@@ -115,7 +115,7 @@ def mutate(ctx: TaskContext, manifest: Manifest, root: str) -> Manifest:
         new = f"{path}.new{i}"  # beside an existing file: its directory exists
         data = _content(new, 1000 + 97 * i)
         ctx.executor.write_file(f"{root}/{new}", data)
-        files[new] = FileEntry(new, len(data), hashlib.sha256(data).hexdigest())
+        files[new] = FileEntry(new, len(data), bytes_digest(data))
     entries = tuple(sorted(files.values(), key=lambda f: f.path))
     return replace(manifest, files=entries)
 

@@ -14,7 +14,7 @@ from typing import Any, ClassVar, Literal
 
 from fsarena.aging.workload import AgingPlan
 from fsarena.datasets.core import DatasetSpec
-from fsarena.datasets.manifest import Manifest
+from fsarena.datasets.manifest import DIGEST_ALGORITHM, Manifest
 from fsarena.errors import FsarenaError
 from fsarena.filesystems.profiles import FilesystemProfile
 from fsarena.measure.core import Command, Measurement
@@ -192,7 +192,9 @@ class Task:
 def verify_copy(ctx: TaskContext, dataset: str, root: str) -> Check:
     """Compare a copy on the test filesystem against the dataset's manifest."""
     result = ctx.executor.verify(ctx.dataset(dataset).manifest, root, ctx.hash_content)
-    detail = f"{result.files_checked} files, {result.bytes_checked} bytes checked"
+    detail = (
+        f"{result.files_checked} files, {result.bytes_checked} bytes checked ({DIGEST_ALGORITHM})"
+    )
     if not ctx.hash_content:
         detail = f"{result.files_checked} files checked by name and size (hashed in round 1)"
     if not result.ok:
