@@ -42,7 +42,7 @@ def _ms(value: float | None) -> str:
 
 
 def _name(result: WorkloadResult, repetition: int | None = None) -> str:
-    """'ext4', 'ext4 (control)'; with ', repetition 2' when a workload ran more than once."""
+    """The filesystem's name, '(control)' after it, ', repetition N' when a workload repeats."""
     name = f"{result.filesystem} (control)" if result.control else result.filesystem
     return name if repetition is None else f"{name}, repetition {repetition}"
 
