@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from fsarena.aging.snapshot import copy_image
 from fsarena.errors import FsarenaError
 from fsarena.filesystems.profiles import PROFILES, SOURCE_FILESYSTEM, FilesystemProfile
 from fsarena.measure.executor import Executor, Guest, GuestSpec
@@ -55,6 +56,7 @@ class GuestTarget:
     source: GuestSourceDisk | None
     device: str | None = None  # the plan's real device: not for guests (images only)
     guest: Guest | None = None
+    restore_from: str | None = None  # an aged filesystem's snapshot, copied in place of mkfs
 
     kind = "guest-disk"
 
@@ -68,7 +70,12 @@ class GuestTarget:
                 f"{self.profile.name} runs in a guest kernel, on an image file, not on "
                 f"{self.device}: run it in a session without --device"
             )
-        executor.create_image(self.image, self.size_bytes)
+        if self.restore_from is None:
+            executor.create_image(self.image, self.size_bytes)
+        else:  # the aged image, copied before the guest boots with it
+            executor.make_dir(str(Path(self.image).parent))
+            executor.track("image", self.image)  # `fsarena cleanup` removes it after a crash
+            copy_image(self.restore_from, self.image)
         self.guest = executor.start_guest(self.spec())
         return self.guest.target_device
 

@@ -12,43 +12,53 @@ from __future__ import annotations
 
 import os
 
+from fsarena.aging import runtime
 from fsarena.aging.gitreplay import reference
-from fsarena.aging.layout import free_space, tree_layout
-from fsarena.aging.workload import MARK, ROOT, AgingPlan, Writer, mark_tree
+from fsarena.aging.layout import free_space
+from fsarena.aging.runtime import guest_unsupported as guest_cannot
+from fsarena.aging.workload import MARK, ROOT, AgingPlan, mark_tree
 from fsarena.datasets.gitrepo import REPO_DIR
 from fsarena.errors import FsarenaError
 from fsarena.measure.core import Command
 from fsarena.tasks.base import Task, TaskContext
 
+LAYOUT_TIMEOUT_S = 600.0  # FIEMAP of every file of the tree, in a slow guest
+
 
 def aging_of(ctx: TaskContext) -> AgingPlan:
     if ctx.aging is None:
         raise FsarenaError("the aged-tree tasks need --age PROFILE (or age = ... in the suite)")
-    if ctx.profile.driver == "guest":
-        raise FsarenaError("the aged-tree tasks write the tree from the host; not in a guest")
     return ctx.aging
 
 
+def guest_unsupported(ctx: TaskContext) -> str:
+    """Why the aged-tree tasks cannot run on this filesystem's runtime ("" when they can)."""
+    if ctx.aging is None or not ctx.profile.guest:
+        return ""
+    return guest_cannot(ctx.aging.profile)
+
+
 def ensure_tree(ctx: TaskContext) -> None:
-    """Untimed: on a fresh filesystem, write the aged file set in one sorted pass."""
+    """Untimed: on a fresh filesystem, write the aged file set in one sorted pass.
+
+    Written where the filesystem is mounted (aging.runtime: here, or in its guest).
+    """
     plan = aging_of(ctx)
-    root = ctx.path(ROOT)
-    if os.path.exists(ctx.path(MARK)):
-        return
-    if os.path.exists(root):
-        raise FsarenaError(f"{root} exists but is incomplete; the tree was not written whole")
     if plan.profile.kind == "git-replay":
+        if os.path.exists(ctx.path(MARK)):
+            return
+        if os.path.exists(ctx.path(ROOT)):
+            raise FsarenaError(f"{ctx.path(ROOT)} exists but is incomplete; not written whole")
         _clean_copy(ctx, plan)
         return
-    writer = Writer(plan, root)
-    os.makedirs(root)
-    for d in plan.directories():
-        os.mkdir(f"{root}/{d}")
-    final = plan.final()
-    for path in sorted(final):
-        writer.write(final[path])
-    mark_tree(ctx.mountpoint)
-    ctx.executor.call(ctx.profile.sync_argv(ctx.mountpoint))
+    runtime.run(
+        ctx.executor,
+        "clean_tree",
+        runtime.age_timeout(plan),
+        plan=runtime.plan_args(plan),
+        mountpoint=ctx.mountpoint,
+        sync_argv=list(ctx.profile.sync_argv(ctx.mountpoint)),
+    )
 
 
 def _clean_copy(ctx: TaskContext, plan: AgingPlan) -> None:
@@ -79,18 +89,26 @@ class AgedLayout(Task):
         "free_extent_mean_bytes",
     )
 
+    def unsupported(self, ctx: TaskContext) -> str:
+        return guest_unsupported(ctx)
+
     def prepare(self, ctx: TaskContext) -> None:
         ensure_tree(ctx)
 
     def probe(self, ctx: TaskContext) -> dict[str, float]:
-        values = tree_layout(ctx.path(ROOT)).values()
-        block = os.statvfs(ctx.mountpoint).f_frsize
-        ctx.executor.call(ctx.profile.sync_argv(ctx.mountpoint))
+        sync = list(ctx.profile.sync_argv(ctx.mountpoint))
+        values: dict[str, float] = runtime.run(
+            ctx.executor, "layout", LAYOUT_TIMEOUT_S, mountpoint=ctx.mountpoint, sync_argv=sync
+        )
+        block = int(values.pop("block_bytes"))
         return {**values, **free_space(ctx.profile, ctx.executor, ctx.device, block)}
 
 
 class _AgedRead(Task):
     kind = "aged_reads"
+
+    def unsupported(self, ctx: TaskContext) -> str:
+        return guest_unsupported(ctx)
 
     def prepare(self, ctx: TaskContext) -> None:
         ensure_tree(ctx)
