@@ -138,8 +138,8 @@ class FakeExecutor:
         the age job's file set is the plan's own (AgingPlan.final(), pure)."""
         self.calls.append(("job", name))
         if name == "layout":
-            return {"extents_per_file": 1.0, "fragmented_files_pct": 0.0, "layout_score": 1.0,
-                    "block_bytes": 4096}  # fmt: skip
+            values = {"extents_per_file": 1.0, "fragmented_files_pct": 0.0, "layout_score": 1.0}
+            return {"values": values, "block_bytes": 4096, "no_extents": ""}
         if name != "age":
             return True
         plan = plan_from(**args["plan"])

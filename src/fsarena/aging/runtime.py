@@ -15,6 +15,7 @@ are read by the job, inside the guest, where the guest's disk is a device
 
 from __future__ import annotations
 
+import errno
 import os
 import time
 from collections.abc import Callable, Sequence
@@ -119,12 +120,21 @@ def clean_tree(
     return True
 
 
-def layout(ex: TaskExecutor, mountpoint: str, sync_argv: Sequence[str]) -> dict[str, float]:
-    """The aged tree's FIEMAP figures (aging.layout) and the filesystem's block size, synced."""
-    values: dict[str, float] = dict(tree_layout(os.path.join(mountpoint, ROOT)).values())
-    values["block_bytes"] = os.statvfs(mountpoint).f_frsize
+def layout(ex: TaskExecutor, mountpoint: str, sync_argv: Sequence[str]) -> dict[str, Any]:
+    """The aged tree's FIEMAP figures (aging.layout) and the filesystem's block size, synced.
+
+    A filesystem that does not answer FIEMAP has no extent figures: "no_extents" says why.
+    """
+    values: dict[str, float] = {}
+    why = ""
+    try:
+        values = dict(tree_layout(os.path.join(mountpoint, ROOT)).values())
+    except OSError as exc:
+        if exc.errno not in (errno.EOPNOTSUPP, errno.ENOTTY):
+            raise
+        why = f"the filesystem does not report extents (FIEMAP: {exc.strerror})"
     ex.call(sync_argv)
-    return values
+    return {"values": values, "block_bytes": os.statvfs(mountpoint).f_frsize, "no_extents": why}
 
 
 JOBS: dict[str, Callable[..., Any]] = {"age": age_tree, "clean_tree": clean_tree, "layout": layout}

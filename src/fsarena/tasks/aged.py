@@ -11,6 +11,7 @@ Caches are dropped before each timed read, so the reads go to the device.
 from __future__ import annotations
 
 import os
+from typing import Any
 
 from fsarena.aging import runtime
 from fsarena.aging.gitreplay import reference
@@ -95,13 +96,21 @@ class AgedLayout(Task):
     def prepare(self, ctx: TaskContext) -> None:
         ensure_tree(ctx)
 
+    def __init__(self) -> None:
+        self._details: dict[str, Any] = {}
+
     def probe(self, ctx: TaskContext) -> dict[str, float]:
         sync = list(ctx.profile.sync_argv(ctx.mountpoint))
-        values: dict[str, float] = runtime.run(
+        found = runtime.run(
             ctx.executor, "layout", LAYOUT_TIMEOUT_S, mountpoint=ctx.mountpoint, sync_argv=sync
         )
-        block = int(values.pop("block_bytes"))
-        return {**values, **free_space(ctx.profile, ctx.executor, ctx.device, block)}
+        # No figure where the filesystem gives none, and the reason kept with the run.
+        self._details = {"no_extents": found["no_extents"]} if found["no_extents"] else {}
+        free = free_space(ctx.profile, ctx.executor, ctx.device, int(found["block_bytes"]))
+        return {**found["values"], **free}
+
+    def details(self) -> dict[str, Any]:
+        return self._details
 
 
 class _AgedRead(Task):
