@@ -165,6 +165,7 @@ def guest_unsupported(age: AgeProfile) -> str:
 
 
 GIT_REPLAY_WHY = (
-    "its pulls spawn git's processes (fetch, upload-pack, merge) a few hundred times, "
-    "and its fresh twin is the host's replay copied in"
+    "its few hundred pulls each start several git processes, which an emulated guest kernel "
+    "starts many times slower than the host does, so the replay would stop at its time cap "
+    "on another commit than the host's (another file set)"
 )
