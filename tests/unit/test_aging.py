@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
 
+from fsarena.aging import runtime
 from fsarena.aging.layout import tree_layout
 from fsarena.aging.profiles import builtin_profiles, resolve_age
 from fsarena.aging.workload import AgingPlan, NewFile, Writer, digest, scan
@@ -15,6 +18,7 @@ from fsarena.measure.core import Measurement
 from fsarena.plan.core import make_plan
 from fsarena.report import aged, render
 from fsarena.session.store import Run, Session
+from tests.fakes import FakeExecutor
 
 TINY = resolve_age(
     {
@@ -197,3 +201,22 @@ def test_a_suite_may_age_by_name_or_table_and_a_typo_is_named(tmp_path: Path) ->
 
 
 AGED = ["aged_layout", "aged_grep", "aged_tar", "aged_cat"]
+
+
+def test_a_filesystem_without_fiemap_gives_no_extent_figures_and_says_why() -> None:
+    # tmpfs answers FIEMAP as jfs and FUSE drivers do: not supported. That was a failed
+    # aged_layout, which ended the sequence before the aged reads.
+    shm = Path(tempfile.mkdtemp(dir="/dev/shm"))
+    try:
+        ex = FakeExecutor()
+        args = runtime.plan_args(AgingPlan(TINY, IMAGE, 3))
+        assert runtime.JOBS["clean_tree"](ex, args, str(shm), ["sync"]) is True
+        assert runtime.JOBS["clean_tree"](ex, args, str(shm), ["sync"]) is False  # written once
+        found = runtime.JOBS["layout"](ex, str(shm), ["sync"])
+    finally:
+        shutil.rmtree(shm)
+    assert found["values"] == {} and found["block_bytes"] > 0
+    assert found["no_extents"] == (
+        "the filesystem does not report extents (FIEMAP: Operation not supported)"
+    )
+    assert ex.calls == [("call", "sync")] * 2
