@@ -2,7 +2,9 @@
 
 Order, for the first aged sequence of each filesystem (the runner's
 `FsSequence.age`, run/sequence.py): mkfs and mount (untimed, as for any task), the workload
-(fill, churn, or git replay; timed here with the device's counters, syncfs included),
+(fill, churn, or git replay; timed with the device's counters, syncfs included,
+where the filesystem is mounted: aging.runtime runs fill and churn inside a guest
+kernel for a filesystem that one runs),
 a check that the files on disk are the planned file set, umount, and a copy
 of the image as the snapshot. Every later aged repetition restores the
 image from the snapshot, so all repetitions measure the same aged filesystem

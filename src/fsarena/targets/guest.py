@@ -5,7 +5,9 @@ Inside a guest the target is not a loop device but the guest's own disk
 tasks run there unchanged. The datasets reach the guest on a read-only disk
 image built once per run from the source directory (`mkfs.ext4 -d`, no mount
 needed), mounted inside the guest where the host has the source, so every path
-a task uses is the same inside and out.
+a task uses is the same inside and out. An aged filesystem's image is restored
+from its snapshot before the guest boots with it (aging snapshots it on the host
+while the guest has it unmounted).
 """
 
 from __future__ import annotations

@@ -4,7 +4,9 @@ With `--age`, every filesystem runs these both aged (on the tree the aging
 left) and fresh (on the same file set written in one pass, sorted by path,
 onto the fresh filesystem: Conway's "clean" copy, made here by writing rather
 than `cp -a`, which gives the same file set and a sequential first layout; after
-git replay, the host's replay copied with `cp -a`, as Conway did).
+git replay, the host's replay copied with `cp -a`, as Conway did). The tree is
+written and its layout read where the filesystem is mounted (aging.runtime:
+inside a guest kernel for one it runs); git replay's tasks are skipped in guests.
 Caches are dropped before each timed read, so the reads go to the device.
 """
 
