@@ -134,8 +134,10 @@ def _run(fs: str, task: str, rep: int, wall: float) -> Run:
     return Run(filesystem=fs, task=task, repetition=rep, started_at="t", status="ok", measurement=m)
 
 
-def _aged_session(flip: bool) -> Session:
+def _aged_session(flip: bool, more: dict[str, float] | None = None) -> Session:
+    """ext4 and xfs fresh and aged; `more`: guests (NAME@uml) and their aged twins."""
     walls = {"ext4": 1.0, "xfs": 2.0, "ext4+churn": 4.0 if flip else 1.5, "xfs+churn": 2.5}
+    walls |= more or {}
     runs = [
         _run(fs, "aged_grep", rep, base * (1 + 0.01 * rep))
         for fs, base in walls.items()
@@ -147,6 +149,10 @@ def _aged_session(flip: bool) -> Session:
         "ext4+churn": {"group": "aged:kernel", "fresh": "ext4", "aged": "churn"},
         "xfs+churn": {"group": "aged:kernel", "fresh": "xfs", "aged": "churn"},
     }
+    for name in more or {}:
+        fresh = name.removesuffix("+churn")
+        twin = {"fresh": fresh, "aged": "churn"} if name != fresh else {}
+        profiles[name] = {"group": f"{'aged:' if twin else ''}guest:uml", **twin}
     record = {"manifest_digest": "abc", "wall_s": 10.0, "bytes_written": 1e9, "files": 5}
     return Session(
         tool_version="t",
@@ -176,6 +182,22 @@ def test_a_flipped_ranking_is_named_and_judged_against_noise() -> None:
     assert "aged_grep: the ranking changed with age: fresh ext4 < xfs; aged xfs < ext4" in text
     assert "significant both ways" in text
     assert "the same file set on every filesystem" in text
+
+
+def test_guests_are_ranked_with_age_only_within_their_group() -> None:
+    # ext4 and xfs flip with age on the host kernel; in a guest, 10x slower than the
+    # host, ext4@uml and jfs@uml flip too: each pair is ranked within its own group.
+    guests = {"ext4@uml": 10.0, "jfs@uml": 12.0, "ext4@uml+churn": 15.0, "jfs@uml+churn": 13.0}
+    session = _aged_session(flip=True, more=guests)
+    lines = aged.rankings(session)
+    assert lines[0].startswith("Ranking with age: the order changed in 2 of 2 timed tasks")
+    assert "aged_grep (kernel): the ranking changed with age: fresh ext4 < xfs;" in lines[1]
+    assert (
+        "aged_grep (guest:uml): the ranking changed with age: fresh ext4@uml < jfs@uml;"
+        in (lines[2])
+    )
+    note = next(n for n in aged.sections(session)[0].notes if n.startswith("Groups"))
+    assert "kernel: ext4, xfs; guest:uml: ext4@uml, jfs@uml." in note
 
 
 def test_a_session_without_age_has_no_aged_section() -> None:
