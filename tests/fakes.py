@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from fsarena.aging.runtime import plan_from
+from fsarena.aging.workload import digest
 from fsarena.datasets.core import DatasetSpec
 from fsarena.datasets.linux_source import KernelSourceSpec, TarballSpec
 from fsarena.datasets.manifest import FileEntry, Manifest, VerifyResult
@@ -135,6 +137,29 @@ class FakeExecutor:
         self.calls.append(("flush_device", device))
         return True
 
+    def job(self, module: str, name: str, args: dict[str, Any], timeout_s: float = 0.0) -> Any:
+        """An aging job (fsarena.aging.runtime), faked like measure: recorded, nothing written;
+        the age job's file set is the plan's own (AgingPlan.final(), pure)."""
+        self.calls.append(("job", name))
+        if name == "layout":
+            values = {"extents_per_file": 1.0, "fragmented_files_pct": 0.0, "layout_score": 1.0}
+            return {"values": values, "block_bytes": 4096, "no_extents": ""}
+        if name != "age":
+            return True
+        plan = plan_from(**args["plan"])
+        live = plan.final()
+        return {
+            **{k: args["plan"][k] for k in ("profile", "seed")},
+            "image_size_bytes": plan.image_bytes,
+            "wall_s": self.wall_s,
+            "bytes_written": plan.churn_bytes + sum(f.size for f in plan.fill()),
+            "device_write_bytes": 2 * MIB,
+            "stopped_by": "bytes",
+            "files": len(live),
+            "manifest_digest": digest(live, plan.seed),
+            "on_disk_matches": True,
+        }
+
     def space(self, mountpoint: str) -> SpaceInfo:
         return SpaceInfo(900 * MIB, 850 * MIB, 870 * MIB)
 
@@ -201,6 +226,9 @@ class FakeGuest(GuestExecutor):
         inside.calls = _Tagged(host.calls, spec.kernel)
         Path(spec.run_dir).mkdir(parents=True, exist_ok=True)  # as boot() makes it
         ops = operations(inside, spec.workdir)
+        # A job is the agent running fsarena's code on the guest's filesystem: faked as the
+        # inside's (FakeExecutor.job), as its timed commands are.
+        ops["job"] = lambda module, name, args: inside.job(module, name, args)
         # The agent copies a staged file from its view of the host's root: here, from the host.
         ops["copy_file"] = lambda staged, dest: inside.write_file(
             dest, Path(spec.workdir, staged).read_bytes()

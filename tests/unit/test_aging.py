@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
 
+from fsarena.aging import runtime
 from fsarena.aging.layout import tree_layout
 from fsarena.aging.profiles import builtin_profiles, resolve_age
 from fsarena.aging.workload import AgingPlan, NewFile, Writer, digest, scan
@@ -15,6 +18,7 @@ from fsarena.measure.core import Measurement
 from fsarena.plan.core import make_plan
 from fsarena.report import aged, render
 from fsarena.session.store import Run, Session
+from tests.fakes import FakeExecutor
 
 TINY = resolve_age(
     {
@@ -130,8 +134,10 @@ def _run(fs: str, task: str, rep: int, wall: float) -> Run:
     return Run(filesystem=fs, task=task, repetition=rep, started_at="t", status="ok", measurement=m)
 
 
-def _aged_session(flip: bool) -> Session:
+def _aged_session(flip: bool, more: dict[str, float] | None = None) -> Session:
+    """ext4 and xfs fresh and aged; `more`: guests (NAME@uml) and their aged twins."""
     walls = {"ext4": 1.0, "xfs": 2.0, "ext4+churn": 4.0 if flip else 1.5, "xfs+churn": 2.5}
+    walls |= more or {}
     runs = [
         _run(fs, "aged_grep", rep, base * (1 + 0.01 * rep))
         for fs, base in walls.items()
@@ -143,6 +149,10 @@ def _aged_session(flip: bool) -> Session:
         "ext4+churn": {"group": "aged:kernel", "fresh": "ext4", "aged": "churn"},
         "xfs+churn": {"group": "aged:kernel", "fresh": "xfs", "aged": "churn"},
     }
+    for name in more or {}:
+        fresh = name.removesuffix("+churn")
+        twin = {"fresh": fresh, "aged": "churn"} if name != fresh else {}
+        profiles[name] = {"group": f"{'aged:' if twin else ''}guest:uml", **twin}
     record = {"manifest_digest": "abc", "wall_s": 10.0, "bytes_written": 1e9, "files": 5}
     return Session(
         tool_version="t",
@@ -174,6 +184,22 @@ def test_a_flipped_ranking_is_named_and_judged_against_noise() -> None:
     assert "the same file set on every filesystem" in text
 
 
+def test_guests_are_ranked_with_age_only_within_their_group() -> None:
+    # ext4 and xfs flip with age on the host kernel; in a guest, 10x slower than the
+    # host, ext4@uml and jfs@uml flip too: each pair is ranked within its own group.
+    guests = {"ext4@uml": 10.0, "jfs@uml": 12.0, "ext4@uml+churn": 15.0, "jfs@uml+churn": 13.0}
+    session = _aged_session(flip=True, more=guests)
+    lines = aged.rankings(session)
+    assert lines[0].startswith("Ranking with age: the order changed in 2 of 2 timed tasks")
+    assert "aged_grep (kernel): the ranking changed with age: fresh ext4 < xfs;" in lines[1]
+    assert (
+        "aged_grep (guest:uml): the ranking changed with age: fresh ext4@uml < jfs@uml;"
+        in (lines[2])
+    )
+    note = next(n for n in aged.sections(session)[0].notes if n.startswith("Groups"))
+    assert "kernel: ext4, xfs; guest:uml: ext4@uml, jfs@uml." in note
+
+
 def test_a_session_without_age_has_no_aged_section() -> None:
     session = _aged_session(flip=False)
     session.profiles_as_run = {k: v for k, v in session.profiles_as_run.items() if "+" not in k}
@@ -197,3 +223,22 @@ def test_a_suite_may_age_by_name_or_table_and_a_typo_is_named(tmp_path: Path) ->
 
 
 AGED = ["aged_layout", "aged_grep", "aged_tar", "aged_cat"]
+
+
+def test_a_filesystem_without_fiemap_gives_no_extent_figures_and_says_why() -> None:
+    # tmpfs answers FIEMAP as jfs and FUSE drivers do: not supported. That was a failed
+    # aged_layout, which ended the sequence before the aged reads.
+    shm = Path(tempfile.mkdtemp(dir="/dev/shm"))
+    try:
+        ex = FakeExecutor()
+        args = runtime.plan_args(AgingPlan(TINY, IMAGE, 3))
+        assert runtime.JOBS["clean_tree"](ex, args, str(shm), ["sync"]) is True
+        assert runtime.JOBS["clean_tree"](ex, args, str(shm), ["sync"]) is False  # written once
+        found = runtime.JOBS["layout"](ex, str(shm), ["sync"])
+    finally:
+        shutil.rmtree(shm)
+    assert found["values"] == {} and found["block_bytes"] > 0
+    assert found["no_extents"] == (
+        "the filesystem does not report extents (FIEMAP: Operation not supported)"
+    )
+    assert ex.calls == [("call", "sync")] * 2

@@ -97,3 +97,22 @@ def test_modules_load_after_their_dependencies_and_builtins_are_skipped(
     assert loaded == ["nls_base.ko", "fat.ko", "vfat.ko", "nls_iso8859-1.ko"]
     with pytest.raises(FsarenaError, match="no module exfat"):
         agent.load_modules(str(tmp_path), ["exfat"])
+
+
+def test_a_job_runs_a_named_fsarena_modules_job_and_nothing_else(tmp_path: Path) -> None:
+    from tests.fakes import FakeExecutor
+
+    ops = agent.operations(FakeExecutor(), str(tmp_path))
+    (tmp_path / "aged").mkdir()
+    layout = {"module": "fsarena.aging.runtime", "name": "layout"}
+    args = {"mountpoint": str(tmp_path), "sync_argv": ["sync"]}
+    reply = agent.answer(ops, {"id": 1, "op": "job", "args": {**layout, "args": args}})
+    assert reply["result"]["block_bytes"] > 0, reply
+    elsewhere = {"module": "os", "name": "system", "args": {}}
+    assert agent.answer(ops, {"id": 2, "op": "job", "args": elsewhere})["error"] == (
+        "guest agent: no jobs outside fsarena (os)"
+    )
+    missing = {"module": "fsarena.aging.runtime", "name": "rm", "args": {}}
+    assert agent.answer(ops, {"id": 3, "op": "job", "args": missing})["error"] == (
+        "guest agent: fsarena.aging.runtime has no job 'rm'"
+    )

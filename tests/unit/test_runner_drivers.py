@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from fsarena.aging.profiles import resolve_age
+from fsarena.aging.runtime import guest_unsupported
 from fsarena.plan.core import make_plan
 from fsarena.run.runner import Runner
 from fsarena.run.sessions import new_session
@@ -86,3 +88,80 @@ def test_a_guest_is_stopped_on_ctrl_c(tmp_path: Path) -> None:
     assert any(r.endswith("jfs@uml-r1.img") for r in removed)
     assert any(r.endswith("guest-source.img") for r in removed)
     assert load(tmp_path / "s.json").status == "interrupted"
+
+
+class _ImageFiles(FakeExecutor):
+    """Images as real (tiny) files: an aged image is snapshotted and restored with a real cp."""
+
+    def create_image(self, path: str, size_bytes: int) -> None:
+        super().create_image(path, size_bytes)
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        Path(path).write_bytes(b"the aged image\n")
+
+
+def _aged(tmp_path: Path, fs: list[str], age: str) -> tuple[FakeExecutor, Session]:
+    plan = make_plan("article-a-2006", fs, 2, 0.001, 7, str(tmp_path / "work"), age=age)
+    ex = _ImageFiles()
+    Runner(plan, ex, new_session(plan, {}, {}), tmp_path / "s.json", "tmpfs").run()
+    return ex, load(tmp_path / "s.json")
+
+
+def _sequence(ex: FakeExecutor, image: str) -> list[tuple[str, ...]]:
+    """The calls of the sequence whose guest booted with `image`, up to its guest's close."""
+    start = next(i for i, c in enumerate(ex.calls) if c[0] == "start_guest" and c[2] == image)
+    end = next(i for i, c in enumerate(ex.calls[start:], start) if c[0] == "uml:close")
+    return ex.calls[start : end + 1]
+
+
+def test_an_aged_guest_ages_inside_the_guest_once_and_restores_its_snapshot(
+    tmp_path: Path,
+) -> None:
+    ex, session = _aged(tmp_path, ["jfs@uml"], "churn")
+    images = tmp_path / "work/images"
+    snapshot = images / "jfs@uml-aged-s7.snapshot"
+    first = [c[:2] for c in _sequence(ex, str(images / "jfs@uml+churn-r1.img"))]
+    # mkfs and mount inside the guest (untimed), the aging inside it, umount; then the
+    # tasks, from the aged filesystem (the fresh twin's tree is already there).
+    age = first.index(("uml:job", "age"))
+    assert first.index(("uml:call", "mkfs.jfs")) < first.index(("uml:call", "mount")) < age
+    assert first[age + 1] == ("uml:call", "umount")
+    assert first.count(("uml:job", "age")) == 1
+    assert ("uml:job", "layout") in first
+    # The guest's image was copied on the host while the guest had it unmounted: the
+    # second aged repetition boots with that copy, never mkfs'ed, never aged again.
+    assert snapshot.read_bytes() == b"the aged image\n"
+    second = [c[:2] for c in _sequence(ex, str(images / "jfs@uml+churn-r2.img"))]
+    assert ("uml:job", "age") not in second and ("uml:call", "mkfs.jfs") not in second
+    assert ("create_image", str(images / "jfs@uml+churn-r2.img")) not in ex.calls
+    # The first timed command on the restored image mounts it.
+    assert next(c for c in second if c[0] == "uml:measure") == ("uml:measure", "mount")
+    # The fresh sequences write the aged file set inside the guest, for the same reads.
+    fresh = [c[:2] for c in _sequence(ex, str(images / "jfs@uml-r1.img"))]
+    assert fresh.index(("uml:job", "clean_tree")) < fresh.index(("uml:job", "layout"))
+    aged_runs = [r for r in session.runs if r.filesystem == "jfs@uml+churn"]
+    assert {r.status for r in aged_runs if r.task != "mkfs"} == {"ok"}
+    record = session.aging["jfs@uml"]
+    assert record.manifest_digest and record.on_disk_matches
+    assert record.snapshot_method in ("reflink", "sparse copy")
+    assert session.profiles_as_run["jfs@uml+churn"].group == "aged:guest:uml"
+
+
+def test_git_replay_does_not_age_a_guest_and_says_why() -> None:
+    why = guest_unsupported(resolve_age("git-replay"))
+    assert why.startswith("git replay does not run inside guest kernels: ")
+    assert why.endswith("the fill and churn profiles age them")
+    assert guest_unsupported(resolve_age("churn")) == guest_unsupported(resolve_age("fill")) == ""
+
+
+def test_a_fuse_driver_ages_on_its_fuse_mount_on_the_host(tmp_path: Path) -> None:
+    ex, session = _aged(tmp_path, ["vfat@fuse"], "churn")
+    calls = [c[:2] for c in ex.calls]
+    age = calls.index(("job", "age"))
+    assert calls[age - 1] == ("call", "fusefat")  # mounted by its FUSE driver, then aged
+    assert calls[age + 1] == ("call", "umount")
+    assert calls.count(("job", "age")) == 1
+    assert session.aging["vfat@fuse"].on_disk_matches
+    assert session.profiles_as_run["vfat@fuse+churn"].group == "aged:fuse"
+    assert all(r.status == "ok" for r in session.runs if r.task != "mkfs"), [
+        (r.filesystem, r.task, r.error) for r in session.runs if r.status != "ok"
+    ]

@@ -2,7 +2,9 @@
 
 Order, for the first aged sequence of each filesystem (the runner's
 `FsSequence.age`, run/sequence.py): mkfs and mount (untimed, as for any task), the workload
-(fill, churn, or git replay; timed here with the device's counters, syncfs included),
+(fill, churn, or git replay; timed with the device's counters, syncfs included,
+where the filesystem is mounted: aging.runtime runs fill and churn inside a guest
+kernel for a filesystem that one runs),
 a check that the files on disk are the planned file set, umount, and a copy
 of the image as the snapshot. Every later aged repetition restores the
 image from the snapshot, so all repetitions measure the same aged filesystem
@@ -15,11 +17,11 @@ import os
 import time
 from typing import Any, Protocol
 
+from fsarena.aging import runtime
 from fsarena.aging.gitreplay import git, replay, tree_digest
 from fsarena.aging.snapshot import copy_image
-from fsarena.aging.workload import ROOT, AgingPlan, Writer, digest, mark_tree, scan
+from fsarena.aging.workload import ROOT, AgingPlan, mark_tree
 from fsarena.datasets.gitrepo import REPO_DIR
-from fsarena.errors import FsarenaError
 from fsarena.filesystems.profiles import FilesystemProfile
 from fsarena.measure.core import read_device_stat
 from fsarena.measure.executor import TaskExecutor
@@ -53,43 +55,23 @@ class Mounted(Protocol):
 
 
 def age_mounted(ctx: Mounted, plan: AgingPlan) -> dict[str, Any]:
-    """Run the workload on the mounted filesystem; what it did and cost, for the session."""
+    """Run the workload on the mounted filesystem; what it did and cost, for the session.
+
+    Fill and churn run where the filesystem is mounted (aging.runtime: here, or
+    inside its guest kernel); git replay only here (runtime.unsupported says why).
+    """
     if plan.profile.kind == "git-replay":
         return _age_git(ctx, plan)
-    read0, written0 = read_device_stat(ctx.device)
-    started = time.monotonic()
-    try:
-        tally = Writer(plan, ctx.path(ROOT)).run()
-    except OSError as exc:
-        raise FsarenaError(
-            f"aging failed: {exc.strerror or exc} ({exc.filename}); the image may be too "
-            "small for the profile's fullness on this filesystem"
-        ) from None
-    ctx.executor.call(ctx.profile.sync_argv(ctx.mountpoint))
-    wall_s = time.monotonic() - started
-    read1, written1 = read_device_stat(ctx.device)
-    on_disk = scan(ctx.path(ROOT))
-    planned = {p: f.size for p, f in tally.live.items()}
-    mark_tree(ctx.mountpoint)
-    return {
-        "profile": plan.profile.model_dump(mode="json"),
-        "seed": plan.seed,
-        "image_size_bytes": plan.image_bytes,
-        "wall_s": wall_s,
-        "bytes_written": tally.bytes_written,
-        "bytes_written_per_s": tally.bytes_written / wall_s if wall_s > 0 else None,
-        "device_write_bytes": written1 - written0,
-        "device_read_bytes": read1 - read0,
-        "files_created": tally.created,
-        "files_deleted": tally.deleted,
-        "fsyncs": tally.fsyncs,
-        "rounds": tally.rounds,
-        "stopped_by": tally.stopped_by,
-        "files": len(tally.live),
-        "live_bytes": sum(planned.values()),
-        "manifest_digest": digest(tally.live, plan.seed),
-        "on_disk_matches": on_disk == planned,
-    }
+    record: dict[str, Any] = runtime.run(
+        ctx.executor,
+        "age",
+        runtime.age_timeout(plan),
+        plan=runtime.plan_args(plan),
+        mountpoint=ctx.mountpoint,
+        device=ctx.device,
+        sync_argv=list(ctx.profile.sync_argv(ctx.mountpoint)),
+    )
+    return record
 
 
 def _age_git(ctx: Mounted, plan: AgingPlan) -> dict[str, Any]:

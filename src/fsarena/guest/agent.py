@@ -6,7 +6,9 @@ venv and the checkout are found wherever they live, /tmp and /run included),
 reads one JSON request per line from its serial line and answers one JSON
 line each. It uses the standard library and fsarena's stdlib-only modules
 (measure, executor), so the same measurement code runs inside the guest as on
-the host; fsarena.datasets.verify is imported only when a copy is verified.
+the host; fsarena.datasets.verify is imported only when a copy is verified, and
+a job's module (the "job" request: aging inside the guest, fsarena.aging.runtime)
+only when the host asks for one of its jobs.
 Timed commands start through the same native launcher (fsarena-timeit, beside
 the host's interpreter, which the guest sees through hostfs or 9p), so their max
 RSS is theirs, not this agent's; a guest that cannot run it reports max RSS as
@@ -25,6 +27,7 @@ work directory, which the host made for fsarena.
 from __future__ import annotations
 
 import ctypes
+import importlib
 import json
 import os
 import shutil
@@ -160,6 +163,21 @@ def _copy_file(workdir: str, staged: str, dest: str) -> None:
     shutil.copyfile(Path(workdir, HOST_VIEW, staged), dest)
 
 
+def _job(ex: TaskExecutor, module: str, name: str, args: dict[str, Any]) -> Any:
+    """A job of an fsarena module's JOBS table (e.g. fsarena.aging.runtime), run here.
+
+    The host names the module: this package does not depend on what its jobs
+    do (aging), only on the convention, a JOBS mapping of functions that take
+    the executor and JSON arguments and return JSON.
+    """
+    if not module.startswith("fsarena."):
+        raise FsarenaError(f"guest agent: no jobs outside fsarena ({module})")
+    jobs = getattr(importlib.import_module(module), "JOBS", {})
+    if name not in jobs:
+        raise FsarenaError(f"guest agent: {module} has no job {name!r}")
+    return jobs[name](ex, **args)
+
+
 def _filesystems() -> list[str]:
     return [line.split()[-1] for line in Path("/proc/filesystems").read_text().splitlines()]
 
@@ -190,6 +208,7 @@ def operations(ex: TaskExecutor, workdir: str = "") -> dict[str, Callable[..., A
         "remove_cgroup": ex.remove_cgroup,
         "filesystems": _filesystems,
         "load_modules": load_modules,
+        "job": lambda **kw: _job(ex, **kw),
     }
 
 

@@ -275,6 +275,10 @@ class GuestExecutor:
     def filesystems(self) -> list[str]:
         return [str(f) for f in self._ask("filesystems")]
 
+    def job(self, module: str, name: str, args: dict[str, Any], timeout_s: float) -> Any:
+        """Run a module's job inside the guest (agent._job), e.g. aging its filesystem."""
+        return self._ask("job", timeout_s, module=module, name=name, args=args)
+
 
 def _config(spec: GuestSpec) -> dict[str, Any]:
     kernel = GUESTS[spec.kernel]

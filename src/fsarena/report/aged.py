@@ -34,8 +34,10 @@ LOOP_CAVEAT = (
     "Run with --device for the device's own layout (aged again for every repetition there)."
 )
 RUNTIME_NOTE = (
-    "Guests and FUSE drivers age inside their own runtime and are reported in their own "
-    "groups; aging inside a guest kernel is not implemented yet (its aged runs are skipped)."
+    "Guests and FUSE drivers age inside their own runtime: a FUSE driver's files are written "
+    "through its FUSE mount, a guest kernel's by fsarena's agent inside the guest (its "
+    "device bytes and extents read there, its image snapshotted by the host while the guest "
+    "has it unmounted)."
 )
 
 
@@ -127,33 +129,49 @@ def _walls(session: Session, task: str, filesystem: str) -> list[float]:
     return [v for v in _samples(session, task, filesystem, "wall_s") if v > 0]
 
 
+def groups(session: Session) -> dict[str, list[tuple[str, str]]]:
+    """The (fresh, aged) pairs by their fresh filesystem's group (driver kind, guest kernel)."""
+    found: dict[str, list[tuple[str, str]]] = {}
+    for fresh, aged in pairs(session):
+        profile = session.profiles_as_run.get(fresh)
+        found.setdefault(str(given(profile.group if profile else None, "kernel")), []).append(
+            (fresh, aged)
+        )
+    return found
+
+
 def rankings(session: Session) -> list[str]:
-    """Per timed task, the order of the filesystems fresh and aged, and whether it changed.
+    """Per timed task and group, the order of the filesystems fresh and aged, and whether it
+    changed. Only filesystems of one group are ranked together: a guest kernel's or a FUSE
+    driver's times include their runtime's own cost (report.groups).
 
     A flipped pair is "significant both ways" when the fresh order and the aged
     order are each backed by a 95 % interval excluding 1; otherwise it is noise.
     """
-    lines, flipped, sure = [], 0, 0
-    both = pairs(session)
-    for task in _timed_tasks(session):
-        means = {}
-        for fresh, aged in both:
-            a, b = _walls(session, task, fresh), _walls(session, task, aged)
-            if a and b:
-                means[fresh] = (_gmean(a), _gmean(b))
-        if len(means) < 2:
-            continue
-        fresh_order = sorted(means, key=lambda f: means[f][0])
-        aged_order = sorted(means, key=lambda f: means[f][1])
-        if fresh_order != aged_order:
-            flipped += 1
-            detail = _flips(session, task, fresh_order, aged_order)
-            sure += "significant" in detail
-            lines.append(
-                f"{task}: the ranking changed with age: fresh {' < '.join(fresh_order)}; "
-                f"aged {' < '.join(aged_order)} (fastest first, geometric means; {detail})"
-            )
-    total = sum(1 for t in _timed_tasks(session) if _ranked_task(session, t, both))
+    lines, flipped, sure, total = [], 0, 0, 0
+    ranked = {g: both for g, both in groups(session).items() if len(both) >= 2}
+    for group, both in ranked.items():
+        where = f" ({group})" if len(ranked) > 1 else ""
+        for task in _timed_tasks(session):
+            total += _ranked_task(session, task, both)
+            means = {}
+            for fresh, aged in both:
+                a, b = _walls(session, task, fresh), _walls(session, task, aged)
+                if a and b:
+                    means[fresh] = (_gmean(a), _gmean(b))
+            if len(means) < 2:
+                continue
+            fresh_order = sorted(means, key=lambda f: means[f][0])
+            aged_order = sorted(means, key=lambda f: means[f][1])
+            if fresh_order != aged_order:
+                flipped += 1
+                detail = _flips(session, task, fresh_order, aged_order)
+                sure += "significant" in detail
+                lines.append(
+                    f"{task}{where}: the ranking changed with age: fresh "
+                    f"{' < '.join(fresh_order)}; aged {' < '.join(aged_order)} (fastest first, "
+                    f"geometric means; {detail})"
+                )
     head = (
         f"Ranking with age: the order changed in {flipped} of {total} timed tasks, "
         f"significantly (95 %, both fresh and aged) in {sure}."
@@ -165,7 +183,11 @@ def rankings(session: Session) -> list[str]:
 
 def verdict(session: Session) -> str:
     """One sentence for the verdicts: whether age changed the ranking ("" without --age)."""
-    return rankings(session)[0] if len(pairs(session)) >= 2 else ""
+    return rankings(session)[0] if _rankable(session) else ""
+
+
+def _rankable(session: Session) -> bool:
+    return any(len(both) >= 2 for both in groups(session).values())
 
 
 def _ranked_task(session: Session, task: str, both: list[tuple[str, str]]) -> bool:
@@ -184,6 +206,43 @@ def _layout_rows(session: Session) -> list[list[str]]:
                 cells.append(fmt(sum(values) / len(values) * m.scale) if values else "-")
             rows.append(cells)
     return rows
+
+
+def _missing_figures(session: Session) -> list[str]:
+    """Why a filesystem has no extent or no free-space figures, where its layout was read."""
+    lines = []
+    for fresh, aged in pairs(session):
+        probes = [
+            r
+            for r in session.runs
+            if r.task == "aged_layout" and r.filesystem in (fresh, aged) and r.status == "ok"
+        ]
+        if not probes:
+            continue
+        if why := next(
+            (str(r.details["no_extents"]) for r in probes if r.details.get("no_extents")), ""
+        ):
+            lines.append(f"{fresh}: no extent figures nor layout score: {why}.")
+        if not any("free_extents" in r.values for r in probes):
+            profile = session.profiles_as_run.get(fresh)
+            fstype = profile.fstype if profile else fresh
+            lines.append(
+                f"{fresh}: no free-space figures: fsarena knows no read-only free-space tool "
+                f"for {fstype}."
+            )
+    return lines
+
+
+def _group_note(session: Session) -> list[str]:
+    """Which filesystems are ranked together, when a guest or FUSE driver runs some of them."""
+    found = groups(session)
+    if len(found) < 2:
+        return []
+    named = "; ".join(f"{g}: {', '.join(f for f, _ in both)}" for g, both in found.items())
+    return [
+        f"Groups (ranked within a group only; a guest kernel's or FUSE driver's times include "
+        f"its runtime's cost): {named}."
+    ]
 
 
 def _aging_rows(session: Session) -> list[list[str]]:
@@ -253,7 +312,8 @@ def sections(session: Session) -> list[Section]:
                 "aged/fresh: ratio of geometric mean wall times; interval: Welch's t on log "
                 "times, 95 %; above 1, slower aged.",
                 f"Changed by age (interval excludes 1): {', '.join(changed) or 'none'}.",
-                *(rankings(session) if len(pairs(session)) >= 2 else []),
+                *(rankings(session) if _rankable(session) else []),
+                *_group_note(session),
             ],
         ),
         Section(
@@ -266,6 +326,7 @@ def sections(session: Session) -> list[Section]:
                 "traversal order (static, after Conway et al.'s dynamic layout score; no "
                 "blktrace here); free space from the filesystem's own tool, '-' where it has "
                 "none.",
+                *_missing_figures(session),
                 LOOP_CAVEAT,
                 RUNTIME_NOTE,
             ],

@@ -2,7 +2,9 @@
 
 The first aged sequence of a filesystem ages it and snapshots the image
 (FsSequence.age); every later aged repetition restores that snapshot. The
-snapshots are removed when the run ends.
+snapshots are removed when the run ends. A guest kernel's filesystem is aged
+inside its guest (aging.runtime) and its image snapshotted the same way, on the
+host, while the guest has it unmounted.
 """
 
 from __future__ import annotations

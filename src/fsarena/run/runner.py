@@ -44,6 +44,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from fsarena.aging.runtime import guest_unsupported
 from fsarena.analysis.adaptive import (
     imprecise,
     next_round_fits,
@@ -66,6 +67,7 @@ from fsarena.session.records import RoundTiming
 from fsarena.session.store import Run, RunStatus, Session, save
 from fsarena.targets import (
     GuestSourceDisk,
+    GuestTarget,
     LoopTarget,
     ceiling_target,
     make_target,
@@ -314,8 +316,8 @@ class Runner:
                 "skipped",
             )
             return
-        if aged and profile.driver == "guest":
-            why = "aging inside a guest kernel is not implemented yet; aged only on the host"
+        age_profile = self.plan.age
+        if aged and age_profile and profile.guest and (why := guest_unsupported(age_profile)):
             self._record_all(label, repetition, why, "skipped")
             return
         snapshot = snapshot_path(self, profile) if aged else None
@@ -343,7 +345,8 @@ class Runner:
                 hash_content=repetition == 1,  # copies hashed once per filesystem (issue 14)
             )
             executor.make_dir(ctx.scratch)
-            image = target.image if isinstance(target, LoopTarget) else ""
+            # The image aging snapshots: a loop image, or a guest's disk (unmounted in the guest).
+            image = target.image if isinstance(target, LoopTarget | GuestTarget) else ""
             sequence = FsSequence(
                 self, ctx, repetition, warmup=warmup, label=label, aged=aged, image=image
             )

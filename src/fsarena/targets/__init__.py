@@ -41,8 +41,9 @@ def make_target(
     filesystem's image is restored from its snapshot (restore_from)."""
     image = str(Path(plan.workdir, "images", f"{label or profile.name}-r{repetition}.img"))
     if profile.guest:
+        size = plan.image_size_for(profile)
         return GuestTarget(
-            profile, image, plan.image_size_for(profile), plan.workdir, guest_source, plan.device
+            profile, image, size, plan.workdir, guest_source, plan.device, restore_from=restore_from
         )
     if plan.device is not None:
         return DeviceTarget(plan.device, (plan.workdir,))

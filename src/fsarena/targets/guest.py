@@ -5,7 +5,9 @@ Inside a guest the target is not a loop device but the guest's own disk
 tasks run there unchanged. The datasets reach the guest on a read-only disk
 image built once per run from the source directory (`mkfs.ext4 -d`, no mount
 needed), mounted inside the guest where the host has the source, so every path
-a task uses is the same inside and out.
+a task uses is the same inside and out. An aged filesystem's image is restored
+from its snapshot before the guest boots with it (aging snapshots it on the host
+while the guest has it unmounted).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from fsarena.aging.snapshot import copy_image
 from fsarena.errors import FsarenaError
 from fsarena.filesystems.profiles import PROFILES, SOURCE_FILESYSTEM, FilesystemProfile
 from fsarena.measure.executor import Executor, Guest, GuestSpec
@@ -55,6 +58,7 @@ class GuestTarget:
     source: GuestSourceDisk | None
     device: str | None = None  # the plan's real device: not for guests (images only)
     guest: Guest | None = None
+    restore_from: str | None = None  # an aged filesystem's snapshot, copied in place of mkfs
 
     kind = "guest-disk"
 
@@ -68,7 +72,12 @@ class GuestTarget:
                 f"{self.profile.name} runs in a guest kernel, on an image file, not on "
                 f"{self.device}: run it in a session without --device"
             )
-        executor.create_image(self.image, self.size_bytes)
+        if self.restore_from is None:
+            executor.create_image(self.image, self.size_bytes)
+        else:  # the aged image, copied before the guest boots with it
+            executor.make_dir(str(Path(self.image).parent))
+            executor.track("image", self.image)  # `fsarena cleanup` removes it after a crash
+            copy_image(self.restore_from, self.image)
         self.guest = executor.start_guest(self.spec())
         return self.guest.target_device
 

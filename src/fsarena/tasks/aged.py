@@ -4,51 +4,64 @@ With `--age`, every filesystem runs these both aged (on the tree the aging
 left) and fresh (on the same file set written in one pass, sorted by path,
 onto the fresh filesystem: Conway's "clean" copy, made here by writing rather
 than `cp -a`, which gives the same file set and a sequential first layout; after
-git replay, the host's replay copied with `cp -a`, as Conway did).
+git replay, the host's replay copied with `cp -a`, as Conway did). The tree is
+written and its layout read where the filesystem is mounted (aging.runtime:
+inside a guest kernel for one it runs); git replay's tasks are skipped in guests.
 Caches are dropped before each timed read, so the reads go to the device.
 """
 
 from __future__ import annotations
 
 import os
+from typing import Any
 
+from fsarena.aging import runtime
 from fsarena.aging.gitreplay import reference
-from fsarena.aging.layout import free_space, tree_layout
-from fsarena.aging.workload import MARK, ROOT, AgingPlan, Writer, mark_tree
+from fsarena.aging.layout import free_space
+from fsarena.aging.runtime import guest_unsupported as guest_cannot
+from fsarena.aging.workload import MARK, ROOT, AgingPlan, mark_tree
 from fsarena.datasets.gitrepo import REPO_DIR
 from fsarena.errors import FsarenaError
 from fsarena.measure.core import Command
 from fsarena.tasks.base import Task, TaskContext
 
+LAYOUT_TIMEOUT_S = 600.0  # FIEMAP of every file of the tree, in a slow guest
+
 
 def aging_of(ctx: TaskContext) -> AgingPlan:
     if ctx.aging is None:
         raise FsarenaError("the aged-tree tasks need --age PROFILE (or age = ... in the suite)")
-    if ctx.profile.driver == "guest":
-        raise FsarenaError("the aged-tree tasks write the tree from the host; not in a guest")
     return ctx.aging
 
 
+def guest_unsupported(ctx: TaskContext) -> str:
+    """Why the aged-tree tasks cannot run on this filesystem's runtime ("" when they can)."""
+    if ctx.aging is None or not ctx.profile.guest:
+        return ""
+    return guest_cannot(ctx.aging.profile)
+
+
 def ensure_tree(ctx: TaskContext) -> None:
-    """Untimed: on a fresh filesystem, write the aged file set in one sorted pass."""
+    """Untimed: on a fresh filesystem, write the aged file set in one sorted pass.
+
+    Written where the filesystem is mounted (aging.runtime: here, or in its guest).
+    """
     plan = aging_of(ctx)
-    root = ctx.path(ROOT)
-    if os.path.exists(ctx.path(MARK)):
-        return
-    if os.path.exists(root):
-        raise FsarenaError(f"{root} exists but is incomplete; the tree was not written whole")
     if plan.profile.kind == "git-replay":
+        if os.path.exists(ctx.path(MARK)):
+            return
+        if os.path.exists(ctx.path(ROOT)):
+            raise FsarenaError(f"{ctx.path(ROOT)} exists but is incomplete; not written whole")
         _clean_copy(ctx, plan)
         return
-    writer = Writer(plan, root)
-    os.makedirs(root)
-    for d in plan.directories():
-        os.mkdir(f"{root}/{d}")
-    final = plan.final()
-    for path in sorted(final):
-        writer.write(final[path])
-    mark_tree(ctx.mountpoint)
-    ctx.executor.call(ctx.profile.sync_argv(ctx.mountpoint))
+    runtime.run(
+        ctx.executor,
+        "clean_tree",
+        runtime.age_timeout(plan),
+        plan=runtime.plan_args(plan),
+        mountpoint=ctx.mountpoint,
+        sync_argv=list(ctx.profile.sync_argv(ctx.mountpoint)),
+    )
 
 
 def _clean_copy(ctx: TaskContext, plan: AgingPlan) -> None:
@@ -79,18 +92,34 @@ class AgedLayout(Task):
         "free_extent_mean_bytes",
     )
 
+    def unsupported(self, ctx: TaskContext) -> str:
+        return guest_unsupported(ctx)
+
     def prepare(self, ctx: TaskContext) -> None:
         ensure_tree(ctx)
 
+    def __init__(self) -> None:
+        self._details: dict[str, Any] = {}
+
     def probe(self, ctx: TaskContext) -> dict[str, float]:
-        values = tree_layout(ctx.path(ROOT)).values()
-        block = os.statvfs(ctx.mountpoint).f_frsize
-        ctx.executor.call(ctx.profile.sync_argv(ctx.mountpoint))
-        return {**values, **free_space(ctx.profile, ctx.executor, ctx.device, block)}
+        sync = list(ctx.profile.sync_argv(ctx.mountpoint))
+        found = runtime.run(
+            ctx.executor, "layout", LAYOUT_TIMEOUT_S, mountpoint=ctx.mountpoint, sync_argv=sync
+        )
+        # No figure where the filesystem gives none, and the reason kept with the run.
+        self._details = {"no_extents": found["no_extents"]} if found["no_extents"] else {}
+        free = free_space(ctx.profile, ctx.executor, ctx.device, int(found["block_bytes"]))
+        return {**found["values"], **free}
+
+    def details(self) -> dict[str, Any]:
+        return self._details
 
 
 class _AgedRead(Task):
     kind = "aged_reads"
+
+    def unsupported(self, ctx: TaskContext) -> str:
+        return guest_unsupported(ctx)
 
     def prepare(self, ctx: TaskContext) -> None:
         ensure_tree(ctx)
