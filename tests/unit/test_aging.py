@@ -197,3 +197,17 @@ def test_a_suite_may_age_by_name_or_table_and_a_typo_is_named(tmp_path: Path) ->
 
 
 AGED = ["aged_layout", "aged_grep", "aged_tar", "aged_cat"]
+
+
+def test_the_host_copies_an_image_sparse_or_by_reflink(tmp_path: Path) -> None:
+    from fsarena.measure.executor import RealExecutor
+
+    image = tmp_path / "a.img"
+    with open(image, "wb") as f:
+        f.truncate(64 << 20)  # 64 MiB, with one written MiB in the middle
+        f.seek(32 << 20)
+        f.write(b"x" * (1 << 20))
+    copy = RealExecutor().copy_image(str(image), str(tmp_path / "b.img"))
+    assert copy.method in ("reflink", "sparse copy")
+    assert (tmp_path / "b.img").read_bytes() == image.read_bytes()
+    assert copy.allocated_bytes == (tmp_path / "b.img").stat().st_blocks * 512 < 8 << 20

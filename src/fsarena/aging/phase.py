@@ -11,12 +11,10 @@ and the aging's cost is paid once per filesystem and seed.
 
 from __future__ import annotations
 
-import os
 import time
 from typing import Any, Protocol
 
 from fsarena.aging.gitreplay import git, replay, tree_digest
-from fsarena.aging.snapshot import copy_image
 from fsarena.aging.workload import ROOT, AgingPlan, Writer, digest, mark_tree, scan
 from fsarena.datasets.gitrepo import REPO_DIR
 from fsarena.errors import FsarenaError
@@ -124,13 +122,3 @@ def _age_git(ctx: Mounted, plan: AgingPlan) -> dict[str, Any]:
         "on_disk_matches": not status.strip(),
     }
 
-
-def snapshot(image: str, dest: str) -> dict[str, Any]:
-    """Copy the unmounted aged image; the method and its cost."""
-    started = time.monotonic()
-    method = copy_image(image, dest)
-    return {
-        "snapshot_method": method,
-        "snapshot_s": time.monotonic() - started,
-        "snapshot_allocated_bytes": os.stat(dest).st_blocks * 512,
-    }
