@@ -9,6 +9,7 @@ import pytest
 
 import fsarena.run.sequence as sequence_module
 from fsarena.plan.core import make_plan
+from fsarena.run.aged import remove_snapshots
 from fsarena.run.runner import Runner
 from fsarena.run.sessions import new_session
 from fsarena.session.store import Session, load
@@ -103,3 +104,13 @@ def test_the_order_test_sees_a_skipped_restore(
     ]  # fmt: skip
 
 
+
+def test_git_replays_host_copy_is_removed_when_the_run_ends(tmp_path: Path) -> None:
+    host = _Host()
+    plan = make_plan("quick", ["ext4"], 1, 0.001, 7, str(tmp_path / "w"), age="git-replay")
+    runner = Runner(plan, host, new_session(plan, {}, {}), tmp_path / "s.json", "tmpfs")
+    remove_snapshots(runner)  # what run() does last, whatever happened before
+    assert host.calls == [
+        ("remove", f"{tmp_path}/w/images/ext4-aged-s7.snapshot"),
+        ("remove", f"{tmp_path}/w/scratch/git-replay"),
+    ]

@@ -263,6 +263,7 @@ class RealExecutor:
             with contextlib.suppress(FileNotFoundError):
                 p.unlink()
         self.untrack("image", path)
+        self.untrack("tree", path)
 
     def create_image(self, path: str, size_bytes: int) -> None:
         # A sparse file: no space is taken until the filesystem writes.
