@@ -104,7 +104,6 @@ def test_the_order_test_sees_a_skipped_restore(
     ]  # fmt: skip
 
 
-
 def test_git_replays_host_copy_is_removed_when_the_run_ends(tmp_path: Path) -> None:
     host = _Host()
     plan = make_plan("quick", ["ext4"], 1, 0.001, 7, str(tmp_path / "w"), age="git-replay")

@@ -121,4 +121,3 @@ def _age_git(ctx: Mounted, plan: AgingPlan) -> dict[str, Any]:
         "manifest_digest": tree,
         "on_disk_matches": not status.strip(),
     }
-

@@ -271,7 +271,7 @@ def run(ctx: click.Context, /, **opts: Any) -> None:
     the run; 3 nothing measured; 128+N stopped by signal N (the session is
     kept: --resume it).
     """
-    from fsarena.run.launch import describe, prepare, require_ready
+    from fsarena.run.launch import describe, prepare, require_ready, workdir_lock
 
     plan, path, recorded = _new_or_resumed(ctx, opts)
     launch = prepare(plan, [str(path.parent)], opts["destroy"])
@@ -283,10 +283,13 @@ def run(ctx: click.Context, /, **opts: Any) -> None:
         raise FsarenaError("fsarena run needs root (mkfs, mount, losetup): run it with sudo")
     require_ready(launch)
     if not opts["quiet"]:
+        from fsarena.run.agingprobe import probe_at_launch
         from fsarena.run.estimate import estimate
 
         click.echo(f"fsarena: this run: {_announce(plan)}", err=True)
-        click.echo(f"fsarena: time: {estimate(plan, Path(opts['results_dir']))}", err=True)
+        say = lambda line: click.echo(f"fsarena: {line}", err=True)  # noqa: E731
+        probed = probe_at_launch(plan, say, workdir_lock)
+        click.echo(f"fsarena: time: {estimate(plan, Path(opts['results_dir']), probed)}", err=True)
     session = _session_for(launch, path, recorded)
     _execute(launch, session, path, opts["quiet"])
     from fsarena.report import render, write
