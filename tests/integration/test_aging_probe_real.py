@@ -18,9 +18,9 @@ def test_the_probe_measures_the_profiles_churn_and_leaves_nothing(workdir: Path)
     assert probed is not None and said == [
         "probing the aging rate (3 s of the churn profile's work)"
     ]
-    assert probed.filesystem == "ext4" and probed.phase == "churn"  # the first filesystem
+    assert probed.filesystem == "ext4" and probed.fsync_share == 0.2  # the first filesystem
     assert probed.bytes_written > 0 and probed.rate > 0
-    assert PROBE_S <= probed.work_s < probed.total_s  # rounds until PROBE_S, then syncfs
+    assert PROBE_S <= probed.work_s < probed.total_s  # writes until PROBE_S, then syncfs
     assert leftovers(workdir) == [] and Ledger(str(workdir / "w")).entries() == []
     assert list((workdir / "w" / "images").iterdir()) == []
     assert list((workdir / "w" / "mnt").iterdir()) == []

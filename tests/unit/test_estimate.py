@@ -98,7 +98,7 @@ def test_a_git_replay_checkout_follows_the_scale_not_the_image() -> None:
 # The aging rate probed at launch (run/agingprobe.py): the slower of it and the earlier
 # session's slowest rate sets the aging time, and the announcement says which it was.
 def _probed(rate: float) -> ProbedRate:
-    return ProbedRate("ext4", int(rate * 3.0), 3.0, 4.5, "churn")
+    return ProbedRate("ext4", int(rate * 3.0), 3.0, 4.5, 0.2)
 
 
 def test_a_probe_slower_than_the_earlier_session_sets_the_aging_rate(tmp_path: Path) -> None:
@@ -107,9 +107,8 @@ def test_a_probe_slower_than_the_earlier_session_sets_the_aging_rate(tmp_path: P
     plan = plan.model_copy(update={"tasks": ["aged_grep"]})
     text = estimate(plan, tmp_path, _probed(10 * MB))
     assert (
-        "aging at 10 MB/s probed now (3.0 s of the profile's churn on a scratch ext4 image; "
-        "the probe took 4.5 s), slower than 20 MB/s, the slowest filesystem's rate in "
-        "earlier.json"
+        f"aging at {_probe_text(10)}, slower than 20 MB/s, the slowest filesystem's rate "
+        "in earlier.json"
     ) in text
     aging, copies = aging_seconds(plan, AgingCost(10 * MB, 10.0, 1e9, 100.0, "earlier.json"))
     total = 50.0 * 4 * 1.05 + aging + copies
@@ -129,8 +128,8 @@ def test_a_probe_faster_than_the_earlier_session_is_only_the_cross_check(tmp_pat
 
 def _probe_text(mb_s: int) -> str:
     return (
-        f"{mb_s} MB/s probed now (3.0 s of the profile's churn on a scratch ext4 image; "
-        "the probe took 4.5 s)"
+        f"{mb_s} MB/s probed now (3.0 s of the profile's writes, 20 % fsync'ed, on a scratch "
+        "ext4 image; the probe took 4.5 s)"
     )
 
 
@@ -160,7 +159,10 @@ def test_whole_rounds_add_the_aging_a_slower_probe_adds(tmp_path: Path) -> None:
     assert "(measured whole rounds, verification and set-up included)" in text
     extra = f"{slow:.0f} s" if slow < 120 else f"{slow / 60:.0f} min"
     assert f", + {extra} of aging: {_probe_text(10)}, slower than its aging" in text
-    assert ", + " not in estimate(plan, tmp_path, _probed(40 * MB))
+    faster = estimate(plan, tmp_path, _probed(40 * MB))
+    assert (
+        ", + " not in faster and f"; aging {_probe_text(40)}: not slower than its aging" in faster
+    )
 
 
 def test_with_no_earlier_session_the_probe_still_gives_the_aging(tmp_path: Path) -> None:

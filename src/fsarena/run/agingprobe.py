@@ -1,38 +1,38 @@
-"""The aging rate probed at launch: a few seconds of the profile's own work, on a scratch image.
+"""The aging rate probed at launch: a few seconds of the profile's own writes, on a scratch image.
 
 The time announced before an aged run needs the rate aging will write at; an
-earlier session's rate depends on the load then (under load the announced
-aging was 2x short). So before an aged run fsarena makes a scratch image of
-the plan's first filesystem on the host (the size of its real image, sparse),
-mounts it, writes a small tree of the profile's distributions (PROBE_TREE_BYTES)
-and then runs the profile's churn rounds (its delete share and fsync share)
-for PROBE_S seconds, syncfs included, and unmounts and removes everything.
+earlier session's depends on the load then (under load the announced aging
+was 2x short). So before an aged run fsarena makes a scratch image of the
+plan's first host filesystem (the size of its real image, sparse), mounts it,
+and writes the first files of the real aging plan's tree (the profile's sizes
+at the real image's size: a small tree lacks the large tail files, and its
+rate was a third of the real one) for PROBE_S seconds, fsync'ing the profile's
+fsync share of them (seeded), then syncfs, and unmounts and removes everything.
 
-The rate is the churn rounds' bytes over their wall time, syncfs included
-(churn is most of what aging writes, and the slower part: its fsyncs); for a
-profile without churn, the fill's. A probe on a nearly empty filesystem is
-faster than aging at 80 % fullness can be, so the estimate takes the slower of
-the probe and an earlier session's slowest rate. Git replay is not probed (a
-pull needs the repository dataset, built with the run's source).
+The rate is those bytes over their wall time, syncfs included. Aging's fill
+is not fsync'ed and a probe on a nearly empty filesystem runs before any
+fragmentation, so the estimate takes the slower of the probe and an earlier
+session's slowest rate. Git replay is not probed (a pull needs the repository
+dataset, built with the run's source).
 """
 
 from __future__ import annotations
 
 import os
+import random
 import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 
-from fsarena.aging.workload import AgingPlan, NewFile, Writer, apply_to
+from fsarena.aging.workload import AgingPlan, Writer
 from fsarena.errors import FsarenaError
 from fsarena.measure.executor import Executor
 from fsarena.plan.core import Plan
 from fsarena.targets.loop import LoopTarget
 
-PROBE_S = 3.0  # seconds of churn rounds: a few rounds at tens of MB/s
-PROBE_TREE_BYTES = 16 << 20  # the live tree churned: small, so the fill takes a second
+PROBE_S = 3.0  # seconds of writes: hundreds of files at tens to hundreds of MB/s
 
 
 @dataclass(frozen=True)
@@ -41,9 +41,9 @@ class ProbedRate:
 
     filesystem: str
     bytes_written: int
-    work_s: float  # the churn (or fill) that was timed, syncfs included
+    work_s: float  # the writes that were timed, syncfs included
     total_s: float  # the whole probe: image, mkfs, mount, fill, churn, umount, removal
-    phase: str  # "churn" | "fill"
+    fsync_share: float  # of the files written, the share fsync'ed (the profile's)
 
     @property
     def rate(self) -> float:
@@ -67,12 +67,9 @@ def probe_rate(plan: Plan, executor: Executor) -> ProbedRate | None:
         executor.track("mount", mountpoint)
         executor.call(profile.mount_argv(device, mountpoint))
         try:
-            # Churn bounded by PROBE_S only, not by the small tree's bytes: a fast filesystem
-            # would otherwise end the rounds in a fraction of a second.
-            endless = age.model_copy(update={"written_factor": 100 if age.written_factor else 0})
-            sample = AgingPlan(endless, int(PROBE_TREE_BYTES / max(age.fullness, 0.01)), plan.seed)
+            sample = AgingPlan(age, plan.image_size_for(profile), plan.seed)
             sync = partial(executor.call, profile.sync_argv(mountpoint))
-            written, work_s, phase = _work(sample, f"{mountpoint}/probe", sync)
+            written, work_s = _work(sample, f"{mountpoint}/probe", sync)
         finally:
             executor.call(("umount", mountpoint))
             executor.untrack("mount", mountpoint)
@@ -81,35 +78,24 @@ def probe_rate(plan: Plan, executor: Executor) -> ProbedRate | None:
         raise FsarenaError(f"the aging probe on {profile.name} failed: {exc}") from exc
     finally:
         target.teardown(executor)
-    return ProbedRate(profile.name, written, work_s, time.monotonic() - started, phase)
+    return ProbedRate(profile.name, written, work_s, time.monotonic() - started, age.fsync_share)
 
 
-def _work(sample: AgingPlan, root: str, sync: Callable[[], None]) -> tuple[int, float, str]:
-    """The small tree, then churn rounds for PROBE_S: (bytes, seconds, phase) of the timed part."""
+def _work(sample: AgingPlan, root: str, sync: Callable[[], None]) -> tuple[int, float]:
+    """The plan's first files for PROBE_S, its fsync share fsync'ed: (bytes, seconds) timed."""
     writer = Writer(sample, root)
     os.makedirs(root)
     for d in sample.directories():
         os.mkdir(f"{root}/{d}")
-    live: dict[str, NewFile] = {}
+    draws = random.Random(sample.seed)
     started, written = time.monotonic(), 0
     for f in sample.fill():
-        written += writer.write(f)
-        live[f.path] = f
-    sync()
-    if sample.profile.written_factor <= 0:
-        return written, time.monotonic() - started, "fill"
-    started, written = time.monotonic(), 0
-    for ops in sample.rounds(live):  # the profile's rounds: its delete and fsync shares
-        for op in ops:
-            if isinstance(op, NewFile):
-                written += writer.write(op)
-            else:
-                os.unlink(f"{root}/{op}")
-        apply_to(live, ops)
+        fsync = draws.random() < sample.profile.fsync_share
+        written += writer.write(replace(f, fsync=fsync))
         if time.monotonic() - started >= PROBE_S:
             break
     sync()
-    return written, time.monotonic() - started, "churn"
+    return written, time.monotonic() - started
 
 
 def probe_at_launch(

@@ -221,9 +221,10 @@ def _parts(
 
 
 def _probe_words(probed: ProbedRate) -> str:
+    share = f"{probed.fsync_share * 100:.0f} %"
     return (
         f"{probed.rate / 1e6:,.0f} MB/s probed now ({probed.work_s:.1f} s of the profile's "
-        f"{probed.phase} on a scratch {probed.filesystem} image; the probe took "
+        f"writes, {share} fsync'ed, on a scratch {probed.filesystem} image; the probe took "
         f"{probed.total_s:.1f} s)"
     )
 
@@ -251,8 +252,10 @@ def slower_rate(
 
 def _slower_now(plan: Plan, cost: AgingCost | None, probed: ProbedRate | None) -> str:
     """Whole rounds include the aging at that session's rate: add what a slower probe adds."""
-    if cost is None or probed is None or probed.rate >= cost.rate:
+    if cost is None or probed is None:
         return ""
+    if probed.rate >= cost.rate:
+        return f"; aging {_probe_words(probed)}: not slower than its aging"
     extra = aging_seconds(plan, replace(cost, rate=probed.rate))[0] - aging_seconds(plan, cost)[0]
     return f", + {_duration(extra)} of aging: {_probe_words(probed)}, slower than its aging"
 
