@@ -22,7 +22,7 @@ import os
 import random
 import time
 from collections.abc import Callable
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, ExitStack
 from dataclasses import dataclass, replace
 from functools import partial
 
@@ -60,24 +60,22 @@ def probe_rate(plan: Plan, executor: Executor) -> ProbedRate | None:
     started = time.monotonic()
     target = LoopTarget(f"{plan.workdir}/images/aging-probe.img", plan.image_size_for(profile))
     mountpoint = f"{plan.workdir}/mnt/aging-probe"
-    try:
-        device = target.setup(executor)
-        executor.call(profile.mkfs_argv(device))
-        executor.make_dir(mountpoint)
-        executor.track("mount", mountpoint)
-        executor.call(profile.mount_argv(device, mountpoint))
+    with ExitStack() as undo:  # run last to first, whatever failed
         try:
+            undo.callback(target.teardown, executor)
+            device = target.setup(executor)
+            executor.call(profile.mkfs_argv(device))
+            executor.make_dir(mountpoint)
+            undo.callback(executor.remove_path, mountpoint)
+            executor.track("mount", mountpoint)
+            undo.callback(executor.untrack, "mount", mountpoint)
+            executor.call(profile.mount_argv(device, mountpoint))
+            undo.callback(executor.call, ("umount", mountpoint))
             sample = AgingPlan(age, plan.image_size_for(profile), plan.seed)
             sync = partial(executor.call, profile.sync_argv(mountpoint))
             written, work_s = _work(sample, f"{mountpoint}/probe", sync)
-        finally:
-            executor.call(("umount", mountpoint))
-            executor.untrack("mount", mountpoint)
-            executor.remove_path(mountpoint)
-    except (FsarenaError, OSError) as exc:
-        raise FsarenaError(f"the aging probe on {profile.name} failed: {exc}") from exc
-    finally:
-        target.teardown(executor)
+        except (FsarenaError, OSError) as exc:
+            raise FsarenaError(f"the aging probe on {profile.name} failed: {exc}") from exc
     return ProbedRate(profile.name, written, work_s, time.monotonic() - started, age.fsync_share)
 
 
