@@ -158,7 +158,8 @@ def test_whole_rounds_add_the_aging_a_slower_probe_adds(tmp_path: Path) -> None:
     text = estimate(plan, tmp_path, _probed(10 * MB))
     assert "(measured whole rounds, verification and set-up included)" in text
     extra = f"{slow:.0f} s" if slow < 120 else f"{slow / 60:.0f} min"
-    assert f", + {extra} of aging: {_probe_text(10)}, slower than its aging" in text
+    how = f"{_probe_text(10)}, slower than 20 MB/s, the slowest filesystem's rate in earlier.json"
+    assert text.endswith(f", + {extra} of aging now at {how}")
     faster = estimate(plan, tmp_path, _probed(40 * MB))
     assert (
         ", + " not in faster and f"; aging {_probe_text(40)}: not slower than its aging" in faster
@@ -176,3 +177,18 @@ def test_with_no_earlier_session_the_probe_still_gives_the_aging(tmp_path: Path)
     assert (
         estimate(plan, tmp_path) == f"no estimate: no earlier session in {tmp_path} ran these tasks"
     )
+
+
+def test_the_earlier_rate_slows_as_much_as_the_probe_of_the_same_filesystem() -> None:
+    # That session probed ext4 at 120 MB/s; now 60 MB/s: its aging rates count twice as slow.
+    earlier = AgingCost(80 * MB, 10.0, 1e9, 100.0, "s.json", probe=("ext4", 120 * MB))
+    cost, how = slower_rate(earlier, _probed(60 * MB), "tree")
+    assert cost is not None and cost.rate == pytest.approx(40 * MB)
+    assert how == (
+        "40 MB/s, the slowest filesystem's rate in s.json (80 MB/s) 2.0x slower, as its probe "
+        f"of ext4 (120 MB/s) is now, slower than {_probe_text(60)}"
+    )
+    # A faster probe now, or one of another filesystem, changes nothing.
+    for probe in (("ext4", 90 * MB), ("xfs", 120 * MB)):
+        same, _ = slower_rate(replace(earlier, probe=probe), _probed(100 * MB), "tree")
+        assert same is not None and same.rate == pytest.approx(80 * MB)

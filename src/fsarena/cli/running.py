@@ -282,6 +282,7 @@ def run(ctx: click.Context, /, **opts: Any) -> None:
     if os.geteuid() != 0:
         raise FsarenaError("fsarena run needs root (mkfs, mount, losetup): run it with sudo")
     require_ready(launch)
+    probed = None
     if not opts["quiet"]:
         from fsarena.run.agingprobe import probe_at_launch
         from fsarena.run.estimate import estimate
@@ -291,6 +292,8 @@ def run(ctx: click.Context, /, **opts: Any) -> None:
         probed = probe_at_launch(plan, say, workdir_lock)
         click.echo(f"fsarena: time: {estimate(plan, Path(opts['results_dir']), probed)}", err=True)
     session = _session_for(launch, path, recorded)
+    if probed is not None:  # a later run's probe is compared with it (run/estimate.py)
+        session.timing.aging_probe_fs, session.timing.aging_probe_bytes_per_s = probed.key
     _execute(launch, session, path, opts["quiet"])
     from fsarena.report import render, write
 

@@ -49,6 +49,11 @@ class ProbedRate:
     def rate(self) -> float:
         return self.bytes_written / self.work_s
 
+    @property
+    def key(self) -> tuple[str, float]:
+        """(filesystem, rate): what a session keeps of it."""
+        return self.filesystem, self.rate
+
 
 def probe_rate(plan: Plan, executor: Executor) -> ProbedRate | None:
     """Age a scratch image of the plan's first host filesystem for a few seconds; None if none."""

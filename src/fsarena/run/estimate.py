@@ -97,6 +97,7 @@ class AgingCost:
     image_bytes: float
     wall_s: float  # mean aging wall time per filesystem (git replay: no bytes to plan)
     source: str
+    probe: tuple[str, float] | None = None  # that session's probe at launch: (filesystem, rate)
 
 
 def aging_seconds(plan: Plan, cost: AgingCost) -> tuple[float, float]:
@@ -122,9 +123,11 @@ def aging_cost(paths: list[Path], plan: Plan) -> AgingCost | None:
     assert plan.age is not None
     for path in paths[:20]:
         try:
-            records = list(load(path).aging.values())
+            earlier = load(path)
         except FsarenaError:
             continue
+        records = list(earlier.aging.values())
+        timing = earlier.timing
         kinds = {a.profile.kind if a.profile else "tree" for a in records}
         rates = [float(r) for a in records if (r := a.bytes_written_per_s)]
         copies = [a for a in records if a.snapshot_s]
@@ -135,6 +138,9 @@ def aging_cost(paths: list[Path], plan: Plan) -> AgingCost | None:
                 image_bytes=fmean(float(a.image_size_bytes) for a in copies),
                 wall_s=fmean(float(a.wall_s) for a in records),
                 source=path.name,
+                probe=(timing.aging_probe_fs, float(timing.aging_probe_bytes_per_s))
+                if timing.aging_probe_fs and timing.aging_probe_bytes_per_s
+                else None,
             )
     return None
 
@@ -244,20 +250,36 @@ def slower_rate(
     earlier = f"{cost.rate / 1e6:,.0f} MB/s, the slowest filesystem's rate in {cost.source}"
     if probed is None:
         return cost, earlier
+    cost, earlier = _under_todays_load(cost, probed, earlier)
     now = _probe_words(probed)
     if probed.rate < cost.rate:
         return replace(cost, rate=probed.rate), f"{now}, slower than {earlier}"
     return cost, f"{earlier}, slower than {now}"
 
 
+def _under_todays_load(cost: AgingCost, probed: ProbedRate, earlier: str) -> tuple[AgingCost, str]:
+    """That session's rate slowed as much as the probe of the same filesystem slowed since."""
+    if cost.probe is None or cost.probe[0] != probed.filesystem or probed.rate >= cost.probe[1]:
+        return cost, earlier
+    load = cost.probe[1] / probed.rate
+    slowed = replace(cost, rate=cost.rate / load)
+    return slowed, (
+        f"{slowed.rate / 1e6:,.0f} MB/s, the slowest filesystem's rate in {cost.source} "
+        f"({cost.rate / 1e6:,.0f} MB/s) {load:.1f}x slower, as its probe of "
+        f"{probed.filesystem} ({cost.probe[1] / 1e6:,.0f} MB/s) is now"
+    )
+
+
 def _slower_now(plan: Plan, cost: AgingCost | None, probed: ProbedRate | None) -> str:
-    """Whole rounds include the aging at that session's rate: add what a slower probe adds."""
+    """Whole rounds include the aging at that session's rate: add what a slower rate now adds."""
+    assert plan.age is not None
     if cost is None or probed is None:
         return ""
-    if probed.rate >= cost.rate:
+    now, how = slower_rate(cost, probed, plan.age.kind)
+    if now is None or now.rate >= cost.rate:
         return f"; aging {_probe_words(probed)}: not slower than its aging"
-    extra = aging_seconds(plan, replace(cost, rate=probed.rate))[0] - aging_seconds(plan, cost)[0]
-    return f", + {_duration(extra)} of aging: {_probe_words(probed)}, slower than its aging"
+    extra = aging_seconds(plan, now)[0] - aging_seconds(plan, cost)[0]
+    return f", + {_duration(extra)} of aging now at {how}"
 
 
 def _tree_ratio(plan: Plan, earlier: Session) -> float:

@@ -291,6 +291,10 @@ class TimingRecord(Record):
     setup_s: Number | None = None
     total_s: Number | None = None
     rounds: list[RoundTiming] = Field(default_factory=list)
+    # The aging rate probed at launch (run/agingprobe.py) and on which filesystem: a later
+    # run's probe of the same filesystem over this one is how much slower it is now.
+    aging_probe_fs: str | None = None
+    aging_probe_bytes_per_s: Number | None = None
 
 
 class AgingRecord(Record):
