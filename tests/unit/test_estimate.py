@@ -159,7 +159,7 @@ def test_whole_rounds_add_the_aging_a_slower_probe_adds(tmp_path: Path) -> None:
     assert "(measured whole rounds, verification and set-up included)" in text
     extra = f"{slow:.0f} s" if slow < 120 else f"{slow / 60:.0f} min"
     how = f"{_probe_text(10)}, slower than 20 MB/s, the slowest filesystem's rate in earlier.json"
-    assert text.endswith(f", + {extra} of aging now at {how}")
+    assert text.endswith(f", + {extra} of aging, at {how}")
     faster = estimate(plan, tmp_path, _probed(40 * MB))
     assert (
         ", + " not in faster and f"; aging {_probe_text(40)}: not slower than its aging" in faster

@@ -279,7 +279,7 @@ def _slower_now(plan: Plan, cost: AgingCost | None, probed: ProbedRate | None) -
     if now is None or now.rate >= cost.rate:
         return f"; aging {_probe_words(probed)}: not slower than its aging"
     extra = aging_seconds(plan, now)[0] - aging_seconds(plan, cost)[0]
-    return f", + {_duration(extra)} of aging now at {how}"
+    return f", + {_duration(extra)} of aging, at {how}"
 
 
 def _tree_ratio(plan: Plan, earlier: Session) -> float:
