@@ -18,7 +18,7 @@ from fsarena.datasets.tree import TreeSpec
 from fsarena.guest.agent import answer, operations
 from fsarena.guest.host import GuestExecutor, _Channel
 from fsarena.measure.core import Command, Measurement, Timed
-from fsarena.measure.executor import Executor, Guest, GuestSpec, SpaceInfo
+from fsarena.measure.executor import Executor, Guest, GuestSpec, ImageCopy, SpaceInfo
 from fsarena.tasks.tree import FIND_PATTERN, LISTING
 
 MIB = 1 << 20
@@ -50,6 +50,7 @@ class FakeExecutor:
     _last_fio_read: bool = False
     files: dict[str, str] = field(default_factory=dict)  # what read_text returns
     tracked: list[tuple[str, str]] = field(default_factory=list)  # the ledger, in order
+    copies: set[str] = field(default_factory=set)  # image files copy_image made (they exist)
 
     def track(self, kind: str, ident: str) -> None:
         self.tracked.append((kind, ident))
@@ -177,6 +178,12 @@ class FakeExecutor:
 
     def remove_path(self, path: str) -> None:
         self.calls.append(("remove", path))
+        self.copies.discard(path)
+
+    def copy_image(self, source: str, dest: str) -> ImageCopy:
+        self.calls.append(("copy_image", source, dest))
+        self.copies.add(dest)
+        return ImageCopy("sparse copy", 0)
 
     def create_image(self, path: str, size_bytes: int) -> None:
         self.calls.append(("create_image", path))
@@ -193,7 +200,7 @@ class FakeExecutor:
         return mountpoint in self.mounted
 
     def exists(self, path: str) -> bool:
-        return False
+        return path in self.copies
 
     def read_text(self, path: str) -> str:
         self.calls.append(("read_text", path))

@@ -85,3 +85,10 @@ def test_aged_and_fresh_read_the_replayed_tree(replayed) -> None:  # type: ignor
 def test_nothing_is_left_behind(replayed) -> None:  # type: ignore[no-untyped-def]
     _session(replayed)
     assert leftovers(replayed[2] / "w") == []
+
+
+def test_the_host_replay_is_removed_when_the_run_ends(replayed) -> None:  # type: ignore[no-untyped-def]
+    # The fresh twin's source, replayed once on the host into the scratch directory.
+    _session(replayed)
+    scratch = replayed[2] / "w" / "scratch"
+    assert not (scratch / "git-replay").exists(), sorted(os.listdir(scratch))

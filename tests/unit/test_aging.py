@@ -242,3 +242,17 @@ def test_a_filesystem_without_fiemap_gives_no_extent_figures_and_says_why() -> N
         "the filesystem does not report extents (FIEMAP: Operation not supported)"
     )
     assert ex.calls == [("call", "sync")] * 2
+
+
+def test_the_host_copies_an_image_sparse_or_by_reflink(tmp_path: Path) -> None:
+    from fsarena.measure.executor import RealExecutor
+
+    image = tmp_path / "a.img"
+    with open(image, "wb") as f:
+        f.truncate(64 << 20)  # 64 MiB, with one written MiB in the middle
+        f.seek(32 << 20)
+        f.write(b"x" * (1 << 20))
+    copy = RealExecutor().copy_image(str(image), str(tmp_path / "b.img"))
+    assert copy.method in ("reflink", "sparse copy")
+    assert (tmp_path / "b.img").read_bytes() == image.read_bytes()
+    assert copy.allocated_bytes == (tmp_path / "b.img").stat().st_blocks * 512 < 8 << 20

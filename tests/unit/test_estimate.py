@@ -7,13 +7,15 @@ verification) was left out, and the aging rate was the mean of an unloaded run.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from fsarena.measure.core import Measurement
 from fsarena.plan.core import make_plan
-from fsarena.run.estimate import AgingCost, aging_seconds, estimate, untimed_factor
+from fsarena.run.agingprobe import ProbedRate
+from fsarena.run.estimate import AgingCost, aging_seconds, estimate, slower_rate, untimed_factor
 from fsarena.session.store import Run, Session, save
 
 MB = 1e6
@@ -91,3 +93,103 @@ def test_a_git_replay_checkout_follows_the_scale_not_the_image() -> None:
     earlier.aging["ext4"].live_bytes = 70 * MB  # the checkout, far below half the image
     plan = make_plan("quick", ["ext4"], 2, 0.1, 1, "/tmp/w", age="git-replay")
     assert _tree_ratio(plan, earlier) == pytest.approx(2.0)
+
+
+# The aging rate probed at launch (run/agingprobe.py): the slower of it and the earlier
+# session's slowest rate sets the aging time, and the announcement says which it was.
+def _probed(rate: float) -> ProbedRate:
+    return ProbedRate("ext4", int(rate * 3.0), 3.0, 4.5, 0.2)
+
+
+def test_a_probe_slower_than_the_earlier_session_sets_the_aging_rate(tmp_path: Path) -> None:
+    save(_earlier(), tmp_path / "earlier.json")
+    plan = make_plan("quick", ["ext4"], 2, 0.02, 1, "/tmp/w", age="churn")
+    plan = plan.model_copy(update={"tasks": ["aged_grep"]})
+    text = estimate(plan, tmp_path, _probed(10 * MB))
+    assert (
+        f"aging at {_probe_text(10)}, slower than 20 MB/s, the slowest filesystem's rate "
+        "in earlier.json"
+    ) in text
+    aging, copies = aging_seconds(plan, AgingCost(10 * MB, 10.0, 1e9, 100.0, "earlier.json"))
+    total = 50.0 * 4 * 1.05 + aging + copies
+    assert text.startswith(f"about {total / 60:.0f} min: ")
+
+
+def test_a_probe_faster_than_the_earlier_session_is_only_the_cross_check(tmp_path: Path) -> None:
+    save(_earlier(), tmp_path / "earlier.json")
+    plan = make_plan("quick", ["ext4"], 2, 0.02, 1, "/tmp/w", age="churn")
+    plan = plan.model_copy(update={"tasks": ["aged_grep"]})
+    text = estimate(plan, tmp_path, _probed(80 * MB))
+    assert "aging at 20 MB/s, the slowest filesystem's rate in earlier.json, slower than " in text
+    assert text == estimate(plan, tmp_path).replace(
+        "earlier.json;", f"earlier.json, slower than {_probe_text(80)};", 1
+    )
+
+
+def _probe_text(mb_s: int) -> str:
+    return (
+        f"{mb_s} MB/s probed now (3.0 s of the profile's writes, 20 % fsync'ed, on a scratch "
+        "ext4 image; the probe took 4.5 s)"
+    )
+
+
+def test_without_an_earlier_aged_session_the_probe_alone_is_used() -> None:
+    cost, how = slower_rate(None, _probed(10 * MB), "tree")
+    assert cost is not None and cost.rate == pytest.approx(10 * MB) and cost.copy_s == 0
+    assert how == f"{_probe_text(10)}; no earlier aged session to cross-check"
+    assert slower_rate(None, None, "tree") == (None, "")
+
+
+def test_git_replay_is_not_probed() -> None:
+    earlier = AgingCost(20 * MB, 10.0, 1e9, 100.0, "s.json")
+    assert slower_rate(earlier, _probed(1 * MB), "git-replay") == (
+        earlier, "its mean wall time per filesystem in s.json"
+    )  # fmt: skip
+
+
+def test_whole_rounds_add_the_aging_a_slower_probe_adds(tmp_path: Path) -> None:
+    plan = make_plan("quick", ["ext4"], 2, 0.02, 1, "/tmp/w", age="churn")
+    plan = plan.model_copy(update={"tasks": ["aged_grep"]})
+    earlier = _earlier()
+    earlier.plan = earlier.plan.model_copy(update={"filesystems": ["ext4"]})  # the same plan
+    save(earlier, tmp_path / "earlier.json")
+    cost = AgingCost(20 * MB, 10.0, 1e9, 100.0, "earlier.json")
+    slow = aging_seconds(plan, replace(cost, rate=10 * MB))[0] - aging_seconds(plan, cost)[0]
+    text = estimate(plan, tmp_path, _probed(10 * MB))
+    assert "(measured whole rounds, verification and set-up included)" in text
+    extra = f"{slow:.0f} s" if slow < 120 else f"{slow / 60:.0f} min"
+    how = f"{_probe_text(10)}, slower than 20 MB/s, the slowest filesystem's rate in earlier.json"
+    assert text.endswith(f", + {extra} of aging, at {how}")
+    faster = estimate(plan, tmp_path, _probed(40 * MB))
+    assert (
+        ", + " not in faster and f"; aging {_probe_text(40)}: not slower than its aging" in faster
+    )
+
+
+def test_with_no_earlier_session_the_probe_still_gives_the_aging(tmp_path: Path) -> None:
+    plan = make_plan("quick", ["ext4"], 2, 0.02, 1, "/tmp/w", age="churn")
+    aging = aging_seconds(plan, AgingCost(10 * MB, 0.0, 1.0, 0.0, "the probe"))[0]
+    shown = f"{aging:.0f} s" if aging < 120 else f"{aging / 60:.0f} min"
+    assert estimate(plan, tmp_path, _probed(10 * MB)) == (
+        f"no estimate yet: no earlier session in {tmp_path} ran these tasks; their aging alone "
+        f"about {shown}, at {_probe_text(10)}; no earlier aged session to cross-check"
+    )
+    assert (
+        estimate(plan, tmp_path)
+        == f"no estimate yet: no earlier session in {tmp_path} ran these tasks"
+    )
+
+
+def test_the_earlier_rate_slows_as_much_as_the_probe_of_the_same_filesystem() -> None:
+    # That session probed ext4 at 120 MB/s; now 60 MB/s: its aging rates count twice as slow.
+    earlier = AgingCost(80 * MB, 10.0, 1e9, 100.0, "s.json", probe=("ext4", 120 * MB))
+    cost, how = slower_rate(earlier, _probed(60 * MB), "tree")
+    assert cost is not None and cost.rate == pytest.approx(40 * MB)
+    assert how == (
+        "40 MB/s, the slowest filesystem's rate in s.json (80 MB/s) 2.0x slower, as its probe "
+        f"of ext4 (120 MB/s) is now, slower than {_probe_text(60)}"
+    )
+    # A faster probe now, or one of another filesystem, changes nothing.
+    for probe in (("ext4", 90 * MB), ("xfs", 120 * MB)):
+        same, _ = slower_rate(replace(earlier, probe=probe), _probed(100 * MB), "tree")
+        assert same is not None and same.rate == pytest.approx(80 * MB)

@@ -89,3 +89,21 @@ def test_check_does_not_call_a_live_runs_resources_leftovers(tmp_path: Path) -> 
     assert live.ok and "a run is using" in live.detail
     dead = check_leftovers(str(tmp_path))
     assert not dead.ok and "x.img" in dead.detail and "fsarena cleanup" in dead.fix
+
+
+def test_a_tracked_tree_is_removed_by_cleanup_or_by_the_run(tmp_path: Path) -> None:
+    # git replay's host copy (WORKDIR/scratch/git-replay): a directory of files.
+    from fsarena.measure.executor import RealExecutor
+
+    for by_run in (False, True):
+        tree = tmp_path / "scratch" / "git-replay"
+        (tree / "tree" / "sub").mkdir(parents=True)
+        (tree / "tree" / "sub" / "f.c").write_text("int x;\n")
+        book = Ledger(str(tmp_path))
+        book.track("tree", str(tree))
+        if by_run:
+            RealExecutor(ledger=book).remove_path(str(tree))
+        else:
+            assert cleanup(str(tmp_path)).done == (f"deleted {tree}",)
+        assert not tree.exists() and book.entries() == []
+    assert cleanup(str(tmp_path)).done == (), "idempotent"

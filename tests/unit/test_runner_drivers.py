@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
 
 from fsarena.aging.profiles import resolve_age
 from fsarena.aging.runtime import guest_unsupported
+from fsarena.measure.executor import ImageCopy
 from fsarena.plan.core import make_plan
 from fsarena.run.runner import Runner
 from fsarena.run.sessions import new_session
@@ -98,6 +100,11 @@ class _ImageFiles(FakeExecutor):
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         Path(path).write_bytes(b"the aged image\n")
 
+    def copy_image(self, source: str, dest: str) -> ImageCopy:
+        copy = super().copy_image(source, dest)  # recorded, as every host call
+        shutil.copyfile(source, dest)
+        return copy
+
 
 def _aged(tmp_path: Path, fs: list[str], age: str) -> tuple[FakeExecutor, Session]:
     plan = make_plan("article-a-2006", fs, 2, 0.001, 7, str(tmp_path / "work"), age=age)
@@ -130,6 +137,10 @@ def test_an_aged_guest_ages_inside_the_guest_once_and_restores_its_snapshot(
     # The guest's image was copied on the host while the guest had it unmounted: the
     # second aged repetition boots with that copy, never mkfs'ed, never aged again.
     assert snapshot.read_bytes() == b"the aged image\n"
+    assert [c[1:] for c in ex.calls if c[0] == "copy_image"] == [
+        (str(images / "jfs@uml+churn-r1.img"), str(snapshot)),  # after the guest's umount
+        (str(snapshot), str(images / "jfs@uml+churn-r2.img")),  # before the guest boots
+    ]
     second = [c[:2] for c in _sequence(ex, str(images / "jfs@uml+churn-r2.img"))]
     assert ("uml:job", "age") not in second and ("uml:call", "mkfs.jfs") not in second
     assert ("create_image", str(images / "jfs@uml+churn-r2.img")) not in ex.calls

@@ -16,7 +16,8 @@ What is reproducible: the history (the dataset's seed), hence the work tree
 at the last pulled commit; its digest (paths, sizes, contents, .git left
 out: git's index holds inode numbers) is the same on every filesystem. The
 fresh twin is Conway's clean copy: the same replay once on the host (in the
-run's scratch directory), copied with `cp -a` onto the fresh filesystem.
+run's scratch directory, removed when the run ends), copied with `cp -a` onto
+the fresh filesystem.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import subprocess
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from fsarena.aging.profiles import AgeProfile
 from fsarena.datasets.gitrepo import GIT_ENV
@@ -121,16 +123,24 @@ def tree_digest(root: str) -> tuple[str, int, int]:
     return h.hexdigest(), files, total
 
 
+HOST_COPY = "git-replay"  # in the run's scratch directory; removed when the run ends
+
+
 def reference(origin: str, scratch: str, profile: AgeProfile) -> str:
-    """The replay done once on the host, for fresh filesystems' clean copies; its path."""
+    """The replay done once on the host, for fresh filesystems' clean copies; its path.
+
+    Kept in WORKDIR/scratch/git-replay for the run's repetitions (the caller
+    tracks it in the ledger and removes it when the run ends); a copy of another
+    history or profile (the key in its .complete) is replayed again.
+    """
     key = hashlib.sha256(
         f"{git('-C', origin, 'rev-parse', 'last').strip()} {profile.model_dump_json()}".encode()
     ).hexdigest()[:16]
-    done = os.path.join(scratch, f"git-replay-{key}")
-    if not os.path.exists(os.path.join(done, ".complete")):
+    done = os.path.join(scratch, HOST_COPY)
+    complete = Path(done, ".complete")
+    if not complete.exists() or complete.read_text().strip() != key:
         subprocess.run(["rm", "-rf", done], check=False)
         os.makedirs(done)
         replay(origin, os.path.join(done, "tree"), profile)
-        with open(os.path.join(done, ".complete"), "w") as f:
-            f.write("complete\n")
+        complete.write_text(f"{key}\n")
     return os.path.join(done, "tree")

@@ -7,8 +7,12 @@
   `tar` visit it) and count a discontiguity whenever an extent does not start
   where the previous one ended; score = 1 - discontiguities / 4 KiB blocks.
   1 is a tree laid out as one sequential run; a score near 0, a seek per block.
-  Conway's dynamic score needs blktrace, which this host lacks: fsarena
-  reports the static one, computed from the same definition.
+  Conway's dynamic score needs blktrace, which cannot trace here: with
+  debugfs mounted, `blktrace -d /dev/loopN` sets the trace up (BLKTRACESETUP
+  succeeds) but opening its relay files fails, "Thread 0 failed open
+  /sys/kernel/debug/block/loop0/trace0: 1/Operation not permitted" (kernel
+  6.18, checked 2026-11-24). fsarena reports the static score, computed from
+  the same definition, and labels it static.
 - Free-space fragmentation: the filesystem's own read-only tool, named with
   the regexes that read its output in the profile (e2freefrag, xfs_db freesp);
   filesystems without one report none.

@@ -13,13 +13,11 @@ and the aging's cost is paid once per filesystem and seed.
 
 from __future__ import annotations
 
-import os
 import time
 from typing import Any, Protocol
 
 from fsarena.aging import runtime
 from fsarena.aging.gitreplay import git, replay, tree_digest
-from fsarena.aging.snapshot import copy_image
 from fsarena.aging.workload import ROOT, AgingPlan, mark_tree
 from fsarena.datasets.gitrepo import REPO_DIR
 from fsarena.filesystems.profiles import FilesystemProfile
@@ -104,15 +102,4 @@ def _age_git(ctx: Mounted, plan: AgingPlan) -> dict[str, Any]:
         "live_bytes": live_bytes,
         "manifest_digest": tree,
         "on_disk_matches": not status.strip(),
-    }
-
-
-def snapshot(image: str, dest: str) -> dict[str, Any]:
-    """Copy the unmounted aged image; the method and its cost."""
-    started = time.monotonic()
-    method = copy_image(image, dest)
-    return {
-        "snapshot_method": method,
-        "snapshot_s": time.monotonic() - started,
-        "snapshot_allocated_bytes": os.stat(dest).st_blocks * 512,
     }

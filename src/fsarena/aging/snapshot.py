@@ -2,29 +2,24 @@
 
 Aging writes several times the image's size; it is done once per filesystem
 and seed, and every repetition restores the aged image from its snapshot.
-Whether the host filesystem can reflink is probed by trying (cp
---reflink=always), never guessed from its name.
+Both copies go through the Host seam (Host.copy_image, measure/executor.py),
+so the whole aged sequence's order is tested with a fake host.
 """
 
 from __future__ import annotations
 
-import subprocess
+import time
+from typing import Any
 
-from fsarena.errors import FsarenaError
+from fsarena.measure.executor import Host
 
 
-def copy_image(source: str, dest: str) -> str:
-    """Copy an image file, sparse; returns the method that worked ("reflink" | "sparse copy")."""
-    tried = subprocess.run(
-        ["cp", "--reflink=always", source, dest], capture_output=True, text=True, check=False
-    )
-    if tried.returncode == 0:
-        return "reflink"
-    done = subprocess.run(
-        ["cp", "--sparse=always", source, dest], capture_output=True, text=True, check=False
-    )
-    if done.returncode != 0:
-        raise FsarenaError(
-            f"cannot copy {source} to {dest}: {done.stderr.strip()}; is the work directory full?"
-        )
-    return "sparse copy"
+def snapshot(host: Host, image: str, dest: str) -> dict[str, Any]:
+    """Copy the unmounted aged image; the method and its cost, for the aging record."""
+    started = time.monotonic()
+    copy = host.copy_image(image, dest)
+    return {
+        "snapshot_method": copy.method,
+        "snapshot_s": time.monotonic() - started,
+        "snapshot_allocated_bytes": copy.allocated_bytes,
+    }

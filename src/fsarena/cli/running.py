@@ -272,7 +272,7 @@ def run(ctx: click.Context, /, **opts: Any) -> None:
     the run; 3 nothing measured; 128+N stopped by signal N (the session is
     kept: --resume it).
     """
-    from fsarena.run.launch import describe, prepare, require_ready
+    from fsarena.run.launch import describe, prepare, require_ready, workdir_lock
 
     plan, path, recorded = _new_or_resumed(ctx, opts)
     launch = prepare(plan, [str(path.parent)], opts["destroy"])
@@ -285,14 +285,22 @@ def run(ctx: click.Context, /, **opts: Any) -> None:
     require_ready(launch)
     from fsarena.run.estimate import NO_ESTIMATE, estimate, report_reserve
 
-    told = estimate(plan, Path(opts["results_dir"]))
+    probed = None
+    if not opts["quiet"]:
+        from fsarena.run.agingprobe import probe_at_launch
+
+        click.echo(f"fsarena: this run: {_announce(plan)}", err=True)
+        say = lambda line: click.echo(f"fsarena: {line}", err=True)  # noqa: E731
+        probed = probe_at_launch(plan, say, workdir_lock)
+    told = estimate(plan, Path(opts["results_dir"]), probed)
     first = told.startswith(NO_ESTIMATE)
     if first:
-        told += ": a rough first-run estimate follows the device's ceiling, measured first"
+        told += "; a rough first-run estimate follows the device's ceiling, measured first"
     if not opts["quiet"]:
-        click.echo(f"fsarena: this run: {_announce(plan)}", err=True)
         click.echo(f"fsarena: time: {told}", err=True)
     session = session_for(launch, path, recorded)
+    if probed is not None:  # a later run's probe is compared with it (run/estimate.py)
+        session.timing.aging_probe_fs, session.timing.aging_probe_bytes_per_s = probed.key
     reserve = report_reserve(Path(opts["results_dir"])) if plan.time_budget_s else 0.0
     execute(launch, session, path, opts["quiet"], reserve, first)
     write_reports(session, path, opts["fmt"])

@@ -49,6 +49,14 @@ class SpaceInfo:
 
 
 @dataclass(frozen=True)
+class ImageCopy:
+    """How an image file was copied (reflink or sparse copy), and the space the copy takes."""
+
+    method: str  # "reflink" | "sparse copy"
+    allocated_bytes: int
+
+
+@dataclass(frozen=True)
 class GuestSpec:
     """What a guest is booted with: its kernel, disks, and the paths it must mirror.
 
@@ -124,6 +132,9 @@ class Host(Protocol):
     """The host's plumbing: images, loop devices, datasets, guests (targets and set-up)."""
 
     def create_image(self, path: str, size_bytes: int) -> None: ...
+
+    def copy_image(self, source: str, dest: str) -> ImageCopy:
+        """Copy an image file: a reflink where the host filesystem can, else a sparse copy."""
 
     def attach_loop(self, image: str) -> str: ...
 
@@ -286,6 +297,7 @@ class RealExecutor:
             with contextlib.suppress(FileNotFoundError):
                 p.unlink()
         self.untrack("image", path)
+        self.untrack("tree", path)
 
     def create_image(self, path: str, size_bytes: int) -> None:
         # A sparse file: no space is taken until the filesystem writes.
@@ -299,6 +311,20 @@ class RealExecutor:
                 f"cannot create image {path}: {exc.strerror}; remove it (`fsarena cleanup`) "
                 "or choose another --workdir"
             ) from exc
+
+    def copy_image(self, source: str, dest: str) -> ImageCopy:
+        # Whether the host filesystem can reflink is probed by trying, never guessed
+        # from its name (aged snapshots: fsarena.aging.snapshot).
+        method = "reflink"
+        if _run(["cp", "--reflink=always", source, dest]).returncode != 0:
+            method = "sparse copy"
+            done = _run(["cp", "--sparse=always", source, dest])
+            if done.returncode != 0:
+                raise FsarenaError(
+                    f"cannot copy {source} to {dest}: {done.stderr.strip()}; "
+                    "is the work directory full?"
+                )
+        return ImageCopy(method, os.stat(dest).st_blocks * 512)
 
     def attach_loop(self, image: str) -> str:
         # Direct I/O: a buffered loop device caches every block twice (in the

@@ -27,6 +27,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import tempfile
@@ -137,6 +138,14 @@ def _undo_file(path: str) -> str:
     return f"deleted {path}"
 
 
+def _undo_tree(path: str) -> str:
+    """A directory fsarena wrote outside the test filesystem (git replay's host copy)."""
+    if not os.path.isdir(path):
+        return ""
+    shutil.rmtree(path)
+    return f"deleted {path}"
+
+
 def _undo_cgroup(path: str) -> str:
     """Kill what is left in a cgroup fsarena made, then remove it."""
     group = Path(path)
@@ -161,6 +170,7 @@ UNDO: dict[str, Callable[[str], str]] = {
     "mount": _undo_mount,  # a mount point, tmpfs included
     "loop": _undo_loop,  # the backing image of a loop device
     "image": _undo_file,  # an image file
+    "tree": _undo_tree,  # a directory of files (in the work directory's scratch)
     "cgroup": _undo_cgroup,  # a cgroup directory
     "setting": settings.undo,  # a value in a shared file, restored to what it was before
     "postgres": servers.stop_postgres,  # a PostgreSQL server, by its data directory

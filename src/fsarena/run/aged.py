@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from functools import partial
 
+from fsarena.aging.gitreplay import HOST_COPY
 from fsarena.aging.workload import AgingPlan
 from fsarena.errors import FsarenaError
 from fsarena.filesystems.profiles import FilesystemProfile
@@ -31,9 +32,14 @@ def snapshot_path(runner: RunnerSteps, profile: FilesystemProfile) -> str:
 
 
 def remove_snapshots(runner: RunnerSteps) -> None:
+    """The aged images' snapshots, and git replay's host copy: nothing of aging outlives a run."""
     for profile in runner.plan.profiles() if runner.plan.age is not None else ():
         path = snapshot_path(runner, profile)
         runner.undo(f"remove the aged snapshot {path}", partial(runner.executor.remove_path, path))
+    copy = runner._workdir("scratch", HOST_COPY)
+    if runner.plan.age is not None and runner.plan.age.kind == "git-replay":
+        what = f"remove git replay's host copy {copy}"
+        runner.undo(what, partial(runner.executor.remove_path, copy))
 
 
 def age(runner: RunnerSteps, sequence: FsSequence, label: str, snapshot: str) -> bool:

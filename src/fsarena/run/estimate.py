@@ -7,23 +7,27 @@ Three measured parts (each from the newest earlier session that has it):
   ceiling): the earlier session's round walls over its timed seconds, its
   aging and image copies taken out (`untimed_factor`);
 - the aging, when the plan ages: the bytes the profile writes over the
-  slowest aging rate that session measured (aging rates fell to a third
+  slower of two rates, the one probed at launch (run/agingprobe.py: a few
+  seconds of the profile's churn on a scratch image, under today's load) and
+  the slowest an earlier aged session measured (aging rates fell to a third
   under load: the slowest is the honest one), capped by the profile's time
   cap, plus one image copy per aged repetition (the snapshot, then a
   restore per later repetition) at the copy time measured, scaled to the
   image's size (`aging_seconds`).
 When the earlier run compared the same filesystems at the same scale, its
-whole rounds are the estimate instead (everything included).
+whole rounds are the estimate instead (everything included), plus the extra
+aging time if the probe is slower now than that session's aging was.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from statistics import fmean
 
 from fsarena.errors import FsarenaError
 from fsarena.plan.core import AGED_TASKS, Plan
+from fsarena.run.agingprobe import ProbedRate
 from fsarena.run.runner import MIN_ROUNDS
 from fsarena.session.store import Session, load
 
@@ -95,6 +99,7 @@ class AgingCost:
     image_bytes: float
     wall_s: float  # mean aging wall time per filesystem (git replay: no bytes to plan)
     source: str
+    probe: tuple[str, float] | None = None  # that session's probe at launch: (filesystem, rate)
 
 
 def aging_seconds(plan: Plan, cost: AgingCost) -> tuple[float, float]:
@@ -120,9 +125,11 @@ def aging_cost(paths: list[Path], plan: Plan) -> AgingCost | None:
     assert plan.age is not None
     for path in paths[:20]:
         try:
-            records = list(load(path).aging.values())
+            earlier = load(path)
         except FsarenaError:
             continue
+        records = list(earlier.aging.values())
+        timing = earlier.timing
         kinds = {a.profile.kind if a.profile else "tree" for a in records}
         rates = [float(r) for a in records if (r := a.bytes_written_per_s)]
         copies = [a for a in records if a.snapshot_s]
@@ -133,6 +140,9 @@ def aging_cost(paths: list[Path], plan: Plan) -> AgingCost | None:
                 image_bytes=fmean(float(a.image_size_bytes) for a in copies),
                 wall_s=fmean(float(a.wall_s) for a in records),
                 source=path.name,
+                probe=(timing.aging_probe_fs, float(timing.aging_probe_bytes_per_s))
+                if timing.aging_probe_fs and timing.aging_probe_bytes_per_s
+                else None,
             )
     return None
 
@@ -156,8 +166,11 @@ def report_reserve(results_dir: Path) -> float:
     return 0.0
 
 
-def estimate(plan: Plan, results_dir: Path) -> str:
-    """Time of the run, from the newest earlier session that ran its tasks (never invented)."""
+def estimate(plan: Plan, results_dir: Path, probed: ProbedRate | None = None) -> str:
+    """Time of the run, from the newest earlier session that ran its tasks (never invented).
+
+    probed: the aging rate measured at launch (run/agingprobe.py), if the plan ages.
+    """
     paths = _newest(results_dir)
     for path in paths[:20]:
         try:
@@ -181,13 +194,25 @@ def estimate(plan: Plan, results_dir: Path) -> str:
             else ""
         )
         if whole := _whole_rounds(earlier, plan, ratio, rounds):
-            return f"{whole}{'' if 'PAST' in whole else more}, from {path.name}{gaps}"
-        return _parts(plan, paths, earlier, path.name, timed_s, rounds) + more + gaps
-    return f"{NO_ESTIMATE} in {results_dir} ran these tasks"
+            slower = _slower_now(plan, aging_cost(paths, plan), probed) if plan.age else ""
+            return f"{whole}{'' if 'PAST' in whole else more}, from {path.name}{slower}{gaps}"
+        return _parts(plan, paths, earlier, path.name, timed_s, rounds, probed) + more + gaps
+    unknown = f"{NO_ESTIMATE} in {results_dir} ran these tasks"
+    cost, how = slower_rate(None, probed, plan.age.kind) if plan.age else (None, "")
+    if cost is None:
+        return unknown
+    aging_s = aging_seconds(plan, cost)[0]
+    return f"{unknown}; their aging alone about {_duration(aging_s)}, at {how}"
 
 
 def _parts(
-    plan: Plan, paths: list[Path], earlier: Session, name: str, timed_s: float, rounds: int
+    plan: Plan,
+    paths: list[Path],
+    earlier: Session,
+    name: str,
+    timed_s: float,
+    rounds: int,
+    probed: ProbedRate | None,
 ) -> str:
     """ "about T: timed tasks x fsarena's own work, + aging and copies", each part sourced."""
     factor = untimed_factor(earlier)
@@ -204,22 +229,78 @@ def _parts(
     )
     if plan.age is None:
         return f"about {_duration(tasks_s)}: {tasks}"
-    cost = aging_cost(paths, plan)
+    cost, how = slower_rate(aging_cost(paths, plan), probed, plan.age.kind)
     if cost is None:
         return (
             f"about {_duration(tasks_s)} and the aging: {tasks}; aging time unknown: no "
-            f"earlier session aged a filesystem with a {plan.age.kind} profile"
+            f"earlier session aged a filesystem with a {plan.age.kind} profile, and no probe"
         )
     aging_s, copies_s = aging_seconds(plan, cost)
-    how = (
-        f"its mean wall time per filesystem in {cost.source}"
-        if plan.age.kind == "git-replay"
-        else f"{cost.rate / 1e6:,.0f} MB/s, the slowest filesystem's rate in {cost.source}"
+    copies = (
+        f"{_duration(copies_s)} of image snapshots and restores"
+        if cost.copy_s
+        else "image snapshots and restores not counted (no earlier aged session timed one)"
     )
     return (
         f"about {_duration(tasks_s + aging_s + copies_s)}: {tasks}; {_duration(aging_s)} of "
-        f"aging at {how}; {_duration(copies_s)} of image snapshots and restores"
+        f"aging at {how}; {copies}"
     )
+
+
+def _probe_words(probed: ProbedRate) -> str:
+    share = f"{probed.fsync_share * 100:.0f} %"
+    return (
+        f"{probed.rate / 1e6:,.0f} MB/s probed now ({probed.work_s:.1f} s of the profile's "
+        f"writes, {share} fsync'ed, on a scratch {probed.filesystem} image; the probe took "
+        f"{probed.total_s:.1f} s)"
+    )
+
+
+def slower_rate(
+    cost: AgingCost | None, probed: ProbedRate | None, kind: str
+) -> tuple[AgingCost | None, str]:
+    """The aging cost at the slower of the probed and the earlier rate, and where it comes from."""
+    if kind == "git-replay":  # not probed: the earlier replay's wall time
+        how = f"its mean wall time per filesystem in {cost.source}" if cost else ""
+        return cost, how
+    if cost is None:
+        if probed is None:
+            return None, ""
+        now = f"{_probe_words(probed)}; no earlier aged session to cross-check"
+        return AgingCost(probed.rate, 0.0, 1.0, 0.0, "the probe"), now
+    earlier = f"{cost.rate / 1e6:,.0f} MB/s, the slowest filesystem's rate in {cost.source}"
+    if probed is None:
+        return cost, earlier
+    cost, earlier = _under_todays_load(cost, probed, earlier)
+    now = _probe_words(probed)
+    if probed.rate < cost.rate:
+        return replace(cost, rate=probed.rate), f"{now}, slower than {earlier}"
+    return cost, f"{earlier}, slower than {now}"
+
+
+def _under_todays_load(cost: AgingCost, probed: ProbedRate, earlier: str) -> tuple[AgingCost, str]:
+    """That session's rate slowed as much as the probe of the same filesystem slowed since."""
+    if cost.probe is None or cost.probe[0] != probed.filesystem or probed.rate >= cost.probe[1]:
+        return cost, earlier
+    load = cost.probe[1] / probed.rate
+    slowed = replace(cost, rate=cost.rate / load)
+    return slowed, (
+        f"{slowed.rate / 1e6:,.0f} MB/s, the slowest filesystem's rate in {cost.source} "
+        f"({cost.rate / 1e6:,.0f} MB/s) {load:.1f}x slower, as its probe of "
+        f"{probed.filesystem} ({cost.probe[1] / 1e6:,.0f} MB/s) is now"
+    )
+
+
+def _slower_now(plan: Plan, cost: AgingCost | None, probed: ProbedRate | None) -> str:
+    """Whole rounds include the aging at that session's rate: add what a slower rate now adds."""
+    assert plan.age is not None
+    if cost is None or probed is None:
+        return ""
+    now, how = slower_rate(cost, probed, plan.age.kind)
+    if now is None or now.rate >= cost.rate:
+        return f"; aging {_probe_words(probed)}: not slower than its aging"
+    extra = aging_seconds(plan, now)[0] - aging_seconds(plan, cost)[0]
+    return f", + {_duration(extra)} of aging, at {how}"
 
 
 def _tree_ratio(plan: Plan, earlier: Session) -> float:

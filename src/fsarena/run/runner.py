@@ -36,7 +36,6 @@ seed's stream, so they are the ones it was run in.
 from __future__ import annotations
 
 import itertools
-import os
 import random
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -321,7 +320,7 @@ class Runner:
             self._record_all(label, repetition, why, "skipped")
             return
         snapshot = snapshot_path(self, profile) if aged else None
-        restore = snapshot if snapshot and os.path.exists(snapshot) else None
+        restore = snapshot if snapshot and self.executor.exists(snapshot) else None
         target = make_target(self.plan, profile, repetition, self._guest_source, restore, label)
         mountpoint = self._workdir("mnt", label)
         with ExitStack() as stack:

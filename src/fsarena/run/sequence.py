@@ -15,7 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
-from fsarena.aging.phase import age_mounted, snapshot
+from fsarena.aging.phase import age_mounted
+from fsarena.aging.snapshot import snapshot
 from fsarena.errors import FsarenaError
 from fsarena.measure.core import Command, Measurement
 from fsarena.measure.executor import Executor
@@ -280,7 +281,7 @@ class FsSequence:
         self._reach(frozenset({FsState.UNMOUNTED}))
         if not self.image:  # --device: no image to copy; every aged repetition ages again
             return {**record, "snapshot_method": "none (--device: aged every repetition)"}
-        return {**record, **snapshot(self.image, snapshot_path)}
+        return {**record, **snapshot(self.runner.executor, self.image, snapshot_path)}
 
     def unmount(self) -> None:
         """Teardown: unmount whatever this sequence left mounted."""

@@ -294,6 +294,10 @@ class TimingRecord(Record):
     # Writing the reports after the run (text and HTML with its charts), by `fsarena run`;
     # the next run keeps that much of its budget for them. Absent in older files.
     report_s: Number | None = None
+    # The aging rate probed at launch (run/agingprobe.py) and on which filesystem: a later
+    # run's probe of the same filesystem over this one is how much slower it is now.
+    aging_probe_fs: str | None = None
+    aging_probe_bytes_per_s: Number | None = None
 
 
 class AgingRecord(Record):

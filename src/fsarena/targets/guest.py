@@ -15,7 +15,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from fsarena.aging.snapshot import copy_image
 from fsarena.errors import FsarenaError
 from fsarena.filesystems.profiles import PROFILES, SOURCE_FILESYSTEM, FilesystemProfile
 from fsarena.measure.executor import Executor, Guest, GuestSpec
@@ -77,7 +76,7 @@ class GuestTarget:
         else:  # the aged image, copied before the guest boots with it
             executor.make_dir(str(Path(self.image).parent))
             executor.track("image", self.image)  # `fsarena cleanup` removes it after a crash
-            copy_image(self.restore_from, self.image)
+            executor.copy_image(self.restore_from, self.image)
         self.guest = executor.start_guest(self.spec())
         return self.guest.target_device
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from fsarena.aging.snapshot import copy_image
 from fsarena.measure.executor import Executor
 
 
@@ -26,7 +25,7 @@ class LoopTarget:
         else:
             executor.make_dir(str(Path(self.image).parent))
             executor.track("image", self.image)  # `fsarena cleanup` removes it after a crash
-            copy_image(self.restore_from, self.image)
+            executor.copy_image(self.restore_from, self.image)
         try:
             self.device = executor.attach_loop(self.image)
         except BaseException:

@@ -16,7 +16,7 @@ import os
 from typing import Any
 
 from fsarena.aging import runtime
-from fsarena.aging.gitreplay import reference
+from fsarena.aging.gitreplay import HOST_COPY, reference
 from fsarena.aging.layout import free_space
 from fsarena.aging.runtime import guest_unsupported as guest_cannot
 from fsarena.aging.workload import MARK, ROOT, AgingPlan, mark_tree
@@ -67,6 +67,9 @@ def ensure_tree(ctx: TaskContext) -> None:
 def _clean_copy(ctx: TaskContext, plan: AgingPlan) -> None:
     """Conway's clean copy: the replay done once on the host, `cp -a` onto the fresh filesystem."""
     origin = f"{ctx.dataset(plan.profile.repository).root}/{REPO_DIR}"
+    # In the ledger before it exists: `fsarena cleanup` removes it after a crash, and the
+    # run removes it when it ends (fsarena.run.aged.remove_snapshots).
+    ctx.executor.track("tree", f"{ctx.scratch}/{HOST_COPY}")
     replayed = reference(origin, ctx.scratch, plan.profile)
     ctx.executor.call(("cp", "-a", replayed, ctx.path(ROOT)))
     mark_tree(ctx.mountpoint)
