@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from fsarena.analysis.kinds import KINDS
-from fsarena.analysis.verdicts import Verdicts
+from fsarena.analysis.verdicts import Verdicts, caveats
 from fsarena.measure.metrics import METRICS, Metric
 from fsarena.report import build, render
 from tests.sessions import make_session
@@ -162,3 +164,15 @@ def test_one_repetition_is_no_verdict_rather_than_a_tie() -> None:
     summary = _kind(v, "large_files").summary
     assert summary.startswith("no verdict for ext4 and xfs: one repetition each")
     assert "tie" not in summary
+
+
+def test_an_aged_run_does_not_claim_its_filesystems_were_all_fresh() -> None:
+    from fsarena.session.records import AgeProfileRecord
+    from fsarena.session.store import load
+
+    session = load(Path(__file__).resolve().parents[1] / "fixtures" / "three-filesystems.json")
+    assert caveats(session)[0].startswith("Fresh filesystems: each repetition formats anew")
+    session.plan.age = AgeProfileRecord(name="churn")
+    first = caveats(session)[0]
+    assert first.startswith("Fresh and aged (churn profile) filesystems: the verdicts rank")
+    assert "aged, fragmented or nearly full filesystems behave differently" not in first

@@ -109,9 +109,18 @@ def caveats(session: Session) -> list[str]:
     """What every answer from this session must carry: fresh filesystems, this hardware, n."""
     host, plan = session.host, session.plan
     backing = host.workdir_backing
-    out = [
+    fresh = (
         "Fresh filesystems: each repetition formats anew and runs the tasks once; aged, "
-        "fragmented or nearly full filesystems behave differently.",
+        "fragmented or nearly full filesystems behave differently."
+    )
+    if plan.age is not None:  # an aged run: the verdicts rank the fresh twins
+        fresh = (
+            f"Fresh and aged ({plan.age.name or 'user'} profile) filesystems: the verdicts "
+            "rank the fresh ones, the Age section shows what aging changed; another history "
+            "of use or fullness can age them differently."
+        )
+    out = [
+        fresh,
         f"This hardware and kernel: {host.cpu_model or '?'} x{host.cpus or '?'}, "
         f"kernel {host.kernel or '?'}, loop images (direct I/O) on "
         f"{backing.fstype or '?'} ({backing.device or '?'}); another disk "
@@ -131,9 +140,14 @@ def caveats(session: Session) -> list[str]:
         drivers.setdefault(profile.driver or "?", []).append(name)
     if len(drivers) > 1:
         groups = "; ".join(f"{d}: {', '.join(names)}" for d, names in sorted(drivers.items()))
+        costs = {
+            "fuse": "user-space (FUSE) filesystems pay round trips the kernel's do not",
+            "guest": "filesystems in a guest kernel pay its emulation's costs",
+        }
+        paid = "; ".join(text for driver, text in costs.items() if driver in drivers)
         out.append(
-            f"Different driver groups ({groups}): user-space (FUSE) filesystems pay round "
-            "trips the kernel ones do not; compare within a group."
+            f"Different driver groups ({groups}): {paid or 'their costs differ'}; compare "
+            "within a group."
         )
     if session.status != "complete" or session.settled() != "complete":
         status = session.settled() if session.status == "complete" else session.status
