@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import tempfile
@@ -172,6 +173,20 @@ def test_the_report_shows_fresh_aged_and_their_ratio_with_an_interval() -> None:
     low, high = (float(x) for x in row[5].split("–"))
     assert low < 1.5 < high and low > 1  # slower aged, surely
     assert "the same order" in aged.verdict(_aged_session(flip=False))
+
+
+def test_an_interval_too_wide_to_say_anything_is_not_printed_as_bounds() -> None:
+    session = _aged_session(flip=False)
+    # Two runs of xfs aged, far apart: the ratio's interval spans more than 100x.
+    session.runs = [
+        r for r in session.runs if not (r.filesystem == "xfs+churn" and r.repetition == 3)
+    ]
+    for run in session.runs:
+        if run.filesystem == "xfs+churn" and run.measurement is not None:
+            wall = 0.5 if run.repetition == 1 else 12.0
+            run.measurement = dataclasses.replace(run.measurement, wall_s=wall)
+    row = next(r for r in aged.sections(session)[0].rows if r[1] == "xfs")
+    assert row[5] == "over 100× wide: too few runs"
 
 
 def test_a_flipped_ranking_is_named_and_judged_against_noise() -> None:

@@ -15,6 +15,10 @@ from dataclasses import dataclass
 from typing import Literal
 
 CONFIDENCE = 0.95
+# A ratio's interval spanning more than this factor (high / low) says nothing about the
+# ratio (two runs of a noisy task): readable outputs say so instead of printing its
+# bounds; CSV and JSON keep them. The fleet report and the aged tables use it.
+TOO_WIDE = 100.0
 # A sample is an outlier when it lies more than this many robust standard
 # deviations (1.4826 MAD) from the median: hyperfine's threshold. Iglewicz and
 # Hoaglin's 3.5 suits large samples; at n = 3 the MAD is the smaller of two

@@ -15,13 +15,9 @@ import json
 import math
 from collections.abc import Callable
 
+from fsarena.analysis.stats import TOO_WIDE
 from fsarena.fleet.merge import FleetReport, agreement
 from fsarena.measure.metrics import METRICS
-
-# An interval spanning more than this factor (high / low) says nothing about the ratio
-# (two runs of a noisy task): the readable formats say so instead of printing it;
-# CSV and JSON keep its bounds.
-TOO_WIDE = 100.0
 
 
 def _interval(low: float, high: float) -> str:

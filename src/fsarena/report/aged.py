@@ -14,6 +14,7 @@ import math
 from collections.abc import Sequence
 
 from fsarena.analysis.ranking import ratio_test
+from fsarena.analysis.stats import TOO_WIDE
 from fsarena.measure.metrics import METRICS
 from fsarena.report.powerloss import Section
 from fsarena.report.table import fmt, run_value
@@ -80,7 +81,11 @@ def _time_rows(session: Session) -> tuple[list[list[str]], list[str]]:
                 continue
             test = ratio_test(b, a)
             interval = (
-                f"{fmt(test.low, 3)}–{fmt(test.high, 3)}" if not math.isnan(test.low) else "-"
+                "-"
+                if math.isnan(test.low)
+                else f"over {TOO_WIDE:.0f}× wide: too few runs"
+                if test.low <= 0 or test.high / test.low > TOO_WIDE
+                else f"{fmt(test.low, 3)}–{fmt(test.high, 3)}"
             )
             if not math.isnan(test.low) and (test.low > 1 or test.high < 1):
                 changed.append(f"{task} on {fresh}: {fmt(test.ratio, 3)}x")
