@@ -105,6 +105,19 @@ def test_what_differs_is_said_and_a_different_scale_is_a_warning() -> None:
     assert any("mkfs.ext4" in d for d in cross.differences)
     assert any(w.startswith("Different dataset scales") for w in cross.warnings)
     assert not any("kernel" in w for w in cross.warnings)  # a kernel change is what one compares
+    assert not any(d.startswith("cold caches") for d in cross.differences)
+
+
+def test_sessions_that_emptied_caches_differently_are_told_apart() -> None:
+    remounted = OLD.model_copy(deep=True)
+    from fsarena.run.cold import FILESYSTEM
+
+    remounted.cold_caches = FILESYSTEM  # what a run records
+    cross = compare([OLD, remounted], ["a", "b"])
+    assert (
+        "cold caches: a machine-wide (drop_caches), b per filesystem (remount)" in cross.differences
+    )
+    assert any(w.startswith("Different ways of emptying caches") for w in cross.warnings)
     text = render_text(cross)
     assert text.index("WHAT DIFFERS") < text.index("SAME FILESYSTEM ACROSS SESSIONS")
 

@@ -43,6 +43,13 @@ def _machine(s: Session) -> str:
     return str(given(s.machine.profile.name, "none"))
 
 
+def _cold(s: Session) -> str:
+    """How caches were emptied before timed tasks (sessions before the per-filesystem way
+    recorded nothing: they dropped the whole machine's)."""
+    per_fs = (s.cold_caches or "").startswith("cold caches per filesystem")
+    return "per filesystem (remount)" if per_fs else "machine-wide (drop_caches)"
+
+
 # (what, how to read it from a session, the warning when it differs, or "" for none)
 SETTINGS: tuple[tuple[str, Callable[[Session], str], str], ...] = (
     (
@@ -69,6 +76,12 @@ SETTINGS: tuple[tuple[str, Callable[[Session], str], str], ...] = (
         "CPU",
         lambda s: _shown(s.host.cpu_model),
         "different CPUs: CPU-bound tasks (archives, small files) change with the processor",
+    ),
+    (
+        "cold caches",
+        _cold,
+        "different ways of emptying caches: a remount also ends what a machine-wide drop "
+        "keeps (a filesystem's in-memory allocation state), so cold-start costs differ",
     ),
     (
         "emulated machine",
