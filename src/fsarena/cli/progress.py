@@ -22,11 +22,21 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from fsarena.analysis.phrases import number
+from fsarena.measure.metrics import METRICS
 from fsarena.plan.core import Plan
+from fsarena.report.units import bytes_text, value_text
 from fsarena.run.sessions import Event
 from fsarena.session.store import Run
 
 Mode = Literal["auto", "bar", "lines", "quiet"]
+
+
+def _value(key: str, raw: float) -> str:
+    """A probe's figure as the reports print it ('2.55 GB', '93.3 %'), never '2.55e+09'."""
+    if key in METRICS:
+        return value_text(METRICS[key], raw)
+    return bytes_text(raw) if key.endswith("_bytes") else number(raw)
 
 
 def describe_run(run: Run) -> str:
@@ -38,7 +48,7 @@ def describe_run(run: Run) -> str:
             f"{m.wall_s:8.3f} s  cpu {m.cpu_pct:5.1f} %  wrote {m.device_write_bytes / 1e6:9.1f} MB"
         )
     elif run.status == "ok":
-        detail = "  ".join(f"{k} {v:,.6g}" for k, v in sorted(run.values.items()))
+        detail = "  ".join(f"{k} {_value(k, v)}" for k, v in sorted(run.values.items()))
     return f"{run.filesystem:8} {run.task:20} {run.status:7} {detail}"
 
 

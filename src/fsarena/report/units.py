@@ -68,3 +68,12 @@ def column_unit(metric: Metric, raw_values: Iterable[float]) -> Unit:
 def value_text(metric: Metric, raw: float) -> str:
     """One figure on its own, in the unit its own magnitude calls for: '14.7 ms'."""
     return column_unit(metric, [raw]).with_label(raw)
+
+
+def bytes_text(raw: float) -> str:
+    """A byte count that is no registered metric, on its own: '2.74 GB'."""
+    label, size = _DECIMAL[0]
+    for candidate, candidate_size in _DECIMAL:
+        if abs(raw) >= candidate_size:
+            label, size = candidate, candidate_size
+    return f"{number(raw / size)} {label}"
