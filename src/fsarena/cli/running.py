@@ -264,7 +264,7 @@ def _with_drivers(plan: Plan) -> Plan:
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
 @click.pass_context
 def run(ctx: click.Context, /, **opts: Any) -> None:
-    """Run a comparison: every task on every filesystem, repeated, saved after each measurement.
+    """Run a comparison: every task on every filesystem, repeated, saved as it goes.
 
     \b
     Exit codes: 0 every planned run measured; 1 only part measured (some runs
