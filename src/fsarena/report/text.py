@@ -33,25 +33,34 @@ def terminal_width() -> int:
     return DEFAULT_WIDTH
 
 
+# Leading columns that name a row: repeated in every block of a table cut to fit.
+KEY_HEADERS = frozenset({"task", "filesystem", "workload", "state", "path", "host"})
+
+
 def layout(headers: list[str], rows: list[list[str]], width: int) -> list[str]:
-    """A table as lines; cut into blocks of columns (each with the first) to fit `width`."""
+    """A table as lines; cut into blocks of columns to fit `width`, each block with the
+    columns that name a row (the first, and those after it in KEY_HEADERS)."""
     widths = [max(len(r[i]) for r in [headers, *rows]) for i in range(len(headers))]
+    keys = 1
+    while keys < len(headers) - 1 and headers[keys] in KEY_HEADERS:
+        keys += 1
+    named = sum(widths[:keys]) + 2 * (keys - 1)
     blocks: list[list[int]] = [[]]
-    used = widths[0]
-    for i in range(1, len(headers)):
+    used = named
+    for i in range(keys, len(headers)):
         if blocks[-1] and used + 2 + widths[i] > width:
             blocks.append([])
-            used = widths[0]
+            used = named
         blocks[-1].append(i)
         used += 2 + widths[i]
     out: list[str] = []
     for block in blocks:
-        keep = [0, *block]
+        keep = [*range(keys), *block]
 
         def line(cells: list[str], keep: list[int] = keep) -> str:
-            first = cells[0].ljust(widths[0])
-            rest = [cells[i].rjust(widths[i]) for i in keep[1:]]
-            return "  ".join([first, *rest]).rstrip()
+            names = [cells[i].ljust(widths[i]) for i in range(keys)]
+            rest = [cells[i].rjust(widths[i]) for i in keep[keys:]]
+            return "  ".join([*names, *rest]).rstrip()
 
         if out:
             out.append("")
