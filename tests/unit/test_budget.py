@@ -11,7 +11,7 @@ from fsarena.plan.core import make_plan
 from fsarena.run.estimate import report_reserve
 from fsarena.run.runner import Runner
 from fsarena.run.sessions import new_session
-from fsarena.session.store import Session, load, save
+from fsarena.session.store import load, save
 from tests.unit.test_adaptive import Jittery
 
 
@@ -114,27 +114,3 @@ def test_the_paced_estimate_is_the_first_rounds_wall_times_the_rounds_left(
     assert "end about 5 min after the start" in text and "within the 10 min budget" in text
     assert "more rounds only while undecided (up to 10)" in text
     assert "end about 10 min" in paced_estimate(plan, 75.0, 200.0, 3)  # the budget caps it
-
-
-def test_the_session_is_saved_after_every_sequence_not_after_every_run(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    import fsarena.run.runner as runner_module
-    from tests.fakes import FakeExecutor
-
-    saved: list[int] = []  # how many runs each save wrote
-
-    def counting(session: Session, path: Path) -> None:
-        saved.append(len(session.runs))
-        save(session, path)
-
-    monkeypatch.setattr(runner_module, "save", counting)
-    plan = make_plan("article-a-2006", ["ext4", "xfs"], 2, 0.001, 7, str(tmp_path / "w"))
-    Runner(plan, FakeExecutor(), new_session(plan, {}, {}), tmp_path / "s.json", "tmpfs").run()
-    tasks = len(plan.tasks)
-    # Each of the 4 finished sequences is on disk as it ends (a resume needs no more) ...
-    for sequences in range(1, 5):
-        assert sequences * tasks in saved
-    # ... and the runs within one are not written one by one (a fake run takes no time).
-    assert len(saved) < 4 * tasks
-    assert load(tmp_path / "s.json").runs and saved[-1] == 4 * tasks

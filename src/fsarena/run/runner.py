@@ -92,9 +92,6 @@ def shuffled_orders(filesystems: list[str], repetitions: int, seed: int) -> list
     return list(itertools.islice(order_stream(filesystems, seed), repetitions))
 
 
-SAVE_EVERY_S = 5.0  # the session is written at least this often while runs are recorded
-
-
 @dataclass
 class Runner:
     plan: Plan
@@ -113,7 +110,6 @@ class Runner:
     first_estimate: bool | None = None
     _guest_source: GuestSourceDisk | None = None
     _started: float = 0.0
-    _saved_at: float | None = None  # time.monotonic() of the last save
 
     def run(self) -> Session:
         done = finished_sequences(self.session, self.plan.tasks)
@@ -148,13 +144,8 @@ class Runner:
         self.on_event(Event("done", f"session saved to {self.session_path}"))
         return self.session
 
-    def _save(self, unless_within_s: float = 0.0) -> None:
-        """Write the session; with unless_within_s, not if it was written that recently."""
-        saved_at = time.monotonic()
-        if self._saved_at is not None and saved_at - self._saved_at < unless_within_s:
-            return
+    def _save(self) -> None:
         save(self.session, self.session_path)
-        self._saved_at = saved_at
 
     def _stopped(self, why: str) -> None:
         """Record why the run ended early, so a session with no runs still says why."""
@@ -182,7 +173,6 @@ class Runner:
         self._measure_ceiling(repetition)
         for name in todo:
             self._run_sequence(name, repetition, datasets, warmup)
-            self._save()  # every finished sequence is on disk (resume redoes unfinished ones)
         timed = sum(r.timed_s for r in self._runs(warmup)[runs_before:])
         wall = self.clock() - started
         self.session.timing.rounds.append(
@@ -389,8 +379,5 @@ class Runner:
 
     def record(self, run: Run, warmup: bool = False) -> None:
         self._runs(warmup).append(run)
-        # At most every SAVE_EVERY_S within a sequence: a save rewrites the whole session
-        # (37 ms at 650 runs), and one per run was 6 % of a late round. What a kill -9 can
-        # lose is part of an unfinished sequence, which a resume redoes from mkfs anyway.
-        self._save(unless_within_s=SAVE_EVERY_S)
+        self._save()
         self.on_event(Event("run", f"{run.filesystem} {run.task}: {run.status}", run))
