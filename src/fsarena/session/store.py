@@ -10,10 +10,8 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import statistics
 import tempfile
-import threading
 from pathlib import Path
 from typing import Any, Literal
 
@@ -290,38 +288,8 @@ class Session(BaseModel):
             self.warnings.append(record)
 
 
-# Signals fsarena turns into KeyboardInterrupt (run/launch.py: Stop).
-_DEFERRED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-
-
 def save(session: Session, path: Path) -> None:
-    """Write the session atomically: a crash leaves the old file or the new one, never half.
-
-    Ctrl-C, SIGTERM and SIGHUP wait until the file is written, then reach their
-    handler: raised inside pydantic's serializer, the interrupt came out as a
-    PydanticSerializationError and the run ended "failed" with exit 1 instead of
-    "interrupted" (seen in a test). Handlers can only be swapped in the main
-    thread, where fsarena saves its sessions; elsewhere the write is plain.
-    """
-    if threading.current_thread() is not threading.main_thread():
-        _write(session, path)
-        return
-    caught: list[int] = []
-    previous = {s: signal.signal(s, lambda signum, _: caught.append(signum)) for s in _DEFERRED}
-    try:
-        _write(session, path)
-    finally:
-        for deferred, handler in previous.items():
-            signal.signal(deferred, handler)
-        for signum in caught[:1]:  # the first one, as it would have landed
-            original = previous[signal.Signals(signum)]
-            if callable(original):
-                original(signum, None)
-            elif original == signal.SIG_DFL:
-                os.kill(os.getpid(), signum)
-
-
-def _write(session: Session, path: Path) -> None:
+    """Write the session atomically: a crash leaves the old file or the new one, never half."""
     path.parent.mkdir(parents=True, exist_ok=True)
     data = json.dumps(session.model_dump(mode="json"), indent=1, sort_keys=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
