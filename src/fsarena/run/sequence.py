@@ -303,6 +303,8 @@ class FsSequence:
                 self.ctx.executor.call(("umount", self.ctx.mountpoint))
                 return
             except FsarenaError as exc:
+                if not self.ctx.executor.is_mounted(self.ctx.mountpoint):
+                    return  # not mounted: a cold-cache remount the interrupt cut short
                 if "busy" not in str(exc) or time.monotonic() >= deadline:
                     raise
                 time.sleep(0.1)
