@@ -6,15 +6,22 @@ Covered by mypy (pyproject's files): the typed accesses below are checked static
 from __future__ import annotations
 
 import ast
+import dataclasses
 import json
+import math
+import os
+import signal
+import subprocess
 import textwrap
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from fsarena.session.records import HostFacts, PlanRecord, Record, TaskInfo, TimingRecord
-from fsarena.session.store import Session, load, save
+from fsarena.session.store import CeilingSample, Session, load, save
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 SESSIONS = ["session-v1.json", "session-v2.json", "session-v3.json", "three-filesystems.json"]
@@ -54,6 +61,39 @@ def test_a_session_saved_and_loaded_again_is_the_same_json(name: str, tmp_path: 
     save(load(FIXTURES / name), tmp_path / "once.json")
     save(load(tmp_path / "once.json"), tmp_path / "twice.json")
     assert (tmp_path / "twice.json").read_text() == (tmp_path / "once.json").read_text()
+
+
+@pytest.mark.parametrize("name", [*SESSIONS, "full-v2.json"])
+def test_the_saved_file_holds_what_the_session_dumps(name: str, tmp_path: Path) -> None:
+    """save() uses pydantic's encoder (fast): its file must hold the dictionary reports read."""
+    session = load(FIXTURES / name)
+    save(session, tmp_path / "s.json")
+    assert json.loads((tmp_path / "s.json").read_text()) == session.model_dump(mode="json")
+
+
+def test_infinity_and_nan_survive_a_save(tmp_path: Path) -> None:
+    """As json.dumps wrote them (Infinity, NaN), in every kind of model: never null."""
+    session = load(FIXTURES / "full-v2.json")
+    index, run = next((i, r) for i, r in enumerate(session.runs) if r.measurement)
+    assert run.measurement is not None
+    run.values["probe"] = math.inf
+    run.measurement = dataclasses.replace(
+        run.measurement, wall_s=math.inf, extra={"capacity_pct": math.nan}
+    )
+    session.host.__pydantic_extra__ = {"unknown": -math.inf}  # a key a newer fsarena wrote
+    session.ceilings.append(
+        CeilingSample(
+            repetition=1, direction="read", bytes_per_s=math.inf, size_bytes=1, argv=["fio"]
+        )
+    )
+    save(session, tmp_path / "s.json")
+    again = load(tmp_path / "s.json")
+    saved = again.runs[index]
+    assert saved.values["probe"] == math.inf
+    assert saved.measurement is not None and saved.measurement.wall_s == math.inf
+    assert math.isnan(saved.measurement.extra["capacity_pct"])
+    assert again.host.model_extra == {"unknown": -math.inf}
+    assert again.ceilings[-1].bytes_per_s == math.inf
 
 
 def test_the_fixtures_cover_every_stored_version() -> None:
@@ -184,3 +224,53 @@ def test_every_record_is_a_record() -> None:
         annotation = str(Session.model_fields[field].annotation)
         assert "Any" not in annotation, field
     assert issubclass(HostFacts, Record)
+
+
+def test_a_ctrl_c_during_a_save_is_an_interrupt_and_leaves_a_whole_file(tmp_path: Path) -> None:
+    """A signal landing inside the encoder came out as a PydanticSerializationError.
+
+    The encoder calls back into Python (each record's serializer): without the
+    handlers held, most SIGINTs sent during a save of this size surfaced as the
+    wrong exception, so the run was reported failed instead of interrupted; held
+    during the encoding alone, one landing just after mkstemp left the temporary
+    file (2 runs of this test in 12). A signal mask instead of swapped handlers
+    failed with another thread alive: that thread took the signal and Python ran
+    the handler in the main thread anyway, inside the encoder.
+    """
+    session = load(FIXTURES / "full-v2.json")
+    model = list(session.runs)
+    for _ in range(10):
+        session.runs.extend(r.model_copy(deep=True) for r in model)
+    path = tmp_path / "s.json"
+    save(session, path)
+    whole = path.read_text()
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    raised: list[type[BaseException]] = []
+    previous = signal.signal(signal.SIGINT, interrupt)
+    alive = threading.Event()  # another thread, as a run has while a command is timed
+    other = threading.Thread(target=alive.wait, daemon=True)
+    other.start()
+    try:
+        for i in range(30):
+            # From another process, as a Ctrl-C comes: a thread of this one would take
+            # the signal itself while the saving thread holds it.
+            delay = f"{0.05 + 0.002 * i:.3f}"
+            kill = f"sleep {delay}; kill -INT {os.getpid()}"
+            killer = subprocess.Popen(["sh", "-c", kill])
+            try:
+                for _ in range(20):
+                    save(session, path)
+                time.sleep(1)  # a signal sent after the saves lands here
+            except BaseException as exc:  # which exception is the point
+                raised.append(type(exc))
+            killer.wait()
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        alive.set()
+        other.join()
+    assert raised and set(raised) == {KeyboardInterrupt}
+    assert path.read_text() == whole
+    assert not [p for p in tmp_path.iterdir() if p != path]  # no temporary file left

@@ -37,7 +37,7 @@ def given(value: object, absent: str = "?") -> object:
 class Record(BaseModel):
     """A record of the session file: typed where read, open to keys it does not know."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", ser_json_inf_nan="constants")
 
     @model_serializer(mode="wrap")
     def _as_given(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
