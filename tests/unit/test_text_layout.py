@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fsarena.report.text import layout
+from fsarena.report.text import layout, wrap
 
 
 def test_every_block_of_a_cut_table_says_which_task_and_filesystem_a_row_is() -> None:
@@ -19,3 +19,15 @@ def test_every_block_of_a_cut_table_says_which_task_and_filesystem_a_row_is() ->
         assert head.startswith("task   filesystem")
         assert [b.split()[:2] for b in body] == [["mount", "btrfs"], ["mount", "ext4"]]
     assert max(len(line) for line in lines) <= 60
+
+
+def test_a_wrapped_line_never_parts_a_number_from_its_unit() -> None:
+    """Seen in a default run's warning: 'CPU cost (xfs, ext4 within 31' / '%)'."""
+    text = "undecided: CPU cost (xfs, ext4 within 31 %); file trees within 1.2 s and 95 % CI"
+    for width in range(20, len(text) + 1):
+        lines = wrap(text, "  ", width)
+        assert " ".join(" ".join(lines).split()) == text  # nothing lost or changed
+        for line in lines:
+            assert not line.lstrip().startswith(("%", "s ", "CI")), (width, lines)
+            assert len(line) <= width
+            assert "\u00a0" not in line

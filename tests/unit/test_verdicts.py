@@ -7,6 +7,8 @@ from pathlib import Path
 import pytest
 
 from fsarena.analysis.kinds import KINDS
+from fsarena.analysis.phrases import interval_text, ratio_text
+from fsarena.analysis.ranking import Pair
 from fsarena.analysis.verdicts import Verdicts, caveats
 from fsarena.measure.metrics import METRICS, Metric
 from fsarena.report import build, render
@@ -176,3 +178,30 @@ def test_an_aged_run_does_not_claim_its_filesystems_were_all_fresh() -> None:
     first = caveats(session)[0]
     assert first.startswith("Fresh and aged (churn profile) filesystems: the verdicts rank")
     assert "aged, fragmented or nearly full filesystems behave differently" not in first
+
+
+def test_winners_tied_for_best_state_the_difference_they_rule_out() -> None:
+    """'ext3 and xfs tied for best' alone is no verdict: it says how close they are."""
+    samples = {  # ext3 and xfs within a few %, ext4 clearly behind
+        "ext3": {"iso_copy_in": [10.1, 10.0, 10.3, 9.9]},
+        "xfs": {"iso_copy_in": [10.0, 10.2, 9.8, 10.1]},
+        "ext4": {"iso_copy_in": [15.0, 15.2, 14.9, 15.1]},
+    }
+    comparison = build(make_session(samples))
+    large = _kind(comparison.verdicts, "large_files")  # type: ignore[arg-type]
+    assert set(large.ranking.winners) == {"ext3", "xfs"}
+    bound = large.ranking.detectable_difference
+    assert 0 < bound < 0.1
+    said = f"(no difference above {100 * bound:.1f} % between them)"
+    assert large.summary.startswith(f"ext3 and xfs tie for best {said}; ")
+    text = render(comparison.session, "text")
+    assert f"ext3 and xfs tied for best {said[:-6]}" in " ".join(text.split())
+
+
+def test_an_interval_keeps_its_decimals_as_the_ratio_does() -> None:
+    """Seen in a default run's answer: '95 % CI 1.2–1.48×'; the tables say 1.20–1.48."""
+    pair = Pair("xfs", "btrfs", 1.34, 1.2, 1.48, 0.001, 0.002, True)
+    assert interval_text(pair) == "1.20–1.48"
+    assert ratio_text(pair) == f"1.34× ({interval_text(pair)})"
+    narrow = Pair("xfs", "btrfs", 1.05, 1.045, 1.055, 0.001, 0.002, True)
+    assert interval_text(narrow) == "1.045–1.055"

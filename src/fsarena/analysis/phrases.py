@@ -26,6 +26,12 @@ def ratio_text(pair: Pair) -> str:
     return text
 
 
+def interval_text(pair: Pair) -> str:
+    """'1.20–1.48': a ratio's interval with the decimals ratio_text gives it (never '1.2–1.48')."""
+    digits = 3 if pair.high - pair.low < 0.02 and pair.ratio < 10 else 2
+    return f"{_num(pair.low, digits)}–{_num(pair.high, digits)}"
+
+
 def number(value: float, digits: int = 3) -> str:
     """A number for people: `digits` significant digits (integer digits are never rounded
     away), one thousands separator (","), never an exponent, trailing zeros dropped."""
@@ -88,7 +94,26 @@ def describe(ranking: Ranking, word: str) -> str:
     exact = all(p.low == p.high for p in ranking.pairs)  # deterministic figures: no contest
     if len(ranking.winners) == 1:
         return f"{best}{'' if exact else ' wins'}: {', '.join(versus)}"
-    return f"{names(sorted(ranking.winners))} tie for best; {best}: " + ", ".join(versus)
+    return f"{tied_for_best(ranking, 'tie')}; {best}: " + ", ".join(versus)
+
+
+def difference_size(relative: float) -> str:
+    """24 % below 100 %, then as a factor ('2.5×'): 'a 240 % difference' reads worse."""
+    return f"{number(100 * relative, 2)} %" if relative < 1 else f"{number(1 + relative)}×"
+
+
+def tied_for_best(ranking: Ranking, verb: str = "tied") -> str:
+    """'ext2 and ext4 tie for best (no difference above 36 % between them)'.
+
+    A tie for best is a verdict only with the difference it rules out (issue 14):
+    the largest one the tied pairs' 95 % intervals leave possible. Without an
+    interval (deterministic figures, one repetition) there is none to state.
+    """
+    lead = f"{names(sorted(ranking.winners))} {verb} for best"
+    found = ranking.detectable_difference
+    if math.isfinite(found) and found > 0:
+        lead += f" (no difference above {difference_size(found)} between them)"
+    return lead
 
 
 def _versus(ranking: Ranking, pair: Pair, word: str, other: str) -> str:

@@ -10,6 +10,8 @@ figures, never this text. Rules, the same in every format:
   kind's metrics (measure.METRICS), "moderate" when it reaches below it.
 - A difference that is significant but under the practical threshold is no win:
   it reads "no practical difference".
+- Winners tied for best state the difference their intervals rule out
+  ("ext2 and ext4 tied for best (no difference above 36 % between them)").
 - A tie states the smallest difference this run could have detected: the
   largest distance from 1 of the pairs' 95 % intervals ("no difference above
   24 %"); with no interval (one repetition) it says so. Ties collapse into one line.
@@ -25,7 +27,13 @@ from dataclasses import dataclass
 
 from fsarena.analysis.adaptive import round_seconds, rounds_to_rule_out, settle_command
 from fsarena.analysis.kinds import CPU_KIND, CPU_METRIC, SAFETY_KIND, KindVerdict
-from fsarena.analysis.phrases import names, number
+from fsarena.analysis.phrases import (
+    difference_size,
+    interval_text,
+    names,
+    number,
+    tied_for_best,
+)
 from fsarena.analysis.ranking import Pair, Ranking
 from fsarena.analysis.verdicts import caveats
 from fsarena.measure.metrics import METRICS, Metric
@@ -84,11 +92,6 @@ def _detectable(ranking: Ranking) -> float | None:
     return max(bounds) if bounds and len(bounds) == len(ranking.pairs) else None
 
 
-def _size(relative: float) -> str:
-    """24 % below 100 %, then as a factor ('2.5×'): 'a 240 % difference' reads worse."""
-    return f"{number(100 * relative, 2)} %" if relative < 1 else f"{number(1 + relative)}×"
-
-
 def _tie_text(ranking: Ranking) -> tuple[str, str]:
     if max(ranking.n.values(), default=0) < 2:
         return UNTESTED, "no verdict: one repetition each (run -n 3 or more)"
@@ -98,9 +101,9 @@ def _tie_text(ranking: Ranking) -> tuple[str, str]:
     if found >= UNDECIDED_AT:
         # An interval this wide decides nothing: calling it a tie would read as "equal".
         n = min(ranking.n.values(), default=0)
-        up_to = _size(found)
+        up_to = difference_size(found)
         return UNTESTED, f"undecided: differences up to {up_to} cannot be ruled out at n = {n}"
-    return TIE, f"no difference above {_size(found)}"
+    return TIE, f"no difference above {difference_size(found)}"
 
 
 def _points(comparison: Comparison, verdict: KindVerdict, best: str, other: str) -> float | None:
@@ -135,7 +138,7 @@ def _margin(
         return core, "", "exact" if exact else "moderate"
     threshold = max((m.practical_rel for m in metrics), default=0.0)
     word = "high" if pair.low >= 1 + threshold else "moderate"
-    return core, f" (95 % CI {number(pair.low)}–{number(pair.high)}×)", word
+    return core, f" (95 % CI {interval_text(pair)}×)", word
 
 
 def _below_threshold(pair: Pair, metrics: list[Metric]) -> bool:
@@ -160,7 +163,7 @@ def kind_answer(comparison: Comparison, verdict: KindVerdict) -> KindAnswer:
         return KindAnswer(verdict.kind, title, SMALL, text)
     margin, interval, confidence = _margin(comparison, verdict, pair, metrics)
     winners = tuple(ranking.winners)
-    lead = "" if len(winners) == 1 else f"{names(sorted(winners))} tied for best; "
+    lead = "" if len(winners) == 1 else f"{tied_for_best(ranking)}; "
     text = f"{lead}{margin}, the runner-up{interval}; confidence {confidence}"
     return KindAnswer(verdict.kind, title, WIN, text, winners, runner, confidence, margin)
 

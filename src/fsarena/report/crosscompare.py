@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from fsarena.analysis.phrases import metric_word, number
+from fsarena.analysis.phrases import interval_text, metric_word, number
 from fsarena.analysis.ranking import Ranking, rank
 from fsarena.errors import FsarenaError
 from fsarena.measure.metrics import METRICS
@@ -53,7 +53,7 @@ class Change:
             if not matters(metric, est[pair.better], est[pair.worse]):
                 continue
             interval = (
-                f" (95 % CI {number(pair.low)}–{number(pair.high)}×)"
+                f" (95 % CI {interval_text(pair)}×)"
                 if math.isfinite(pair.low) and pair.low != pair.high
                 else ""
             )

@@ -8,7 +8,6 @@ then links to them (links are not fetched).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -22,17 +21,14 @@ from fsarena.report.machine_section import machine_rows
 from fsarena.report.scope import verdict_scope
 from fsarena.report.sentence import task_sentence
 from fsarena.report.table import Comparison, TaskTable, build, comparison_line, fmt, header_lines
+from fsarena.report.units import glued
 from fsarena.session.records import given
-
-# A number and its unit ("95 %", "1.2 s", "3,499 MB/s") and "% CI" never break across
-# lines: on a phone "95 %" split as "95" / "% CI" reads as a different figure.
-_GLUE = re.compile(r"(?<=\d) (?=%|×|[kKMGT]i?B\b|[µm]?s\b)|(?<=%) (?=CI\b)")
 
 
 def _glue(value: object) -> object:
     """Every text printed into the page, with non-breaking spaces between numbers and units."""
     if isinstance(value, str) and not isinstance(value, Markup):  # Markup: charts, our HTML
-        return _GLUE.sub("\u00a0", value)
+        return glued(value)
     return value
 
 

@@ -19,6 +19,7 @@ from fsarena.report.answer import build as build_answer
 from fsarena.report.groups import explanations, split
 from fsarena.report.powerloss import sections
 from fsarena.report.table import Comparison, comparison_line, header_lines
+from fsarena.report.units import NBSP, glued
 
 DEFAULT_WIDTH = 80
 MIN_WIDTH = 40
@@ -70,14 +71,16 @@ def layout(headers: list[str], rows: list[list[str]], width: int) -> list[str]:
 
 
 def wrap(text: str, indent: str, width: int, hang: str = "  ") -> list[str]:
-    return textwrap.wrap(
-        text,
+    """The text in lines of at most `width`, never breaking a number from its unit."""
+    lines = textwrap.wrap(
+        glued(text),  # textwrap breaks at ASCII whitespace only, not at NBSP
         width,
         initial_indent=indent,
         subsequent_indent=indent + hang,
         break_on_hyphens=False,  # keep --options and file names whole
         break_long_words=True,  # a path longer than the line must still fit
-    ) or [""]
+    )
+    return [line.replace(NBSP, " ") for line in lines] or [""]
 
 
 def _items(items: list[prose.Item], width: int) -> list[str]:

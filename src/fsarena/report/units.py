@@ -12,6 +12,7 @@ significant digits (phrases.number): no exponent, one thousands separator.
 
 from __future__ import annotations
 
+import re
 import statistics
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -77,3 +78,15 @@ def bytes_text(raw: float) -> str:
         if abs(raw) >= candidate_size:
             label, size = candidate, candidate_size
     return f"{number(raw / size)} {label}"
+
+
+# A number and its unit ("95 %", "1.2 s", "3,499 MB/s") and "% CI" never break across
+# lines: on a phone or in a wrapped terminal line, "95 %" split as "95" / "% CI"
+# reads as a different figure.
+_GLUE = re.compile(r"(?<=\d) (?=%|×|[kKMGT]i?B\b|[µm]?s\b)|(?<=%) (?=CI\b)")
+NBSP = "\u00a0"
+
+
+def glued(text: str) -> str:
+    """The text with non-breaking spaces between numbers and their units."""
+    return _GLUE.sub(NBSP, text)
