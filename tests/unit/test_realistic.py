@@ -7,13 +7,16 @@ import gzip
 import hashlib
 import json
 import math
+import os
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 
 from fsarena.datasets import distributions, realistic
+from fsarena.datasets import generate as generate_module
 from fsarena.datasets.core import MIB
 from fsarena.datasets.generate import generate
 from fsarena.datasets.linux_source import (
@@ -87,6 +90,33 @@ def test_native_text_tree_writer_makes_the_python_ones_files(tmp_path: Path) -> 
     for tree in ("n", "n2"):
         assert verify(python, tmp_path / tree / "text", tool=native_tool("verify")).ok
         assert verify(python, tmp_path / tree / "text").ok
+
+
+def test_the_cached_manifest_is_read_while_fsarena_mkfiles_writes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The reading overlaps the writer's process; a stale cache is written again, hashed."""
+    mkfiles = native_tool("mkfiles")
+    fresh = generate(SMALL_TEXT, tmp_path / "a", tmp_path / "cache", mkfiles=mkfiles)
+    seen: list[bool] = []
+    real = generate_module._load_cached
+
+    def load(*args: Any) -> Any:
+        children = Path(f"/proc/{os.getpid()}/task/{os.getpid()}/children").read_text()
+        comms = [Path(f"/proc/{pid}/comm").read_text().strip() for pid in children.split()]
+        seen.append(any(c.startswith("fsarena-mkfile") for c in comms))
+        return real(*args)
+
+    monkeypatch.setattr(generate_module, "_load_cached", load)
+    assert generate(SMALL_TEXT, tmp_path / "b", tmp_path / "cache", mkfiles=mkfiles) == fresh
+    assert seen == [True]  # once, while the writer ran
+    cache_file = tmp_path / "cache" / f"{SMALL_TEXT.spec_hash()}.manifest.json"
+    stored = json.loads(cache_file.read_text())
+    stored["files"][0]["size_bytes"] += 1  # stale: written again, with hashing
+    cache_file.write_text(json.dumps(stored))
+    again = generate(SMALL_TEXT, tmp_path / "c", tmp_path / "cache", mkfiles=mkfiles)
+    assert again == fresh and verify(again, tmp_path / "c" / "text").ok
+    assert json.loads(cache_file.read_text())["files"][0]["size_bytes"] == fresh.files[0].size_bytes
 
 
 def test_native_text_tree_writer_failure_is_one_line_and_leaves_nothing(tmp_path: Path) -> None:

@@ -25,6 +25,7 @@ import dataclasses
 import hashlib
 import math
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -57,10 +58,15 @@ if TYPE_CHECKING:
 
 
 class NativeWriter(NamedTuple):
-    """fsarena-mkfiles (its path) and the cache directory where it may keep a content pool."""
+    """fsarena-mkfiles (its path) and the cache directory where it may keep a content pool.
+
+    meanwhile: work for Python while fsarena-mkfiles writes (reading the cached
+    manifest); the writer calls it once it has started the process, if at all.
+    """
 
     mkfiles: str
     cache_dir: Path
+    meanwhile: Callable[[], object] | None = None
 
 
 class Layout(NamedTuple):

@@ -15,6 +15,7 @@ the spec's hash, and later runs only write.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import shutil
@@ -43,10 +44,19 @@ def generate(
     created = _prepare_root(root)
     layout = spec.plan()
     cache_file = cache_dir / f"{spec.spec_hash()}.manifest.json"
-    cached = _load_cached(cache_file, spec, layout)
+    # A cached manifest (27,500 entries for a Portage tree: 0.08 s of parsing and
+    # checking, a fifth of the files' writing) is read while fsarena-mkfiles writes
+    # the files (its own process); other writers read it after. A cache found
+    # damaged or stale after all costs a second, hashed writing.
+    load = functools.cache(lambda: _load_cached(cache_file, spec, layout))
+    expected = cache_file.is_file()
+    native = NativeWriter(mkfiles, cache_dir, load if expected else None) if mkfiles else None
     try:
-        native = NativeWriter(mkfiles, cache_dir) if mkfiles else None
-        digests = spec.write_files(layout, root, hashing=cached is None, native=native)
+        digests = spec.write_files(layout, root, hashing=not expected, native=native)
+        cached = load() if expected else None
+        if expected and cached is None:
+            _discard(root, created=False)
+            digests = spec.write_files(layout, root, hashing=True, native=native)
     except BaseException as exc:
         _discard(root, created)
         if isinstance(exc, OSError):

@@ -67,6 +67,8 @@ def write_natively(
         with subprocess.Popen(argv, stderr=subprocess.PIPE) as proc:
             try:
                 result = digests(layout, pool.read_bytes(), offsets) if hashing else []
+                if native.meanwhile is not None:
+                    native.meanwhile()
                 _, stderr = proc.communicate()
             except BaseException:
                 proc.kill()

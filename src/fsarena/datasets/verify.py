@@ -149,8 +149,6 @@ _NATIVE_MESSAGES = {
 
 def _verify_native(tool: str, manifest: Manifest, root: Path, threads: int) -> VerifyResult:
     """verify() through fsarena-verify: the manifest in on stdin, problem records out."""
-    records = [f"d {d}\0" for d in manifest.directories]
-    records += [f"f {f.size_bytes} {f.xxh128} {f.path}\0" for f in manifest.files]
     with subprocess.Popen(
         [tool, str(root), str(threads)],
         stdin=subprocess.PIPE,
@@ -158,7 +156,7 @@ def _verify_native(tool: str, manifest: Manifest, root: Path, threads: int) -> V
         stderr=subprocess.PIPE,
     ) as proc:
         try:
-            stdout, stderr = proc.communicate("".join(records).encode())
+            stdout, stderr = proc.communicate(manifest.verify_records)
         except BaseException:
             # Ctrl-C or SIGTERM: Python waits only 0.25 s for the child, and a verifier
             # still reading the copy keeps the filesystem busy; wait until it is gone.
@@ -170,12 +168,13 @@ def _verify_native(tool: str, manifest: Manifest, root: Path, threads: int) -> V
         raise FsarenaError(f"{tool} failed on {root}: {message}; run scripts/setup.sh again")
     problems: list[tuple[str, str]] = []
     checked = (0, 0)
-    sizes = {f.path: f.size_bytes for f in manifest.files}
+    sizes: dict[str, int] = {}
     for record in stdout.decode(errors="surrogateescape").split("\0")[:-1]:
         code, detail, path = record.split("\t", 2)
         if code == "checked":
             checked = (int(detail), int(path.rstrip("\t")))
         elif code == "size":
+            sizes = sizes or {f.path: f.size_bytes for f in manifest.files}  # when needed
             expected = sizes[path]
             message = f"size differs: {path} ({int(detail):,} bytes, expected {expected:,})"
             problems.append((path, message))
