@@ -8,7 +8,9 @@ the session saves, the adaptive analysis between rounds. The timed tasks
 themselves (Executor.measure) are counted apart. Prints, per step, calls,
 total seconds and share of the run's wall time, largest first: the list to
 work down when bench/own_time.py says the share outside timed tasks is too
-high. The stopwatch costs about a microsecond a call.
+high. Steps nest (executor.call runs through executor.output; the cold
+caches and the reports contain executor calls), so the shares do not add up
+to 100 %. The stopwatch costs about a microsecond a call.
 
     sudo .venv/bin/python bench/where_time_goes.py --workdir /var/tmp/fsarena-bench/w \\
         --results-dir /var/tmp/fsarena-bench/r [-- --scale 0.25 --repetitions 3]
