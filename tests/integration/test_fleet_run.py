@@ -107,4 +107,6 @@ def test_ctrl_c_stops_every_host_and_cleans_up(tmp_path: Path) -> None:
     assert said, rest
     # The figure is reported, not judged (timings belong in bench/): only a generous bound.
     print(f"\nCtrl-C to every host clean: {took:.1f} s (fsarena says {said.group(1)} s)")
-    assert float(said.group(1)) <= took < 240
+    # fsarena's clock starts after the signal arrives, so its figure is at most ours,
+    # give or take its rounding to 0.1 s (CI saw "9.1" against 9.087 s measured here).
+    assert float(said.group(1)) <= took + 0.05 and took < 240
