@@ -23,6 +23,7 @@ figures, never this text. Rules, the same in every format:
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from fsarena.analysis.adaptive import round_seconds, rounds_to_rule_out, settle_command
@@ -210,7 +211,27 @@ def _equal_line(equal: list[KindAnswer], filesystems: dict[str, tuple[str, ...]]
     return "No difference that matters" + tail + " in " + "; ".join(parts) + "."
 
 
-def _recommend(answers: list[KindAnswer], everyone: list[str]) -> str:
+def _behind(comparison: Comparison, verdict: KindVerdict, chosen: list[str]) -> str:
+    """How far the best is ahead of the recommended filesystem(s) on a kind they lose.
+
+    Not the kind's own margin (best against runner-up): when the recommended one is
+    further behind, that margin names two other filesystems and says nothing about it.
+    """
+    ranking = verdict.ranking
+    best, metrics = ranking.order[0], _metrics(comparison, verdict)
+    parts = [
+        _margin(comparison, verdict, pair, metrics)[0]
+        for fs in chosen
+        if fs not in ranking.winners and (pair := ranking.pair(best, fs)) is not None
+    ]
+    return ", ".join(parts)
+
+
+def _recommend(
+    answers: list[KindAnswer],
+    everyone: list[str],
+    behind_by: Callable[[KindAnswer, list[str]], str],
+) -> str:
     wins = [a for a in answers if a.status == WIN]
     if answers and all(a.status == UNTESTED for a in answers):
         return f"No recommendation: {answers[0].text}."
@@ -231,7 +252,9 @@ def _recommend(answers: list[KindAnswer], everyone: list[str]) -> str:
     top = max(score.values())
     chosen = [fs for fs in everyone if score.get(fs) == top]
     ahead = [a.title for a in wins if any(fs in a.winners for fs in chosen)]
-    behind = [f"{a.title} ({a.margin})" for a in wins if a.title not in ahead]
+    behind = [
+        f"{a.title} ({behind_by(a, chosen) or a.margin})" for a in wins if a.title not in ahead
+    ]
     line = f"{names(chosen)}: best on {names(ahead)} ({top[0]} of {len(wins)} kinds that differ)"
     if behind:
         line += f"; behind on {'; '.join(behind)}"
@@ -277,4 +300,9 @@ def build(comparison: Comparison) -> Answer:
     decided = tuple(a for a in answers if a.status == WIN)
     open_ = [k for k, a in zip(verdicts.kinds, answers, strict=True) if a.status == UNTESTED]
     ties = _ties_line(answers, filesystems, _advice(comparison, open_))
-    return Answer(_recommend(answers, everyone), decided, ties, notes)
+    kinds = {k.kind: k for k in verdicts.kinds}
+
+    def behind_by(answer: KindAnswer, chosen: list[str]) -> str:
+        return _behind(comparison, kinds[answer.kind], chosen)
+
+    return Answer(_recommend(answers, everyone, behind_by), decided, ties, notes)
