@@ -8,14 +8,10 @@ keeps everything it measured.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import signal
 import statistics
 import tempfile
-import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
 
@@ -35,6 +31,7 @@ from fsarena.session.records import (
     TargetRecord,
     TimingRecord,
 )
+from fsarena.session.signals import stop_signals_held
 
 # History of the stored format (keep one fixture per version in tests/fixtures):
 # 1 (fsarena 0.1.0): first version: host, tool versions, plan, profiles as run,
@@ -292,9 +289,6 @@ class Session(BaseModel):
             self.warnings.append(record)
 
 
-_STOP = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-
-
 def save(session: Session, path: Path) -> None:
     """Write the session atomically: a crash leaves the old file or the new one, never half."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -302,7 +296,7 @@ def save(session: Session, path: Path) -> None:
     # the file mid-sequence), and a dictionary through json.dumps cost 3.5 times as
     # much at 650 runs (bench/session_save.py). Keys in the models' order, infinity
     # and NaN written as json.dumps wrote them (ser_json_inf_nan="constants").
-    with _stop_signals_held():
+    with stop_signals_held():
         data = session.model_dump_json(indent=1)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
         try:
@@ -314,35 +308,6 @@ def save(session: Session, path: Path) -> None:
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
-
-
-@contextlib.contextmanager
-def _stop_signals_held() -> Iterator[None]:
-    """Ctrl-C, SIGTERM and SIGHUP wait until the block is done, then act as they would have.
-
-    One landing inside pydantic's encoder, which calls back into Python (each
-    record's serializer), came out as a PydanticSerializationError: a "failed"
-    run instead of an interrupted one; one landing just after mkstemp left the
-    temporary file. Python runs signal handlers in the main thread whichever
-    thread the kernel picked, so the handlers are swapped, not the mask: the
-    first signal is noted and its own handler called once the save is done.
-    """
-    if threading.current_thread() is not threading.main_thread():
-        yield  # only the main thread can swap handlers (and only it runs them)
-        return
-    caught: list[int] = []
-    previous = {s: signal.signal(s, lambda signum, _: caught.append(signum)) for s in _STOP}
-    try:
-        yield
-    finally:
-        for s, handler in previous.items():
-            signal.signal(s, handler)
-        if caught:
-            handler = previous[signal.Signals(caught[0])]
-            if callable(handler):
-                handler(caught[0], None)
-            elif handler == signal.SIG_DFL:
-                signal.raise_signal(caught[0])
 
 
 def load(path: Path) -> Session:
