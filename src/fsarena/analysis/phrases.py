@@ -18,18 +18,19 @@ def ratio_text(pair: Pair) -> str:
         return "n/a"
     # An exact comparison (deterministic values: capacity) has no interval to show.
     known = not (math.isnan(pair.low) or math.isnan(pair.high) or pair.low == pair.high)
-    # A third decimal when the interval is too narrow for two to show it.
-    digits = 3 if known and pair.high - pair.low < 0.02 and pair.ratio < 10 else 2
-    text = f"{_num(pair.ratio, digits)}×"
-    if known:
-        text += f" ({_num(pair.low, digits)}–{_num(pair.high, digits)})"
-    return text
+    text = f"{_num(pair.ratio, _digits(pair) if known else 2)}×"
+    return f"{text} ({interval_text(pair)})" if known else text
 
 
 def interval_text(pair: Pair) -> str:
     """'1.20–1.48': a ratio's interval with the decimals ratio_text gives it (never '1.2–1.48')."""
-    digits = 3 if pair.high - pair.low < 0.02 and pair.ratio < 10 else 2
+    digits = _digits(pair)
     return f"{_num(pair.low, digits)}–{_num(pair.high, digits)}"
+
+
+def _digits(pair: Pair) -> int:
+    """Decimals of a ratio and its interval: a third when the interval is too narrow for two."""
+    return 3 if pair.high - pair.low < 0.02 and pair.ratio < 10 else 2
 
 
 def number(value: float, digits: int = 3) -> str:

@@ -23,7 +23,6 @@ figures, never this text. Rules, the same in every format:
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from fsarena.analysis.adaptive import round_seconds, rounds_to_rule_out, settle_command
@@ -228,9 +227,10 @@ def _behind(comparison: Comparison, verdict: KindVerdict, chosen: list[str]) -> 
 
 
 def _recommend(
+    comparison: Comparison,
+    kinds: dict[str, KindVerdict],
     answers: list[KindAnswer],
     everyone: list[str],
-    behind_by: Callable[[KindAnswer, list[str]], str],
 ) -> str:
     wins = [a for a in answers if a.status == WIN]
     if answers and all(a.status == UNTESTED for a in answers):
@@ -253,7 +253,9 @@ def _recommend(
     chosen = [fs for fs in everyone if score.get(fs) == top]
     ahead = [a.title for a in wins if any(fs in a.winners for fs in chosen)]
     behind = [
-        f"{a.title} ({behind_by(a, chosen) or a.margin})" for a in wins if a.title not in ahead
+        f"{a.title} ({_behind(comparison, kinds[a.kind], chosen) or a.margin})"
+        for a in wins
+        if a.title not in ahead
     ]
     line = f"{names(chosen)}: best on {names(ahead)} ({top[0]} of {len(wins)} kinds that differ)"
     if behind:
@@ -301,8 +303,4 @@ def build(comparison: Comparison) -> Answer:
     open_ = [k for k, a in zip(verdicts.kinds, answers, strict=True) if a.status == UNTESTED]
     ties = _ties_line(answers, filesystems, _advice(comparison, open_))
     kinds = {k.kind: k for k in verdicts.kinds}
-
-    def behind_by(answer: KindAnswer, chosen: list[str]) -> str:
-        return _behind(comparison, kinds[answer.kind], chosen)
-
-    return Answer(_recommend(answers, everyone, behind_by), decided, ties, notes)
+    return Answer(_recommend(comparison, kinds, answers, everyone), decided, ties, notes)
