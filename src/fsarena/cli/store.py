@@ -28,10 +28,13 @@ def store() -> None:
 @_store_option
 def store_import(paths: tuple[Path, ...], url: str) -> None:
     """Import session files (or directories of them); a session already there adds nothing."""
+    from fsarena.session.store import load
     from fsarena.store.db import open_store
     from fsarena.store.ingest import import_session
 
     files = [f for p in paths for f in (sorted(p.glob("*.json")) if p.is_dir() else [p])]
+    for f in files:  # every file read first: a bad one is refused before the store is touched
+        load(f)
     with open_store(url) as db:
         done = [import_session(db, f) for f in files]
     for d in done:

@@ -263,9 +263,8 @@ def check_results_dir(directory: str, runs: int, probe: bool) -> CheckResult:
         return CheckResult(name, False, f"{where} {what}", "give a directory as --results-dir")
     if not os.access(found, os.W_OK | os.X_OK):
         why = "read-only filesystem" if _read_only(found) else "no write permission"
-        return CheckResult(
-            name, False, f"{where}: {found} is not writable ({why})", _OTHER_RESULTS_DIR
-        )
+        which = f"{where} is" if found == where else f"{where}: {found} is"
+        return CheckResult(name, False, f"{which} not writable ({why})", _OTHER_RESULTS_DIR)
     if probe:
         try:
             where.mkdir(parents=True, exist_ok=True)

@@ -101,6 +101,7 @@ def open_store(url: str, create: bool = True) -> Store:
             f"no store at {url}; give the --store that `fsarena store import` or "
             "`fsarena run` wrote (default: results/fsarena.sqlite)"
         )
+    made = not is_postgres(url) and not Path(url).exists()
     store = _connect_postgres(url) if is_postgres(url) else _connect_sqlite(url)
     try:
         store.migrate()
@@ -112,6 +113,9 @@ def open_store(url: str, create: bool = True) -> Store:
             )
     except sqlite3.DatabaseError as exc:
         store._conn.close()
+        if made:  # a store this call began and could not finish: no empty file left behind
+            Path(url).unlink(missing_ok=True)
+            Path(f"{url}-journal").unlink(missing_ok=True)
         if isinstance(exc, sqlite3.OperationalError):  # full, read-only, locked
             raise FsarenaError(f"cannot use the store {url}: {exc}; give another --store") from None
         # "file is not a database": a session file, a report, anything but a store
