@@ -75,7 +75,8 @@ def test_two_runs_started_in_the_same_second_keep_two_sessions(
         "fsarena-20261125-120000-command-2.json",
         "fsarena-20261125-120000-command.json",
     ]
-    assert {load(p).plan.commands["command"]["command"] for p in sessions} == {"echo 1", "echo 2"}
+    commands = {load(p).plan.model_dump()["commands"]["command"]["command"] for p in sessions}
+    assert commands == {"echo 1", "echo 2"}
     with sqlite3.connect(results / "fsarena.sqlite") as db:
         named = sorted(r[0] for r in db.execute("SELECT source_path FROM sessions"))
     assert named == [str(p) for p in sessions], "two rows naming two files"
