@@ -311,7 +311,18 @@ def save(session: Session, path: Path) -> None:
 
 
 def create(session: Session, path: Path, *, rename: bool) -> Path:
-    """Save a new session under a name no other file has, and return that name.
+    """Save a new session under a name no other file has (see `claim`), and return that name."""
+    claimed = claim(path, rename=rename)
+    try:
+        save(session, claimed)
+    except BaseException:
+        claimed.unlink(missing_ok=True)  # the claim only: nothing was saved in it
+        raise
+    return claimed
+
+
+def claim(path: Path, *, rename: bool) -> Path:
+    """A new, empty file for a session: a name no other file has, returned.
 
     The name is claimed by exclusive creation (O_EXCL), so two runs that start in the
     same second with one results directory never share a file: with rename, the second
@@ -328,11 +339,6 @@ def create(session: Session, path: Path, *, rename: bool) -> Path:
             if not rename:
                 raise FsarenaError(refusal(candidate, "session file")) from None
             continue
-        try:
-            save(session, candidate)
-        except BaseException:
-            candidate.unlink(missing_ok=True)  # the claim only: nothing was saved in it
-            raise
         return candidate
     raise FsarenaError(
         f"{path} and {MAX_SUFFIX - 1} numbered names beside it exist already; "
