@@ -8,11 +8,15 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from fsarena.cli.base import fail
+from fsarena.errors import FsarenaError
+
+if TYPE_CHECKING:  # the plan's machinery loads when `run` runs, not for --help
+    from fsarena.plan.core import Plan
 
 
 def write_reports(session: Any, path: Path, fmt: str) -> list[str]:
@@ -49,6 +53,56 @@ def _why(exc: OSError) -> str:
     words = {errno.ENOSPC: "disk full", errno.EDQUOT: "disk quota exceeded"}
     reason = words.get(exc.errno or 0, exc.strerror or str(exc))
     return f"{reason} ({exc.filename})" if exc.filename else reason
+
+
+def _planned_runs(plan: Plan) -> int:
+    """The most runs the plan can make: every round it may take, and the warm-up."""
+    adaptive = plan.decisive or plan.target_ci_pct is not None
+    rounds = plan.max_repetitions_or_default if adaptive else plan.repetitions
+    return len(plan.sequences()) * len(plan.tasks) * (rounds + plan.warmup_rounds)
+
+
+def _results_dirs(path: Path, results_dir: str) -> list[str]:
+    """Where the session and its reports go, and where the store goes (often one directory)."""
+    return list(dict.fromkeys([str(path.parent), results_dir]))
+
+
+def require_results_dirs(plan: Plan, path: Path, results_dir: str) -> None:
+    """Before anything is measured: the session, its reports and the store will fit."""
+    from fsarena.run.preflight import check_results_dir
+
+    for directory in _results_dirs(path, results_dir):
+        found = check_results_dir(directory, _planned_runs(plan), probe=True)
+        if not found.ok:
+            raise FsarenaError(f"not ready to run: {found.name}: {found.detail}; fix: {found.fix}")
+
+
+def claim_session(session: Any, path: Path, output: str | None, force: bool) -> Path:
+    """The session's own file, saved once before the run: a new name, never another's file."""
+    from fsarena.session.store import create, save
+
+    try:
+        if output and force:
+            save(session, path)  # replacing the file was asked for
+            return path
+        return create(session, path, rename=not output)
+    except OSError as exc:
+        raise FsarenaError(
+            f"cannot save the session as {path}: {exc.strerror}; give a writable "
+            "--results-dir (or --output)"
+        ) from None
+
+
+def results_lines(plan: Plan, path: Path, results_dir: str) -> list[str]:
+    """The dry run's word on the results directories (asked of the kernel, nothing made)."""
+    from fsarena.run.preflight import check_results_dir
+
+    lines = []
+    for directory in _results_dirs(path, results_dir):
+        found = check_results_dir(directory, _planned_runs(plan), probe=False)
+        short = "" if found.ok else f": NOT READY, a run would refuse to start (fix: {found.fix})"
+        lines.append(f"results: {found.detail}{short}")
+    return lines
 
 
 def session_for(launch: Any, path: Path, recorded: Any) -> Any:

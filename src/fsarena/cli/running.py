@@ -12,7 +12,14 @@ import click
 
 from fsarena.cli.args import FORMATS, NUMBER, fs_names
 from fsarena.cli.base import DEFAULT_RESULTS, EXIT_CODES, fail
-from fsarena.cli.executing import execute, session_for, write_reports
+from fsarena.cli.executing import (
+    claim_session,
+    execute,
+    require_results_dirs,
+    results_lines,
+    session_for,
+    write_reports,
+)
 from fsarena.cli.store import add_to_default_store
 from fsarena.errors import FsarenaError
 from fsarena.plan import DEFAULT_SUITE, DEFAULT_WORKDIR
@@ -86,44 +93,6 @@ def _new_or_resumed(ctx: click.Context, opts: dict[str, Any]) -> tuple[Plan, Pat
     # A proposal: the name is claimed when the session is first saved (session.store.create).
     stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
     return plan, Path(opts["results_dir"], f"fsarena-{stamp}-{plan.suite}.json"), None
-
-
-def _planned_runs(plan: Plan) -> int:
-    """The most runs the plan can make: every round it may take, and the warm-up."""
-    adaptive = plan.decisive or plan.target_ci_pct is not None
-    rounds = plan.max_repetitions_or_default if adaptive else plan.repetitions
-    return len(plan.sequences()) * len(plan.tasks) * (rounds + plan.warmup_rounds)
-
-
-def _results_dirs(path: Path, results_dir: str) -> list[str]:
-    """Where the session and its reports go, and where the store goes (often one directory)."""
-    return list(dict.fromkeys([str(path.parent), results_dir]))
-
-
-def _require_results_dirs(plan: Plan, path: Path, results_dir: str) -> None:
-    """Before anything is measured: the session, its reports and the store will fit."""
-    from fsarena.run.preflight import check_results_dir
-
-    for directory in _results_dirs(path, results_dir):
-        found = check_results_dir(directory, _planned_runs(plan), probe=True)
-        if not found.ok:
-            raise FsarenaError(f"not ready to run: {found.name}: {found.detail}; fix: {found.fix}")
-
-
-def _claim(session: Any, path: Path, opts: dict[str, Any]) -> Path:
-    """The session's own file, saved once before the run: a new name, never another's file."""
-    from fsarena.session.store import create, save
-
-    try:
-        if opts["output"] and opts["force"]:
-            save(session, path)  # replacing the file was asked for
-            return path
-        return create(session, path, rename=not opts["output"])
-    except OSError as exc:
-        raise FsarenaError(
-            f"cannot save the session as {path}: {exc.strerror}; give a writable "
-            "--results-dir (or --output)"
-        ) from None
 
 
 DEFAULT_BUDGET_S = 600.0  # the default run's time budget: what a user waits for an answer
@@ -331,12 +300,12 @@ def run(ctx: click.Context, /, **opts: Any) -> None:
     launch = prepare(plan, [str(path.parent)], opts["destroy"])
     if opts["dry_run"]:
         lines = describe(launch, Path(opts["results_dir"]))
-        for line in [*lines[:-1], *_results_lines(plan, path, opts["results_dir"]), lines[-1]]:
+        for line in [*lines[:-1], *results_lines(plan, path, opts["results_dir"]), lines[-1]]:
             click.echo(line)
         return
     if os.geteuid() != 0:
         raise FsarenaError("fsarena run needs root (mkfs, mount, losetup): run it with sudo")
-    _require_results_dirs(plan, path, opts["results_dir"])
+    require_results_dirs(plan, path, opts["results_dir"])
     require_ready(launch)
     from fsarena.run.estimate import NO_ESTIMATE, estimate, report_reserve
 
@@ -357,7 +326,7 @@ def run(ctx: click.Context, /, **opts: Any) -> None:
     if probed is not None:  # a later run's probe is compared with it (run/estimate.py)
         session.timing.aging_probe_fs, session.timing.aging_probe_bytes_per_s = probed.key
     if recorded is None:
-        path = _claim(session, path, opts)
+        path = claim_session(session, path, opts["output"], opts["force"])
     reserve = report_reserve(Path(opts["results_dir"])) if plan.time_budget_s else 0.0
     execute(launch, session, path, opts["quiet"], reserve, first)
     lost = write_reports(session, path, opts["fmt"])
@@ -367,15 +336,3 @@ def run(ctx: click.Context, /, **opts: Any) -> None:
     if lost:  # every measurement is in the file; say what else is missing
         fail(f"session saved: {path}; {'; '.join(lost)}", code or 1)
     sys.exit(code)
-
-
-def _results_lines(plan: Plan, path: Path, results_dir: str) -> list[str]:
-    """The dry run's word on the results directories (asked of the kernel, nothing made)."""
-    from fsarena.run.preflight import check_results_dir
-
-    lines = []
-    for directory in _results_dirs(path, results_dir):
-        found = check_results_dir(directory, _planned_runs(plan), probe=False)
-        short = "" if found.ok else f": NOT READY, a run would refuse to start (fix: {found.fix})"
-        lines.append(f"results: {found.detail}{short}")
-    return lines
