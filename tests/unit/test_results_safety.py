@@ -209,6 +209,15 @@ def test_a_binary_file_is_one_line(tmp_path: Path, binary: Path, command: list[s
     assert not (tmp_path / "s.sqlite").exists(), "a bad file is refused before the store is made"
 
 
+@pytest.mark.parametrize("option", ["--suite", "--machine", "--age"])
+def test_a_binary_suite_machine_or_aging_file_is_one_line(
+    tmp_path: Path, binary: Path, option: str
+) -> None:
+    toml = binary.rename(binary.with_suffix(".toml"))
+    args = ["run", "--fs", "ext4", "-n", "1", "--dry-run", "--workdir", str(tmp_path / "w")]
+    _one_line_refusal(_cli(*args, option, str(toml)), str(toml), "not UTF-8")
+
+
 @pytest.mark.parametrize("command", [["list"], ["import", str(SESSION)]], ids=["list", "import"])
 def test_a_store_that_is_not_a_database_is_one_line(tmp_path: Path, command: list[str]) -> None:
     notes = tmp_path / "notes.txt"

@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
-from fsarena.errors import FsarenaError
+from fsarena.errors import FsarenaError, not_text
 from fsarena.measure.core import Measurement
 from fsarena.measure.metrics import metric_value
 from fsarena.session.records import (
@@ -371,8 +371,7 @@ def load(path: Path) -> Session:
         ) from None
     except UnicodeDecodeError as exc:
         raise FsarenaError(
-            f"{path} is not a readable session file: not UTF-8 text (byte "
-            f"0x{exc.object[exc.start]:02x} at offset {exc.start}); give a session "
+            f"{path} is not a readable session file: {not_text(exc)}; give a session "
             "file `fsarena run` wrote"
         ) from None
     except (OSError, json.JSONDecodeError) as exc:
