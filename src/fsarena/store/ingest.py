@@ -112,7 +112,8 @@ def import_session(store: Store, path: Path) -> Imported:
     runs = len(session.runs)
     identity = (host_row(session.host)[0], session.created_at, _plan(session))
     found = store.query(_SAME_SESSION, identity)
-    if any(sid == digest for sid, *_ in found):
+    # By content too: a row an older fsarena wrote may hold the plan in another form.
+    if store.query("SELECT 1 FROM sessions WHERE session_id = ?", (digest,)):
         return Imported(path, digest, False, runs, "already in the store")
     mine = _progress(session.status, session.finished_at, runs)
     later = [f for f in found if _progress(f[1], f[2], int(f[3])) > mine]
