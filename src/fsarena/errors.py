@@ -7,3 +7,8 @@ class FsarenaError(Exception):
     The CLI prints it as one line and exits with code 2. Anything else is a bug
     and keeps its traceback.
     """
+
+
+def not_text(exc: UnicodeDecodeError) -> str:
+    """Why a file given as text is not: the first byte that is not UTF-8, and where."""
+    return f"not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})"

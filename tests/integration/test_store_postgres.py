@@ -7,6 +7,7 @@ when the test fails.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -94,3 +95,19 @@ def test_unreachable_postgres_is_one_line(tmp_path: Path) -> None:
     out = CliRunner().invoke(main, ["store", "list", "--store", url])
     assert out.exit_code == 2
     assert "cannot connect to the store" in out.output and "\n" not in out.output.strip()
+
+
+def test_postgres_keeps_one_row_per_session_its_latest_version(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    """The session identity (host, start time, plan) in PostgreSQL's SQL, as in SQLite's."""
+    raw = json.loads(SESSIONS[2].read_text())
+    running = tmp_path / "running.json"
+    running.write_text(
+        json.dumps({**raw, "status": "running", "finished_at": None, "runs": raw["runs"][:10]})
+    )
+    assert "added (10 runs)" in _store("import", str(running), "--store", postgres_url)
+    assert "replacing" in _store("import", str(SESSIONS[2]), "--store", postgres_url)
+    assert "a later version" in _store("import", str(running), "--store", postgres_url)
+    listed = _store("list", "--store", postgres_url)
+    assert listed.endswith(f"1 sessions in {postgres_url}\n") and "complete" in listed

@@ -59,6 +59,7 @@ def test_the_reserve_is_the_newest_recorded_report_time(tmp_path: Path) -> None:
     assert report_reserve(tmp_path) == 0.0  # nothing recorded yet
     plan = make_plan("article-a-2006", ["ext4"], 1, 0.001, 7, str(tmp_path / "w"))
     session = new_session(plan, {}, {})
+    session.status = "complete"  # a running session's figures are not read
     save(session, tmp_path / "a.json")  # an older session without the figure
     assert report_reserve(tmp_path) == 0.0
     session.timing.report_s = 12.5

@@ -39,6 +39,7 @@ def _earlier(scale: float = 0.02) -> Session:
     return Session(
         tool_version="t",
         created_at="t",
+        status="complete",  # a running session is never read for an estimate
         plan={"filesystems": ["xfs"], "scale": scale, "age": {"name": "churn"}},
         runs=[_run(fs, "aged_grep", rep, 50.0) for fs in ("ext4", "ext4+churn") for rep in (1, 2)],
         aging={"ext4": aging, "xfs": {**aging, "bytes_written_per_s": 40 * MB}},

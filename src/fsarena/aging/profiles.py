@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from fsarena.errors import FsarenaError
+from fsarena.errors import FsarenaError, not_text
 
 
 class AgeProfile(BaseModel):
@@ -114,6 +114,8 @@ def resolve_age(value: str | dict[str, Any] | AgeProfile) -> AgeProfile:
         data = tomllib.loads(path.read_text())
     except OSError as exc:
         raise FsarenaError(f"cannot read aging profile {path}: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise FsarenaError(f"aging profile {path} is not TOML: {not_text(exc)}") from None
     except tomllib.TOMLDecodeError as exc:
         raise FsarenaError(f"aging profile {path} is not valid TOML: {exc}") from None
     return _validated(data, path.stem, str(path))

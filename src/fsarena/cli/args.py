@@ -7,6 +7,8 @@ flag as typed and what to do, exit code 2: click's own usage errors included.
 from __future__ import annotations
 
 import math
+from pathlib import Path
+from typing import Any
 
 import click
 
@@ -67,3 +69,17 @@ def usage_line(exc: click.UsageError) -> str:
     what = what[:1].lower() + what[1:]
     path = exc.ctx.command_path if exc.ctx is not None else "fsarena"
     return f"{what}; `{path} -h` lists the options"
+
+
+def force_option(f: Any) -> Any:
+    """--force: the one way to write over an existing --output file."""
+    return click.option("--force", is_flag=True, help="Replace the --output file if it exists.")(f)
+
+
+def refuse_existing(output: Path | None, what: str, force: bool) -> None:
+    """An --output that names an existing file is refused, in one line, unless --force."""
+    if output is None or str(output) == "-" or force or not output.exists():
+        return
+    from fsarena.session.store import refusal
+
+    raise FsarenaError(refusal(output, what))

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from fsarena.cli.args import FORMATS, NUMBER, fs_names
+from fsarena.cli.args import FORMATS, NUMBER, force_option, fs_names, refuse_existing
 from fsarena.cli.base import DEFAULT_RESULTS, Group, fail
 from fsarena.cli.fleet import fleet
 from fsarena.cli.reports import compare, report
@@ -210,6 +210,7 @@ def cleanup(workdir: str) -> None:
     "--results-dir", default=DEFAULT_RESULTS, show_default=True, help="Where sessions are saved."
 )
 @click.option("--output", "-o", default=None, help="Session file path (default: in --results-dir).")
+@force_option
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
 def crashtest(
     fs_list: str | None,
@@ -219,6 +220,7 @@ def crashtest(
     workdir: str,
     results_dir: str,
     output: str | None,
+    force: bool,
     fmt: str,
 ) -> None:
     """Power-loss safety: cut the power at hundreds of points, count what survives."""
@@ -229,6 +231,7 @@ def crashtest(
     from fsarena.plan.core import _fresh_seed
     from fsarena.run.crashtest import run_crashtest
     from fsarena.run.launch import Stop, workdir_lock
+    from fsarena.session.store import claim
 
     names = fs_names(fs_list)
     profiles = resolve(names) if names is not None else list(PROFILES.values())
@@ -237,6 +240,9 @@ def crashtest(
         raise FsarenaError("fsarena crashtest needs root (mkfs, mount, losetup, FUSE): use sudo")
     stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
     path = Path(output) if output else Path(results_dir, f"fsarena-{stamp}-crashtest.json")
+    refuse_existing(path if output else None, "session file", force)
+    if not (output and force):
+        path = claim(path, rename=not output)  # never another run's file (same second)
     options = Options(
         states_cap=states or DEFAULT_STATES,
         seed=seed if seed is not None else _fresh_seed(),
@@ -260,6 +266,9 @@ def crashtest(
             "nothing left mounted or attached",
             stop.exit_code,
         )
+    finally:
+        if path.exists() and not path.stat().st_size:  # claimed, never saved in
+            path.unlink()
     from fsarena.report import render
 
     click.echo(render(session, fmt), nl=False)

@@ -3,19 +3,28 @@
 from __future__ import annotations
 
 import datetime as dt
+import errno
 import os
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from fsarena.cli.base import fail
+from fsarena.errors import FsarenaError
+
+if TYPE_CHECKING:  # the plan's machinery loads when `run` runs, not for --help
+    from fsarena.plan.core import Plan
 
 
-def write_reports(session: Any, path: Path, fmt: str) -> None:
-    """The report on stdout and the HTML beside the session; their time saved with it."""
+def write_reports(session: Any, path: Path, fmt: str) -> list[str]:
+    """The report on stdout and the HTML beside the session; their time saved with it.
+
+    The session is saved before this (the runner's last save): what cannot be written
+    now is returned, as "what: why", for the one line that says what was kept.
+    """
     from fsarena.report import build, render_comparison, write
     from fsarena.session.store import save
 
@@ -24,11 +33,76 @@ def write_reports(session: Any, path: Path, fmt: str) -> None:
     click.echo(render_comparison(comparison, fmt), nl=False)
     click.echo(f"\nsession saved: {path}", err=True)
     html_path = path.with_suffix(".html")
-    write(session, "html", html_path, comparison)
-    click.echo(f"HTML report: {html_path}", err=True)
+    lost = []
+    try:
+        write(session, "html", html_path, comparison)
+        click.echo(f"HTML report: {html_path}", err=True)
+    except OSError as exc:
+        lost.append(f"HTML not written: {_why(exc)}")
     # What the next run keeps of its budget for this (run/estimate.py: report_reserve).
     session.timing.report_s = time.monotonic() - started
-    save(session, path)
+    try:
+        save(session, path)
+    except OSError as exc:  # the file keeps the runner's last save: every measurement
+        lost.append(f"the reports' time not added to it: {_why(exc)}")
+    return lost
+
+
+def _why(exc: OSError) -> str:
+    """An OS error in words a user acts on: ENOSPC is "disk full"."""
+    words = {errno.ENOSPC: "disk full", errno.EDQUOT: "disk quota exceeded"}
+    reason = words.get(exc.errno or 0, exc.strerror or str(exc))
+    return f"{reason} ({exc.filename})" if exc.filename else reason
+
+
+def _planned_runs(plan: Plan) -> int:
+    """The most runs the plan can make: every round it may take, and the warm-up."""
+    adaptive = plan.decisive or plan.target_ci_pct is not None
+    rounds = plan.max_repetitions_or_default if adaptive else plan.repetitions
+    return len(plan.sequences()) * len(plan.tasks) * (rounds + plan.warmup_rounds)
+
+
+def _results_dirs(path: Path, results_dir: str) -> list[str]:
+    """Where the session and its reports go, and where the store goes (often one directory)."""
+    return list(dict.fromkeys([str(path.parent), results_dir]))
+
+
+def require_results_dirs(plan: Plan, path: Path, results_dir: str) -> None:
+    """Before anything is measured: the session, its reports and the store will fit."""
+    from fsarena.run.preflight import check_results_dir
+
+    for directory in _results_dirs(path, results_dir):
+        found = check_results_dir(directory, _planned_runs(plan), probe=True)
+        if not found.ok:
+            raise FsarenaError(f"not ready to run: {found.name}: {found.detail}; fix: {found.fix}")
+
+
+def claim_session(session: Any, path: Path, output: str | None, force: bool) -> Path:
+    """The session's own file, saved once before the run: a new name, never another's file."""
+    from fsarena.session.store import create, save
+
+    try:
+        if output and force:
+            save(session, path)  # replacing the file was asked for
+            return path
+        return create(session, path, rename=not output)
+    except OSError as exc:
+        raise FsarenaError(
+            f"cannot save the session as {path}: {exc.strerror}; give a writable "
+            "--results-dir (or --output)"
+        ) from None
+
+
+def results_lines(plan: Plan, path: Path, results_dir: str) -> list[str]:
+    """The dry run's word on the results directories (asked of the kernel, nothing made)."""
+    from fsarena.run.preflight import check_results_dir
+
+    lines = []
+    for directory in _results_dirs(path, results_dir):
+        found = check_results_dir(directory, _planned_runs(plan), probe=False)
+        short = "" if found.ok else f": NOT READY, a run would refuse to start (fix: {found.fix})"
+        lines.append(f"results: {found.detail}{short}")
+    return lines
 
 
 def session_for(launch: Any, path: Path, recorded: Any) -> Any:
@@ -65,7 +139,7 @@ def execute(
     from fsarena.machines.run import executor_for
     from fsarena.measure.ledger import Ledger, leftovers
     from fsarena.run.launch import Stop, workdir_lock
-    from fsarena.run.runner import Runner
+    from fsarena.run.runner import Runner, SessionUnsaved
 
     plan = launch.plan
     stop = Stop()
@@ -97,6 +171,8 @@ def execute(
                     runner.run()
         except KeyboardInterrupt:
             fail(_interrupted(session, path, stop.name, ledger), stop.exit_code)
+        except SessionUnsaved as exc:
+            fail(_unsaved(exc, ledger))
         finally:
             _report_leftovers(ledger, plan.workdir)
 
@@ -110,6 +186,17 @@ def _interrupted(session: Any, path: Path, name: str, ledger: Any) -> str:
     return (
         f"interrupted by {name}; {kept} measurements kept in {path}; {state}; "
         f"continue with `fsarena run --resume {path}`"
+    )
+
+
+def _unsaved(exc: Any, ledger: Any) -> str:
+    """A results directory that filled (or went read-only) mid-run: what the file kept."""
+    left = ", ".join(str(e) for e in ledger.entries())
+    state = f"left behind: {left}" if left else "nothing left mounted or attached"
+    return (
+        f"the session could not be saved: {_why(exc.error)}; {exc.path} keeps its last "
+        f"save ({exc.kept_runs} measurements); {state}; make room in {exc.path.parent}, "
+        f"then continue with `fsarena run --resume {exc.path}`"
     )
 
 

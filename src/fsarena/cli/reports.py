@@ -6,8 +6,9 @@ from pathlib import Path
 
 import click
 
-from fsarena.cli.args import FORMATS
+from fsarena.cli.args import FORMATS, force_option, refuse_existing
 from fsarena.cli.base import DEFAULT_RESULTS
+from fsarena.errors import FsarenaError
 
 
 @click.command()
@@ -26,10 +27,14 @@ from fsarena.cli.base import DEFAULT_RESULTS
     show_default=True,
     help="Where to find the newest session when none is given.",
 )
-def report(session_path: Path | None, fmt: str, output: Path | None, results_dir: str) -> None:
+@force_option
+def report(
+    session_path: Path | None, fmt: str, output: Path | None, results_dir: str, force: bool
+) -> None:
     """Render a saved session again, without running anything."""
     from fsarena.session.store import load
 
+    refuse_existing(output, "report file", force)
     path = session_path or _newest(Path(results_dir))
     session = load(path)
     from fsarena.report import render, write
@@ -37,8 +42,12 @@ def report(session_path: Path | None, fmt: str, output: Path | None, results_dir
     if output is None or str(output) == "-":
         click.echo(render(session, fmt), nl=False)
         return
-    for written in write(session, fmt, output):
-        click.echo(f"written: {written}", err=True)
+    try:
+        written = write(session, fmt, output)
+    except OSError as exc:
+        raise _unwritable(output, exc) from None
+    for each in written:
+        click.echo(f"written: {each}", err=True)
 
 
 def _newest(directory: Path) -> Path:
@@ -94,18 +103,36 @@ def _newest(directory: Path) -> Path:
     default=None,
     help="Write here (default: stdout).",
 )
+@force_option
 def compare(
-    session_paths: tuple[Path, ...], labels: tuple[str, ...], fmt: str, output: Path | None
+    session_paths: tuple[Path, ...],
+    labels: tuple[str, ...],
+    fmt: str,
+    output: Path | None,
+    force: bool,
 ) -> None:
     """The same tasks across sessions (machines, kernels, mount options), with significance."""
     from fsarena.report.crosscompare import RENDERERS
     from fsarena.report.crosscompare import compare as cross
     from fsarena.session.store import load
 
+    refuse_existing(output, "comparison file", force)
     result = cross([load(p) for p in session_paths], list(labels) or None)
     content = RENDERERS[fmt](result)
     if output is None or str(output) == "-":
         click.echo(content, nl=False)
         return
-    output.write_text(content)
+    write_text(output, content)
     click.echo(f"written: {output}", err=True)
+
+
+def write_text(output: Path, content: str) -> None:
+    """Write a file the user named, or say in one line why it cannot be written."""
+    try:
+        output.write_text(content)
+    except OSError as exc:
+        raise _unwritable(output, exc) from None
+
+
+def _unwritable(output: Path, exc: OSError) -> FsarenaError:
+    return FsarenaError(f"cannot write {output}: {exc.strerror}; give another --output")

@@ -11,9 +11,16 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from fsarena.cli.args import FORMATS, NUMBER, fs_names
-from fsarena.cli.base import DEFAULT_RESULTS, EXIT_CODES
-from fsarena.cli.executing import execute, session_for, write_reports
-from fsarena.cli.store import import_into_default_store
+from fsarena.cli.base import DEFAULT_RESULTS, EXIT_CODES, fail
+from fsarena.cli.executing import (
+    claim_session,
+    execute,
+    require_results_dirs,
+    results_lines,
+    session_for,
+    write_reports,
+)
+from fsarena.cli.store import add_to_default_store
 from fsarena.errors import FsarenaError
 from fsarena.plan import DEFAULT_SUITE, DEFAULT_WORKDIR
 
@@ -24,7 +31,7 @@ if TYPE_CHECKING:  # the plan's machinery loads when `run` runs, not for --help
 PLAN_OPTIONS = (
     "suite", "fs_list", "repetitions", "scale", "seed", "workdir", "source",
     "task_timeout", "image_size", "device", "output", "target_ci", "max_repetitions",
-    "time_budget", "machine", "quick", "warmup", "age", "commands", "prepare", "data",
+    "time_budget", "machine", "quick", "warmup", "age", "commands", "prepare", "data", "force",
 )  # fmt: skip
 
 
@@ -76,9 +83,16 @@ def _new_or_resumed(ctx: click.Context, opts: dict[str, Any]) -> tuple[Plan, Pat
         )
     )
     require_proportional(plan)
+    if opts["output"]:
+        output = Path(opts["output"])
+        if output.exists() and not opts["force"]:
+            from fsarena.session.store import refusal
+
+            raise FsarenaError(refusal(output, "session file"))
+        return plan, output, None
+    # A proposal: the name is claimed when the session is first saved (session.store.create).
     stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
-    default = Path(opts["results_dir"], f"fsarena-{stamp}-{plan.suite}.json")
-    return plan, Path(opts["output"]) if opts["output"] else default, None
+    return plan, Path(opts["results_dir"], f"fsarena-{stamp}-{plan.suite}.json"), None
 
 
 DEFAULT_BUDGET_S = 600.0  # the default run's time budget: what a user waits for an answer
@@ -180,7 +194,15 @@ def _with_drivers(plan: Plan) -> Plan:
 @click.option(
     "--results-dir", default=DEFAULT_RESULTS, show_default=True, help="Where sessions are saved."
 )
-@click.option("--output", "-o", default=None, help="Session file path (default: in --results-dir).")
+@click.option(
+    "--output",
+    "-o",
+    default=None,
+    help="Session file path (default: a new name in --results-dir); never an existing file.",
+)
+@click.option(
+    "--force", is_flag=True, help="Replace the --output file if it exists (its session is lost)."
+)
 @click.option(
     "--source",
     type=click.Choice(["auto", "tmpfs", "image"]),
@@ -277,11 +299,13 @@ def run(ctx: click.Context, /, **opts: Any) -> None:
     plan, path, recorded = _new_or_resumed(ctx, opts)
     launch = prepare(plan, [str(path.parent)], opts["destroy"])
     if opts["dry_run"]:
-        for line in describe(launch, Path(opts["results_dir"])):
+        lines = describe(launch, Path(opts["results_dir"]))
+        for line in [*lines[:-1], *results_lines(plan, path, opts["results_dir"]), lines[-1]]:
             click.echo(line)
         return
     if os.geteuid() != 0:
         raise FsarenaError("fsarena run needs root (mkfs, mount, losetup): run it with sudo")
+    require_results_dirs(plan, path, opts["results_dir"])
     require_ready(launch)
     from fsarena.run.estimate import NO_ESTIMATE, estimate, report_reserve
 
@@ -301,8 +325,14 @@ def run(ctx: click.Context, /, **opts: Any) -> None:
     session = session_for(launch, path, recorded)
     if probed is not None:  # a later run's probe is compared with it (run/estimate.py)
         session.timing.aging_probe_fs, session.timing.aging_probe_bytes_per_s = probed.key
+    if recorded is None:
+        path = claim_session(session, path, opts["output"], opts["force"])
     reserve = report_reserve(Path(opts["results_dir"])) if plan.time_budget_s else 0.0
     execute(launch, session, path, opts["quiet"], reserve, first)
-    write_reports(session, path, opts["fmt"])
-    import_into_default_store(path, opts["results_dir"])
-    sys.exit(EXIT_CODES.get(session.status, 0))
+    lost = write_reports(session, path, opts["fmt"])
+    if why := add_to_default_store(path, opts["results_dir"]):
+        lost.append(f"not added to the store: {why}")
+    code = EXIT_CODES.get(session.status, 0)
+    if lost:  # every measurement is in the file; say what else is missing
+        fail(f"session saved: {path}; {'; '.join(lost)}", code or 1)
+    sys.exit(code)

@@ -7,6 +7,7 @@ from typing import Any
 
 import click
 
+from fsarena.cli.args import force_option, refuse_existing
 from fsarena.cli.base import DEFAULT_RESULTS
 
 _STORE_HELP = "The store: an SQLite file, or postgresql://... for a team."
@@ -27,15 +28,17 @@ def store() -> None:
 @_store_option
 def store_import(paths: tuple[Path, ...], url: str) -> None:
     """Import session files (or directories of them); a session already there adds nothing."""
+    from fsarena.session.store import load
     from fsarena.store.db import open_store
     from fsarena.store.ingest import import_session
 
     files = [f for p in paths for f in (sorted(p.glob("*.json")) if p.is_dir() else [p])]
+    for f in files:  # every file read first: a bad one is refused before the store is touched
+        load(f)
     with open_store(url) as db:
         done = [import_session(db, f) for f in files]
     for d in done:
-        state = f"added ({d.runs} runs)" if d.added else "already in the store"
-        click.echo(f"{d.session_id}  {d.path}: {state}")
+        click.echo(f"{d.session_id}  {d.path}: {d.state}")
     click.echo(f"{sum(d.added for d in done)} of {len(done)} sessions added to {url}")
 
 
@@ -46,7 +49,7 @@ def store_list(url: str) -> None:
     from fsarena.store.db import open_store
     from fsarena.store.query import list_sessions
 
-    with open_store(url) as db:
+    with open_store(url, create=False) as db:
         click.echo(list_sessions(db), nl=False)
 
 
@@ -56,23 +59,26 @@ def store_list(url: str) -> None:
 @click.option("--metric", default="wall_s", show_default=True, help="A raw metric.")
 @click.option("--format", "fmt", type=click.Choice(["text", "html"]), default="text")
 @click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path), default=None)
+@force_option
 @_store_option
 def store_history(
-    task: str, filesystem: str, metric: str, fmt: str, output: Path | None, url: str
+    task: str, filesystem: str, metric: str, fmt: str, output: Path | None, force: bool, url: str
 ) -> None:
     """One task on one filesystem across sessions: kernels, hosts, time."""
+    from fsarena.cli.reports import write_text
     from fsarena.store.chart import history_html
     from fsarena.store.db import open_store
     from fsarena.store.query import history, history_text
 
-    with open_store(url) as db:
+    refuse_existing(output, "history file", force)
+    with open_store(url, create=False) as db:
         points = history(db, task, filesystem, metric)
     draw = history_html if fmt == "html" else history_text
     text = draw(points, task, filesystem, metric)
     if output is None:
         click.echo(text, nl=False)
         return
-    output.write_text(text)
+    write_text(output, text)
     click.echo(f"written: {output}", err=True)
 
 
@@ -84,13 +90,20 @@ def store_export(directory: Path, url: str) -> None:
     from fsarena.store.db import open_store
     from fsarena.store.export import export_parquet
 
-    with open_store(url) as db:
+    with open_store(url, create=False) as db:
         for path in export_parquet(db, directory):
             click.echo(f"written: {path}")
 
 
 def import_into_default_store(path: Path, results_dir: str) -> None:
     """After a run: index its session in the default store; a failure only warns."""
+    why = add_to_default_store(path, results_dir)
+    if why:
+        click.echo(f"fsarena: warning: session not added to the store: {why}", err=True)
+
+
+def add_to_default_store(path: Path, results_dir: str) -> str | None:
+    """Index a saved session in the default store: None, or why it was not added."""
     try:
         from fsarena.store import default_store
         from fsarena.store.db import open_store
@@ -98,5 +111,6 @@ def import_into_default_store(path: Path, results_dir: str) -> None:
 
         with open_store(default_store(results_dir)) as db:
             import_session(db, path)
-    except Exception as exc:  # the run succeeded; the store is only an index of it
-        click.echo(f"fsarena: warning: session not added to the store: {exc}", err=True)
+    except Exception as exc:  # the session file is saved; the store is only an index of it
+        return str(exc) or type(exc).__name__
+    return None

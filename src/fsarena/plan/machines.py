@@ -22,7 +22,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from fsarena.errors import FsarenaError
+from fsarena.errors import FsarenaError, not_text
 
 MIB = 1 << 20
 CPU_PERIOD_US = 10_000  # CFS period: 10 ms tracked CPU time / quota within 2-5 % here
@@ -231,6 +231,8 @@ def load_machine_file(path: Path) -> MachineProfile:
         text = path.read_text()
     except OSError as exc:
         raise FsarenaError(f"cannot read machine file {path}: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise FsarenaError(f"machine file {path} is not TOML: {not_text(exc)}") from None
     data = _load_toml(text, str(path))
     data.setdefault("name", path.stem)
     try:

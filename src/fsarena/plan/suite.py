@@ -24,7 +24,7 @@ from pydantic import (
 )
 
 from fsarena.aging.profiles import resolve_age
-from fsarena.errors import FsarenaError
+from fsarena.errors import FsarenaError, not_text
 from fsarena.filesystems.profiles import PROFILES, FilesystemProfile
 from fsarena.filesystems.variants import derive, resolve, split_name
 from fsarena.plan import catalog
@@ -242,6 +242,8 @@ def load_suite(name_or_path: str) -> Suite:
             text = path.read_text()
         except OSError as exc:
             raise FsarenaError(f"cannot read suite file {path}: {exc.strerror}") from None
+        except UnicodeDecodeError as exc:
+            raise FsarenaError(f"suite file {path} is not TOML: {not_text(exc)}") from None
         return parse_suite(text, str(path))
     raise FsarenaError(
         f"unknown suite {name_or_path!r}; built-in suites: {', '.join(suites)} "

@@ -124,9 +124,7 @@ def aging_cost(paths: list[Path], plan: Plan) -> AgingCost | None:
     """The newest earlier session that aged with a profile of the plan's kind."""
     assert plan.age is not None
     for path in paths[:20]:
-        try:
-            earlier = load(path)
-        except FsarenaError:
+        if (earlier := _finished(path)) is None:
             continue
         records = list(earlier.aging.values())
         timing = earlier.timing
@@ -147,6 +145,19 @@ def aging_cost(paths: list[Path], plan: Plan) -> AgingCost | None:
     return None
 
 
+def _finished(path: Path) -> Session | None:
+    """An earlier session to learn times from: readable, and no longer `running`.
+
+    A running session (another run now, or one killed -9) has partial rounds and no
+    report time: its figures are not yet what its run took.
+    """
+    try:
+        earlier = load(path)
+    except FsarenaError:
+        return None
+    return None if earlier.status == "running" else earlier
+
+
 def _newest(results_dir: Path) -> list[Path]:
     return sorted(results_dir.glob("*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
 
@@ -157,11 +168,9 @@ def report_reserve(results_dir: Path) -> float:
     A run's budget keeps this much for the reports written after its last round.
     """
     for path in _newest(results_dir)[:20]:
-        try:
-            seconds = load(path).timing.report_s
-        except FsarenaError:
+        if (earlier := _finished(path)) is None:
             continue
-        if seconds is not None:
+        if (seconds := earlier.timing.report_s) is not None:
             return float(seconds)
     return 0.0
 
@@ -173,9 +182,7 @@ def estimate(plan: Plan, results_dir: Path, probed: ProbedRate | None = None) ->
     """
     paths = _newest(results_dir)
     for path in paths[:20]:
-        try:
-            earlier = load(path)
-        except FsarenaError:
+        if (earlier := _finished(path)) is None:
             continue
         means = _task_means(earlier)
         known = [t for t in plan.tasks if t in means]

@@ -234,6 +234,67 @@ def _check_workdir(workdir: str, need_bytes: int) -> CheckResult:
     )
 
 
+# Reference sizes (not measured in the run): the most per run among fsarena's own
+# sessions in tests/fixtures (session-v3.json: 45,176 B for 52 runs), the store's
+# growth per run (full-v2.json imported into an empty SQLite store: 294,912 B for 280
+# runs) and the largest HTML report with its charts (three-filesystems.json: 412,462 B
+# and 893,724 B). A save writes the new file beside the old before replacing it.
+SESSION_BYTES_PER_RUN = 900
+STORE_BYTES_PER_RUN = 1_100
+REPORT_BYTES = 1_310_000
+
+
+def results_bytes(runs: int) -> int:
+    """Room a session of this many runs needs in its directory: two copies, store, reports."""
+    return runs * (2 * SESSION_BYTES_PER_RUN + STORE_BYTES_PER_RUN) + REPORT_BYTES
+
+
+def check_results_dir(directory: str, runs: int, probe: bool) -> CheckResult:
+    """Whether the session and its reports can be saved there, as the work directory is checked.
+
+    probe: make the directory and write a file in it (a real run); without, only ask
+    the kernel (`--dry-run` touches nothing). Each failure names its fix.
+    """
+    name = "results directory"
+    where = Path(directory).absolute()
+    found = Path(existing_parent(str(where)))
+    if not found.is_dir():
+        what = "is a file" if found == where else f"cannot be made: {found} is a file"
+        return CheckResult(name, False, f"{where} {what}", "give a directory as --results-dir")
+    if not os.access(found, os.W_OK | os.X_OK):
+        why = "read-only filesystem" if _read_only(found) else "no write permission"
+        which = f"{where} is" if found == where else f"{where}: {found} is"
+        return CheckResult(name, False, f"{which} not writable ({why})", _OTHER_RESULTS_DIR)
+    if probe:
+        try:
+            where.mkdir(parents=True, exist_ok=True)
+            with tempfile.TemporaryFile(dir=where):
+                pass
+        except OSError as exc:
+            return CheckResult(
+                name, False, f"{where}: cannot write there: {exc.strerror}", _OTHER_RESULTS_DIR
+            )
+    st = os.statvfs(found)
+    free, need = st.f_bavail * st.f_frsize, results_bytes(runs)
+    detail = (
+        f"{where}: {_size(free)} free, about {_size(need)} needed for up to {runs} "
+        f"run{'s' if runs != 1 else ''}, the reports and the store (reference sizes)"
+    )
+    fix = "" if free >= need else "free space there, or give another --results-dir or --output"
+    return CheckResult(name, free >= need, detail, fix)
+
+
+_OTHER_RESULTS_DIR = "give a writable --results-dir (or --output)"
+
+
+def _size(n: int) -> str:
+    return f"{n / 1e9:.1f} GB" if n >= 1e9 else f"{n / 1e6:.1f} MB"
+
+
+def _read_only(path: Path) -> bool:
+    return bool(os.statvfs(path).f_flag & os.ST_RDONLY)
+
+
 CHECKS: tuple[Callable[[], CheckResult], ...] = (
     _check_root,
     _check_loop,

@@ -78,6 +78,21 @@ from fsarena.tasks import FsState, SourceDataset, TaskContext
 MIN_ROUNDS = 2  # a decisive run's budget may stop it here: the fewest rounds with an interval
 
 
+class SessionUnsaved(BaseException):
+    """The session file could not be written (its directory full or read-only).
+
+    A BaseException, as KeyboardInterrupt is: a run that cannot save what it measures
+    must stop the way Ctrl-C stops it, through every teardown, and no task's error
+    handler may take it for that task's own failure. The file keeps the last save.
+    """
+
+    def __init__(self, path: Path, error: OSError, kept_runs: int) -> None:
+        super().__init__(f"{error.strerror or error} writing {path}")
+        self.path = path
+        self.error = error
+        self.kept_runs = kept_runs  # runs in the file as last saved
+
+
 def order_stream(filesystems: list[str], seed: int) -> Iterator[list[str]]:
     """Filesystem order per repetition, shuffled so drift favours none; reproducible by seed."""
     rng = random.Random(seed)
@@ -110,6 +125,8 @@ class Runner:
     first_estimate: bool | None = None
     _guest_source: GuestSourceDisk | None = None
     _started: float = 0.0
+    _saved_runs: int = 0  # runs in the session file as last saved
+    _unsaved: SessionUnsaved | None = None  # the first save that failed
 
     def run(self) -> Session:
         done = finished_sequences(self.session, self.plan.tasks)
@@ -133,6 +150,10 @@ class Runner:
             self.session.status = "interrupted"
             self._stopped(f"interrupted by {exc.args[0] if exc.args else 'SIGINT'}")
             raise
+        except SessionUnsaved as exc:  # resumable from its last save, as after Ctrl-C
+            self.session.status = "interrupted"
+            self._stopped(f"the session could not be saved: {exc}")
+            raise
         except BaseException as exc:
             self.session.status = "failed"
             self._stopped(f"stopped by an error: {exc or type(exc).__name__}")
@@ -140,12 +161,28 @@ class Runner:
         finally:
             self.session.finished_at = now()
             self.session.timing.total_s = self.clock() - started
-            self._save()
+            self._save_last()
         self.on_event(Event("done", f"session saved to {self.session_path}"))
         return self.session
 
     def _save(self) -> None:
-        save(self.session, self.session_path)
+        try:
+            save(self.session, self.session_path)
+        except OSError as exc:
+            self._unsaved = self._unsaved or SessionUnsaved(
+                self.session_path, exc, self._saved_runs
+            )
+            raise self._unsaved from exc
+        self._saved_runs = len(self.session.runs)
+
+    def _save_last(self) -> None:
+        """The final save; once a save has failed, a second failure adds nothing to tell."""
+        failed_before = self._unsaved is not None
+        try:
+            self._save()
+        except SessionUnsaved:
+            if not failed_before:
+                raise
 
     def _stopped(self, why: str) -> None:
         """Record why the run ended early, so a session with no runs still says why."""

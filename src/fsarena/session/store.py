@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
-from fsarena.errors import FsarenaError
+from fsarena.errors import FsarenaError, not_text
 from fsarena.measure.core import Measurement
 from fsarena.measure.metrics import metric_value
 from fsarena.session.records import (
@@ -310,18 +310,80 @@ def save(session: Session, path: Path) -> None:
             raise
 
 
+def create(session: Session, path: Path, *, rename: bool) -> Path:
+    """Save a new session under a name no other file has (see `claim`), and return that name."""
+    claimed = claim(path, rename=rename)
+    try:
+        save(session, claimed)
+    except BaseException:
+        claimed.unlink(missing_ok=True)  # the claim only: nothing was saved in it
+        raise
+    return claimed
+
+
+def claim(path: Path, *, rename: bool) -> Path:
+    """A new, empty file for a session: a name no other file has, returned.
+
+    The name is claimed by exclusive creation (O_EXCL), so two runs that start in the
+    same second with one results directory never share a file: with rename, the second
+    gets NAME-2.json (then -3, ...); without (a name the user gave), an existing file
+    is refused. Replacing a file on purpose is `save` (--force); continuing one is
+    --resume.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    for n in range(1, MAX_SUFFIX + 1):
+        candidate = path if n == 1 else path.with_name(f"{path.stem}-{n}{path.suffix}")
+        try:
+            os.close(os.open(candidate, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
+        except FileExistsError:
+            if not rename:
+                raise FsarenaError(refusal(candidate, "session file")) from None
+            continue
+        return candidate
+    raise FsarenaError(
+        f"{path} and {MAX_SUFFIX - 1} numbered names beside it exist already; "
+        "give another --results-dir or --output"
+    )
+
+
+MAX_SUFFIX = 1000  # NAME-2 .. NAME-1000: beyond, something is starting runs in a loop
+
+
+def refusal(path: Path, what: str) -> str:
+    """The one line that refuses to write over an existing file."""
+    return (
+        f"{path} exists already: give another --output, or --force to replace it "
+        f"(a {what} is never overwritten without it)"
+    )
+
+
+# Keys every schema version wrote: a file without one is damaged, not an empty session.
+REQUIRED_KEYS = ("created_at", "status", "plan", "runs")
+
+
 def load(path: Path) -> Session:
     """Read a session file of this or an older schema version."""
     try:
-        raw = json.loads(path.read_text())
+        raw = json.loads(path.read_bytes().decode())
     except FileNotFoundError:
         raise FsarenaError(
             f"no session file at {path}; give the path `fsarena run` printed"
+        ) from None
+    except UnicodeDecodeError as exc:
+        raise FsarenaError(
+            f"{path} is not a readable session file: {not_text(exc)}; give a session "
+            "file `fsarena run` wrote"
         ) from None
     except (OSError, json.JSONDecodeError) as exc:
         raise FsarenaError(f"{path} is not a readable session file: {exc}") from exc
     if not isinstance(raw, dict) or not isinstance(raw.get("schema_version"), int):
         raise FsarenaError(f"{path} is not an fsarena session file (no schema_version)")
+    missing = [k for k in REQUIRED_KEYS if k not in raw]
+    if missing:
+        raise FsarenaError(
+            f"{path} is damaged: no {', '.join(missing)} (every session file has them); "
+            "use an intact copy of it"
+        )
     version = raw["schema_version"]
     if version > SCHEMA_VERSION:
         raise FsarenaError(

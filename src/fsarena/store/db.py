@@ -90,8 +90,18 @@ def is_postgres(url: str) -> bool:
     return url.startswith(("postgresql://", "postgres://"))
 
 
-def open_store(url: str) -> Store:
-    """Open (and create or migrate) the store at a path or a postgresql:// URL."""
+def open_store(url: str, create: bool = True) -> Store:
+    """Open (and create or migrate) the store at a path or a postgresql:// URL.
+
+    create=False: a command that only reads refuses a path with no store, rather
+    than leave an empty database where a mistyped --store pointed.
+    """
+    if not create and not is_postgres(url) and not Path(url).is_file():
+        raise FsarenaError(
+            f"no store at {url}; give the --store that `fsarena store import` or "
+            "`fsarena run` wrote (default: results/fsarena.sqlite)"
+        )
+    made = not is_postgres(url) and not Path(url).exists()
     store = _connect_postgres(url) if is_postgres(url) else _connect_sqlite(url)
     try:
         store.migrate()
@@ -101,6 +111,15 @@ def open_store(url: str) -> Store:
                 f"the store {url} has schema version {found}, newer than this "
                 f"fsarena's {len(MIGRATIONS)}; upgrade fsarena to use it"
             )
+    except sqlite3.DatabaseError as exc:
+        store._conn.close()
+        if made:  # a store this call began and could not finish: no empty file left behind
+            Path(url).unlink(missing_ok=True)
+            Path(f"{url}-journal").unlink(missing_ok=True)
+        if isinstance(exc, sqlite3.OperationalError):  # full, read-only, locked
+            raise FsarenaError(f"cannot use the store {url}: {exc}; give another --store") from None
+        # "file is not a database": a session file, a report, anything but a store
+        raise FsarenaError(f"{url} is not an fsarena store ({exc}); give another --store") from None
     except BaseException:
         store._conn.close()
         raise

@@ -1,9 +1,13 @@
-"""Import session files into a store, idempotently: a session is keyed by its content digest.
+"""Import session files into a store, idempotently: one row per session, its latest version.
 
-The digest is taken over the session's canonical JSON (sorted keys, no
-whitespace), so the same session imported twice, or from two copies at
-different paths, is one session in the store. Hosts and devices are keyed by a
-digest of their facts, so many sessions share one host row.
+A session's identity is where and when it started with which plan: (host, start
+time, plan). The same file imported twice, or two copies of it, is one session;
+the same session imported while `running` and again once finished is one session
+too: its later version replaces the earlier (more runs, or finished), so `store
+history` never counts one measurement twice, and an earlier version never replaces
+a later one. Rows are keyed by a digest of the content (`session_id`, what users
+type). Hosts and devices are keyed by a digest of their facts, so many sessions
+share one host row.
 """
 
 from __future__ import annotations
@@ -15,7 +19,6 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from fsarena.errors import FsarenaError
 from fsarena.measure.core import Measurement
 from fsarena.session.records import HostFacts
 from fsarena.session.store import Run, Session, load
@@ -30,14 +33,12 @@ class Imported:
     session_id: str
     added: bool
     runs: int
+    state: str  # what the import did, in words
 
 
 def content_digest(path: Path) -> str:
-    """The session's identity: sha256 of its canonical JSON."""
-    try:
-        raw = json.loads(path.read_text())
-    except (OSError, json.JSONDecodeError) as exc:
-        raise FsarenaError(f"{path} is not a readable session file: {exc}") from exc
+    """The row's key: sha256 of a session file's canonical JSON (load it first: it checks)."""
+    raw = json.loads(path.read_bytes().decode())
     canonical = json.dumps(raw, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode()).hexdigest()[:DIGEST_CHARS]
 
@@ -91,15 +92,56 @@ def raw_values(run: Run) -> dict[str, float]:
     return {k: v for k, v in found.items() if math.isfinite(v)}
 
 
+_SAME_SESSION = """
+SELECT s.session_id, s.status, s.finished_at,
+       (SELECT count(*) FROM runs r WHERE r.session_id = s.session_id)
+FROM sessions s WHERE s.host_id = ? AND s.created_at = ? AND s.plan_json = ?
+ORDER BY s.session_id
+"""
+
+
+def _progress(status: str, finished_at: str | None, runs: int) -> tuple[int, bool, str]:
+    """How far a version of a session got: more runs, then finished, then finished later."""
+    return (runs, status != "running", finished_at or "")
+
+
 def import_session(store: Store, path: Path) -> Imported:
-    """Add one session file to the store; nothing is added if it is already there."""
-    digest = content_digest(path)
+    """Add one session file to the store, or replace an earlier version of the same session."""
     session = load(path)
+    digest = content_digest(path)
+    runs = len(session.runs)
+    identity = (host_row(session.host)[0], session.created_at, _plan(session))
+    found = store.query(_SAME_SESSION, identity)
+    # By content too: a row an older fsarena wrote may hold the plan in another form.
     if store.query("SELECT 1 FROM sessions WHERE session_id = ?", (digest,)):
-        return Imported(path, digest, False, len(session.runs))
+        return Imported(path, digest, False, runs, "already in the store")
+    mine = _progress(session.status, session.finished_at, runs)
+    later = [f for f in found if _progress(f[1], f[2], int(f[3])) > mine]
+    if later:
+        sid, status, _, n = later[0]
+        return Imported(
+            path, digest, False, runs,
+            f"not added: a later version of this session is in the store ({sid}: {status}, "
+            f"{n} runs)",
+        )  # fmt: skip
     with store.transaction():
+        for sid, *_ in found:
+            _delete(store, sid)
         _insert(store, session, digest, path)
-    return Imported(path, digest, True, len(session.runs))
+    if not found:
+        return Imported(path, digest, True, runs, f"added ({runs} runs)")
+    earlier = ", ".join(f"{sid} ({status}, {n} runs)" for sid, status, _, n in found)
+    return Imported(path, digest, True, runs, f"added ({runs} runs), replacing {earlier}")
+
+
+def _plan(session: Session) -> str:
+    return json.dumps(session.plan.model_dump(mode="json"), sort_keys=True)
+
+
+def _delete(store: Store, session_id: str) -> None:
+    """An earlier version of a session, with its runs and values (the same measurements)."""
+    for table in ('"values"', "runs", "sessions"):
+        store.execute(f"DELETE FROM {table} WHERE session_id = ?", (session_id,))
 
 
 def _insert(store: Store, session: Session, digest: str, path: Path) -> None:
@@ -113,7 +155,7 @@ def _insert(store: Store, session: Session, digest: str, path: Path) -> None:
         session.created_at, session.finished_at, session.status, plan.suite,
         plan.seed, plan.scale, plan.repetitions,
         ",".join(session.filesystems()), host[0], device[0],
-        json.dumps(plan.model_dump(mode="json"), sort_keys=True),
+        _plan(session),
     )  # fmt: skip
     store.execute(f"INSERT INTO sessions VALUES ({_marks(row)})", row)
     runs, values = [], []
