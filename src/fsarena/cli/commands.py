@@ -13,7 +13,7 @@ from fsarena.cli.args import FORMATS, NUMBER, fs_names
 from fsarena.cli.base import DEFAULT_RESULTS, Group, fail
 from fsarena.cli.fleet import fleet
 from fsarena.cli.reports import compare, report
-from fsarena.cli.running import run
+from fsarena.cli.running import run, tune
 from fsarena.cli.store import store
 from fsarena.errors import FsarenaError
 from fsarena.plan import DEFAULT_SUITE, DEFAULT_WORKDIR
@@ -310,5 +310,5 @@ def crashtest(
 
 
 # The commands kept in modules of their own, listed by `fsarena --help` with the rest.
-for _command in (run, report, compare, store, fleet):
+for _command in (run, tune, report, compare, store, fleet):
     main.add_command(_command)
