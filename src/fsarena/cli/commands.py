@@ -13,7 +13,7 @@ from fsarena.cli.args import FORMATS, NUMBER, force_option, fs_names, refuse_exi
 from fsarena.cli.base import DEFAULT_RESULTS, Group, fail
 from fsarena.cli.fleet import fleet
 from fsarena.cli.reports import compare, report
-from fsarena.cli.running import run
+from fsarena.cli.running import run, tune
 from fsarena.cli.store import store
 from fsarena.errors import FsarenaError
 from fsarena.plan import DEFAULT_SUITE, DEFAULT_WORKDIR
@@ -101,12 +101,20 @@ def check(
 
 @main.command("list")
 @click.argument(
-    "what", type=click.Choice(["filesystems", "tasks", "suites", "machines"]), default="filesystems"
+    "what",
+    type=click.Choice(["filesystems", "tasks", "suites", "machines", "options"]),
+    default="filesystems",
 )
-def list_(what: str) -> None:
-    """List known filesystems (and whether they run here), tasks, suites or machines."""
+@click.option(
+    "--fs", "fs_list", default=None, help="With `options`: only these filesystems' options."
+)
+def list_(what: str, fs_list: str | None) -> None:
+    """List known filesystems (and whether they run here), tasks, suites, machines, or the
+    mkfs and mount options worth weighing per filesystem (what each trades, and its source)."""
     if what == "filesystems":
         _list_filesystems()
+    elif what == "options":
+        _list_options(fs_names(fs_list))
     elif what == "tasks":
         from fsarena.tasks import TASKS
 
@@ -122,6 +130,39 @@ def list_(what: str) -> None:
 
         for name, suite in builtin_suites().items():
             click.echo(f"{name:16} {suite.article}: {suite.description}")
+
+
+def _list_options(names: list[str] | None) -> None:
+    """Each filesystem's options: name, what it sets, since when, what it trades, source."""
+    import shutil
+    import textwrap
+
+    from fsarena.analysis.kinds import KINDS
+    from fsarena.filesystems.options import ANY_FS, options_for, table
+
+    width = min(shutil.get_terminal_size((80, 24)).columns, 100)
+    chosen = names or list(dict.fromkeys(o.fs for o in table() if o.fs != ANY_FS))
+    found = {fs: options_for(fs) for fs in chosen}  # an unknown name fails before any line
+    for fs, options in found.items():
+        click.echo(fs)
+        for o in options:
+            sets = [f"mount -o {','.join(o.mount)}"] if o.mount else []
+            sets += [f"mkfs {' '.join(o.mkfs)}"] if o.mkfs else []
+            sets += [f"chattr {o.directory} on the data directory"] if o.directory else []
+            since = f"Linux {o.since}" + (f", {o.mkfs_since}" if o.mkfs_since else "")
+            kinds = ", ".join(KINDS.get(k, k) for k in o.kinds)
+            click.echo(f"  {o.name} [{o.group}]: {'; '.join(sets)}; since {since}")
+            for line in (o.trades, f"affects {kinds}", f"source: {o.source}"):
+                click.echo(
+                    textwrap.fill(
+                        line,
+                        width,
+                        initial_indent="      ",
+                        subsequent_indent="      ",
+                        break_on_hyphens=False,
+                    )
+                )
+        click.echo("")
 
 
 def _list_filesystems() -> None:
@@ -278,5 +319,5 @@ def crashtest(
 
 
 # The commands kept in modules of their own, listed by `fsarena --help` with the rest.
-for _command in (run, report, compare, store, fleet):
+for _command in (run, tune, report, compare, store, fleet):
     main.add_command(_command)

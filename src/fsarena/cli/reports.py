@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from fsarena.cli.args import FORMATS, force_option, refuse_existing
 from fsarena.cli.base import DEFAULT_RESULTS
 from fsarena.errors import FsarenaError
+
+if TYPE_CHECKING:
+    from fsarena.session.store import Session
 
 
 @click.command()
@@ -104,21 +109,75 @@ def _newest(directory: Path) -> Path:
     help="Write here (default: stdout).",
 )
 @force_option
+@click.option(
+    "--fail-on-regression",
+    "fail_pct",
+    type=click.FloatRange(min=0, max=1000),
+    default=None,
+    help="Gate: exit 1 when some task of NEW is worse than BASE by more than PCT %, "
+    "significantly (95 % confidence over every task and filesystem); 0 otherwise. "
+    "Prints the list a CI log shows; the full comparison only with -o.",
+    metavar="PCT",
+)
+@click.option(
+    "--baseline",
+    type=click.Choice(["store"]),
+    default=None,
+    help="With the gate: BASE is the newest complete session of NEW's plan on NEW's host "
+    "in the results store (then give NEW alone).",
+)
+@click.option(
+    "--store",
+    "store_url",
+    default=None,
+    help="The results store for --baseline store (default: RESULTS_DIR/fsarena.sqlite).",
+)
+@click.option(
+    "--results-dir",
+    default=DEFAULT_RESULTS,
+    show_default=True,
+    help="Whose store --baseline store reads when --store is not given.",
+)
 def compare(
     session_paths: tuple[Path, ...],
     labels: tuple[str, ...],
     fmt: str,
     output: Path | None,
     force: bool,
+    fail_pct: float | None,
+    baseline: str | None,
+    store_url: str | None,
+    results_dir: str,
 ) -> None:
-    """The same tasks across sessions (machines, kernels, mount options), with significance."""
+    """The same tasks across sessions (machines, kernels, mount options), with significance.
+
+    With --fail-on-regression PCT: a regression gate for CI and kernel upgrades,
+    `fsarena compare BASE NEW --fail-on-regression 5`, or
+    `fsarena compare NEW --baseline store --fail-on-regression 5`.
+    """
     from fsarena.report.crosscompare import RENDERERS
     from fsarena.report.crosscompare import compare as cross
     from fsarena.session.store import load
 
+    paths = list(session_paths)
+    if baseline is not None and fail_pct is None:
+        raise click.UsageError("--baseline is for the gate: add --fail-on-regression PCT")
+    if baseline == "store":
+        if len(paths) != 1:
+            raise click.UsageError("with --baseline store, give the new session alone")
+        paths.insert(0, _store_baseline(paths[0], store_url, results_dir))
+    if fail_pct is not None and len(paths) != 2:
+        raise click.UsageError(f"the gate compares two sessions, BASE and NEW ({len(paths)} given)")
     refuse_existing(output, "comparison file", force)
-    result = cross([load(p) for p in session_paths], list(labels) or None)
-    content = RENDERERS[fmt](result)
+    sessions = [load(p) for p in paths]
+    if fail_pct is not None:
+        _gate(sessions, tuple(labels) or ("BASE", "NEW"), fail_pct, fmt, output)
+        return
+    result = cross(sessions, list(labels) or None)
+    _emit(RENDERERS[fmt](result), output)
+
+
+def _emit(content: str, output: Path | None) -> None:
     if output is None or str(output) == "-":
         click.echo(content, nl=False)
         return
@@ -136,3 +195,47 @@ def write_text(output: Path, content: str) -> None:
 
 def _unwritable(output: Path, exc: OSError) -> FsarenaError:
     return FsarenaError(f"cannot write {output}: {exc.strerror}; give another --output")
+
+
+def _store_baseline(new: Path, store_url: str | None, results_dir: str) -> Path:
+    from fsarena.session.store import load
+    from fsarena.store import default_store
+    from fsarena.store.db import open_store
+    from fsarena.store.query import baseline_path
+
+    url = store_url or default_store(results_dir)
+    with open_store(url, create=False) as db:  # a lookup never creates a store
+        found = Path(baseline_path(db, load(new)))
+    click.echo(f"fsarena: baseline from {url}: {found}", err=True)
+    return found
+
+
+def _gate(
+    sessions: list[Session], labels: tuple[str, ...], pct: float, fmt: str, output: Path | None
+) -> None:
+    from fsarena.analysis.regression import gate, gate_lines
+    from fsarena.report import crossdiff
+    from fsarena.report.crosscompare import RENDERERS
+    from fsarena.report.crosscompare import compare as cross
+
+    if len(labels) != 2:
+        raise click.UsageError(f"give two --label values, BASE and NEW ({len(labels)} given)")
+    base, new = sessions
+    labelled = list(zip(labels, sessions, strict=True))
+    crossdiff.refuse_empty(labelled)
+    plans = [(s.plan.suite, s.plan.scale) for s in sessions]
+    if plans[0] != plans[1]:
+        raise FsarenaError(
+            f"the gate compares one plan run twice, and these differ (suite, scale: "
+            f"{labels[0]} {plans[0][0]} {plans[0][1]}, {labels[1]} {plans[1][0]} {plans[1][1]}): "
+            "every task would change with the workload; run the same plan, or compare "
+            "without --fail-on-regression"
+        )
+    for warning in crossdiff.warnings(labelled):
+        click.echo(f"fsarena: warning: {warning}", err=True)
+    result = gate(base, new, pct / 100)
+    if output is not None:
+        _emit(RENDERERS[fmt](cross(sessions, list(labels))), output)
+    click.echo("\n".join(gate_lines(result, (labels[0], labels[1]))))
+    if result.failed:
+        sys.exit(1)

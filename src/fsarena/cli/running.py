@@ -65,10 +65,13 @@ def _new_or_resumed(ctx: click.Context, opts: dict[str, Any]) -> tuple[Plan, Pat
     from fsarena.plan.yours import user_suite
 
     suite = user_suite(opts["suite"], opts["commands"], opts["prepare"], opts["data"])
+    names = fs_names(opts["fs_list"])
+    if opts.get("tune"):
+        suite, names = _swept(suite, names, opts.get("options"))
     plan = _with_drivers(
         make_plan(
             suite,
-            fs_names(opts["fs_list"]),
+            names,
             opts["repetitions"],
             opts["scale"],
             opts["seed"],
@@ -93,6 +96,21 @@ def _new_or_resumed(ctx: click.Context, opts: dict[str, Any]) -> tuple[Plan, Pat
     # A proposal: the name is claimed when the session is first saved (session.store.create).
     stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
     return plan, Path(opts["results_dir"], f"fsarena-{stamp}-{plan.suite}.json"), None
+
+
+def _swept(suite: Any, names: list[str] | None, options: str | None) -> tuple[Any, list[str]]:
+    """`fsarena tune`: the suite with each filesystem's configurations as variants."""
+    from fsarena.plan.tuning import sweep
+
+    if not names:
+        raise FsarenaError(
+            "tune sweeps the options of the filesystems named with --fs, e.g. --fs btrfs"
+        )
+    swept = sweep(suite, names, fs_names(options))
+    for why in swept.left_out:
+        click.echo(f"fsarena: not swept: {why}", err=True)
+    click.echo(f"fsarena: configurations: {', '.join(swept.filesystems)}", err=True)
+    return swept.suite, swept.filesystems
 
 
 DEFAULT_BUDGET_S = 600.0  # the default run's time budget: what a user waits for an answer
@@ -336,3 +354,27 @@ def run(ctx: click.Context, /, **opts: Any) -> None:
     if lost:  # every measurement is in the file; say what else is missing
         fail(f"session saved: {path}; {'; '.join(lost)}", code or 1)
     sys.exit(code)
+
+
+@click.command(
+    params=[
+        *(p for p in run.params if p.name != "resume_path"),
+        click.Option(
+            ["--options"],
+            default=None,
+            help="Only these options of the table (comma-separated names as "
+            "`fsarena list options` shows them; default: all of them).",
+        ),
+    ]
+)
+@click.pass_context
+def tune(ctx: click.Context, /, **opts: Any) -> None:
+    """Which settings: the --fs filesystems' defaults against each of their options.
+
+    Every option of the options table (`fsarena list options`) becomes one
+    configuration, run beside the filesystem's defaults as a variant of the suite,
+    in the same rounds and judged by the same answer: the best configuration per
+    kind of work, or the defaults as good as any of them. Resume with `fsarena run
+    --resume SESSION`. Exit codes as `fsarena run`.
+    """
+    ctx.invoke(run, tune=True, resume_path=None, **opts)

@@ -7,12 +7,15 @@ a total order (time, then session id) so SQLite and PostgreSQL print the same.
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from fsarena.analysis.stats import Summary, summarize
 from fsarena.errors import FsarenaError
 from fsarena.measure.metrics import METRICS, Metric
+from fsarena.session.store import Session
 from fsarena.store.db import Store
 
 _LIST = """
@@ -114,3 +117,46 @@ def history_text(points: list[Point], task: str, filesystem: str, metric_name: s
             f"{_fmt(s.mean, metric):>10}  {interval}"
         )
     return "\n".join(lines) + "\n"
+
+
+# The baseline of a regression gate: the same plan on the same host, finished, before NEW.
+_BASELINE = """
+SELECT s.source_path, s.scale
+FROM sessions s JOIN hosts h ON h.host_id = s.host_id
+WHERE h.machine_id = ? AND h.hostname = ? AND s.suite = ? AND s.filesystems = ?
+  AND s.status = 'complete' AND s.created_at < ?
+ORDER BY s.created_at DESC, s.session_id DESC
+"""
+
+
+def _same_scale(scale: float | None, row: Sequence[object]) -> bool:
+    found = row[1]
+    if scale is None or found is None:
+        return scale is None and found is None
+    return isinstance(found, int | float) and math.isclose(float(found), scale)
+
+
+def baseline_path(store: Store, new: Session) -> str:
+    """The newest complete session of NEW's plan on NEW's host that started before it.
+
+    The same plan means the same suite, filesystems and scale; the kernel, the tool
+    versions and the mount options may differ: that is what a gate compares.
+    """
+    rows = store.query(
+        _BASELINE,
+        (
+            new.host.machine_id,
+            new.host.hostname,
+            new.plan.suite,
+            ",".join(new.filesystems()),
+            new.created_at,
+        ),
+    )
+    rows = [r for r in rows if _same_scale(new.plan.scale, r)]
+    if not rows:
+        raise FsarenaError(
+            f"the store {store.url} holds no complete session of suite {new.plan.suite} on "
+            f"{', '.join(new.filesystems())} from host {new.host.hostname} before "
+            f"{new.created_at}: import a baseline with `fsarena store import`, or name it"
+        )
+    return str(rows[0][0])
