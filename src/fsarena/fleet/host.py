@@ -140,7 +140,12 @@ def _async_job() -> tuple[str, ProcessProof | None]:
     return "", None
 
 
-def run_recorded(results: Path, stamp: str, argv: list[str]) -> int:
+FSARENA = (sys.executable, "-m", "fsarena")
+
+
+def run_recorded(
+    results: Path, stamp: str, argv: list[str], program: tuple[str, ...] = FSARENA
+) -> int:
     """`fsarena ARGV` as a child, recorded in RESULTS/fleet.pid with its proof; its exit code.
 
     SIGINT, SIGTERM and SIGHUP are passed on to the run (through a pidfd, so never to a
@@ -172,7 +177,7 @@ def run_recorded(results: Path, stamp: str, argv: list[str]) -> int:
         if stop_marker(results, stamp).exists() or caught:
             print("fsarena: stopped before the run started", file=sys.stderr)
             return 128 + (caught[0] if caught else signal.SIGINT)
-        child = subprocess.Popen([sys.executable, "-m", "fsarena", *argv])
+        child = subprocess.Popen([*program, *argv])
         child_fd.append(os.pidfd_open(child.pid))  # unreaped child: the pid is still its own
         for signum in caught:  # arrived between Popen and the pidfd
             signal.pidfd_send_signal(child_fd[0], signum)

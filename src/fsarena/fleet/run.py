@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import signal
 import sys
 import tarfile
@@ -127,25 +128,30 @@ def _archive(into: Path, build: str) -> Path:
     return path
 
 
+# ssh's own line when a session ends, in a module's output over a pty: not the module's.
+SSH_CLOSED = re.compile(r"^(Shared connection|Connection) to \S+ closed\.$")
+
+
 def _tail(text: str, lines: int = 3, chars: int = 400) -> str:
     """The last lines of a stream, on one line: where a traceback or a shell says the cause."""
-    kept = [" ".join(line.split()) for line in str(text).splitlines() if line.strip()][-lines:]
+    kept = [" ".join(line.split()) for line in str(text).splitlines()]
+    kept = [line for line in kept if line and not SSH_CLOSED.match(line)][-lines:]
     return " | ".join(kept)[-chars:]
 
 
 def _reason(data: dict[str, Any]) -> str:
-    """Ansible's message and the module's own stderr (or stdout when that is all it said).
+    """Ansible's message and what the module itself printed on stderr (and stdout).
 
     A module that fails before it can answer ("MODULE FAILURE", e.g. an interpreter that
-    is a pyenv shim) and a command that exits non-zero both carry the real cause in
-    their output, not in `msg`.
+    is a pyenv shim) carries the real cause in module_stdout/module_stderr (over ssh
+    with a pty, its stderr arrives in module_stdout); a command that exits non-zero
+    carries it in stderr. `msg` alone says only "MODULE FAILURE" or "non-zero return code".
     """
     res = data.get("res") or {}
-    parts = [_tail(res.get("msg") or "", lines=2)]
-    for key in ("module_stderr", "stderr"):
-        parts.append(_tail(res.get(key) or ""))
+    parts = [_tail(res.get(key) or "") for key in ("msg", "module_stdout", "module_stderr")]
+    parts.append(_tail(res.get("stderr") or ""))
     if not any(parts[1:]):
-        parts += [_tail(res.get("module_stdout") or ""), _tail(res.get("stdout") or "")]
+        parts.append(_tail(res.get("stdout") or ""))
     if res.get("rc") not in (None, 0):
         parts.append(f"exit code {res['rc']}")
     said = "; ".join(dict.fromkeys(p for p in parts if p))  # each once, in order
@@ -187,8 +193,10 @@ def _handler(fleet: FleetRun, say: Callable[[str], None]) -> Callable[[dict[str,
         elif kind in ("runner_on_failed", "runner_on_async_failed") and not data.get(
             "ignore_errors"
         ):
-            state.failed = _reason(data)
-            say(f"[{elapsed:7.1f}s] {host}: FAILED at {data.get('task')}: {state.failed}")
+            reason = _reason(data)
+            if reason != state.failed:  # an async task's failure comes as both events
+                state.failed = reason
+                say(f"[{elapsed:7.1f}s] {host}: FAILED at {task}: {reason}")
         if kind in ("runner_on_ok", "runner_on_failed") and task == RUN_TASK:
             state.async_job = ""  # the job ended and Ansible removed its file
         return True
