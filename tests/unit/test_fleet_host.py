@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from fsarena.errors import FsarenaError
 from fsarena.fleet import host
 from fsarena.fleet.host import PID_FILE, ProcessProof, RunRecord, stop_recorded
 from fsarena.fleet.run import StopRequests, _reason
@@ -156,7 +157,7 @@ def test_a_second_run_in_a_live_runs_results_directory_is_refused(tmp_path: Path
     first = _host_run(tmp_path, "600")
     _wait_for(tmp_path / PID_FILE)
     try:
-        with pytest.raises(host.FsarenaError, match="is still running in"):
+        with pytest.raises(FsarenaError, match="is still running in"):
             host.run_recorded(tmp_path, "20260101T000001", ["600"], ("sleep",))
     finally:
         first.send_signal(signal.SIGTERM)
