@@ -159,6 +159,11 @@ def run_recorded(
             f"fleet run {earlier.stamp} (pid {earlier.wrapper.pid}) is still running in "
             f"{results}: wait for it or give this host another fsarena_workdir"
         )
+    try:  # the signals passed on go through a pidfd: refuse before anything starts
+        os.close(os.pidfd_open(os.getpid()))
+    except OSError as exc:
+        raise FsarenaError(f"this host cannot run a fleet run: pidfd_open: {exc.strerror} "
+                           "(it needs Linux 5.3 or later)") from None  # fmt: skip
     me = ProcessProof.of(os.getpid())
     assert me is not None  # this process exists
     record = RunRecord(stamp, me, *_async_job())
@@ -222,6 +227,11 @@ def signal_proven(proof: ProcessProof, signum: int, wait_s: float) -> bool | Non
         pidfd = os.pidfd_open(proof.pid)
     except ProcessLookupError:
         return None
+    except OSError as exc:  # ENOSYS: Linux before 5.3; without a pidfd the check can race
+        raise FsarenaError(
+            f"cannot signal pid {proof.pid} safely here ({exc.strerror}: pidfd_open needs "
+            f"Linux 5.3): check it is fsarena's run, then `kill -INT {proof.pid}` by hand"
+        ) from None
     try:
         if not proof.holds():  # checked after the pidfd was opened: see the module's docstring
             return None
