@@ -164,14 +164,15 @@ def test_a_second_run_in_a_live_runs_results_directory_is_refused(tmp_path: Path
         first.wait(timeout=10)
 
 
-def test_stop_requests_handle_sigint_even_when_it_was_ignored_at_start() -> None:
+@pytest.mark.parametrize("first", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
+def test_stop_requests_take_each_stop_signal_even_sigint_ignored_at_start(first: int) -> None:
     previous = signal.signal(signal.SIGINT, signal.SIG_IGN)  # as `cmd &` in a script has it
     try:
         with StopRequests().installed() as stop:
-            os.kill(os.getpid(), signal.SIGINT)
-            os.kill(os.getpid(), signal.SIGTERM)  # later ones do not replace the first
+            os.kill(os.getpid(), first)
+            os.kill(os.getpid(), signal.SIGINT)  # later ones do not replace the first
             time.sleep(0.05)
-            assert stop.signum == signal.SIGINT
+            assert stop.signum == first
         assert signal.getsignal(signal.SIGINT) == signal.SIG_IGN  # put back
     finally:
         signal.signal(signal.SIGINT, previous)
