@@ -19,7 +19,7 @@ import pytest
 
 from fsarena.errors import FsarenaError
 from fsarena.fleet import host
-from fsarena.fleet.host import PID_FILE, ProcessProof, RunRecord, stop_recorded
+from fsarena.fleet.host import PID_FILE, ProcessProof, RunRecord, StopOutcome, stop_recorded
 from fsarena.fleet.run import StopRequests, _reason
 
 STAMP = "20260101T000000"
@@ -196,6 +196,13 @@ def test_a_module_failure_shows_the_modules_own_output() -> None:
         "known: ext4, xfs; exit code 2"
     )
     assert _reason({"res": {}}) == "no reason given"
+    still = StopOutcome("the run (pid 7) still runs 120 s after SIGINT: left to finish", "", False)
+    assert _reason(
+        {"res": {"msg": "non-zero return code", "rc": 1, "stdout": still.to_json()}}
+    ) == (
+        "non-zero return code; the run (pid 7) still runs 120 s after SIGINT: left to finish; "
+        "exit code 1"
+    )
 
 
 def test_a_record_reads_back_as_written(tmp_path: Path) -> None:

@@ -150,8 +150,8 @@ def _reason(data: dict[str, Any]) -> str:
     res = data.get("res") or {}
     parts = [_tail(res.get(key) or "") for key in ("msg", "module_stdout", "module_stderr")]
     parts.append(_tail(res.get("stderr") or ""))
-    if not any(parts[1:]):
-        parts.append(_tail(res.get("stdout") or ""))
+    if not any(parts[1:]):  # host-stop's stdout is JSON: its line, not the JSON
+        parts.append(_stop_said(res) or _tail(res.get("stdout") or ""))
     if res.get("rc") not in (None, 0):
         parts.append(f"exit code {res['rc']}")
     said = "; ".join(dict.fromkeys(p for p in parts if p))  # each once, in order
