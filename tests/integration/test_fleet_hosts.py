@@ -1,9 +1,12 @@
 """Loopback SSH hosts for the fleet tests: one real sshd per host on its own 127.0.0.x.
 
 Each host gets its own address, port, host key and work directory; one user key
-(generated here) logs in as root. They all share this machine's kernel, disks
-and /etc/machine-id: a test with them checks fsarena's fleet machinery (Ansible,
-the playbook, fetching, merging, stopping), not a real fleet's differences.
+(generated here) logs in as root. Ansible's remote temporary files and async job
+files go under TOP (TOP/remote-tmp, TOP/async), not root's home shared by every
+test on the machine, so a test can check that nothing of its own was left there.
+They all share this machine's kernel, disks and /etc/machine-id: a test with them
+checks fsarena's fleet machinery (Ansible, the playbook, fetching, merging,
+stopping), not a real fleet's differences.
 Nothing listens outside 127.0.0.0/8.
 
 Run by hand to get an inventory for `fsarena fleet run`:
@@ -101,6 +104,7 @@ def loopback_hosts(
             f"ansible_ssh_common_args='-o UserKnownHostsFile={top / 'known_hosts'} "
             "-o StrictHostKeyChecking=yes -o ControlMaster=no -o ControlPath=none'",
             "ansible_python_interpreter=/usr/bin/python3",
+            f"ansible_remote_tmp={top / 'remote-tmp'}", f"ansible_async_dir={top / 'async'}",
             f"fsarena_dir={CHECKOUT}",
         ]  # fmt: skip
         inventory = top / "inventory"

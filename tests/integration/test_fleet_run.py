@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from fsarena.fleet.host import RunRecord
 from tests.integration.conftest import leftovers
 from tests.integration.test_fleet_hosts import SSHD, loopback_hosts, stop_host
 
@@ -42,9 +43,15 @@ def _alive(pid: int) -> bool:
     return True
 
 
+def _recorded(pid_file: Path) -> int | None:
+    """The pid of the run's wrapper (fsarena fleet host-run) a host's fleet.pid records."""
+    record = RunRecord.read(pid_file)
+    return record.wrapper.pid if isinstance(record, RunRecord) else None
+
+
 def _runs_ended(work: Path, timeout_s: float = 120) -> list[int]:
     """Pids of hosts' fsarena runs still alive after waiting for them."""
-    pids = [int(p.read_text()) for p in work.glob("*/w-results/fleet.pid")]
+    pids = [p for p in map(_recorded, work.glob("*/w-results/fleet.pid")) if p is not None]
     deadline = time.monotonic() + timeout_s
     while any(_alive(p) for p in pids) and time.monotonic() < deadline:
         time.sleep(0.5)
@@ -73,9 +80,9 @@ def test_unreachable_host_is_reported_and_the_others_complete(tmp_path: Path) ->
             assert "than ext4 on " in out and " of 2 hosts, significant on " in out
         finally:
             # h3's run goes on (its host was cut off, not stopped), as on a real fleet: end it.
-            pid_file = work / "h3" / "w-results" / "fleet.pid"
-            if pid_file.exists() and _alive(int(pid_file.read_text())):
-                os.kill(int(pid_file.read_text()), signal.SIGINT)
+            pid = _recorded(work / "h3" / "w-results" / "fleet.pid")
+            if pid is not None and _alive(pid):
+                os.kill(pid, signal.SIGINT)  # its wrapper passes it on to the run
             assert _runs_ended(work) == []
     assert leftovers(work) == []
 
@@ -96,10 +103,10 @@ def test_ctrl_c_stops_every_host_and_cleans_up(tmp_path: Path) -> None:
         proc.send_signal(signal.SIGINT)
         sent = time.monotonic()
         rest = proc.stderr.read()
-        assert proc.wait(timeout=300) == 2, "".join(err) + rest
+        assert proc.wait(timeout=300) == 128 + signal.SIGINT, "".join(err) + rest
         took = time.monotonic() - sent
         assert "stopping the run on every host" in rest
-        assert "interrupted; every host's run stopped and cleaned up" in rest
+        assert "interrupted (SIGINT); every host's run stopped and cleaned up" in rest
         assert "Traceback" not in rest
         assert _runs_ended(work, timeout_s=5) == []
         assert leftovers(work) == []  # checked at once: the exit means every host is clean

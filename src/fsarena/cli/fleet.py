@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import datetime as dt
+import signal
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 
@@ -76,7 +77,7 @@ def fleet_run(**opts: Any) -> None:
     """Run the same plan on every host of an Ansible inventory; fetch and compare the sessions."""
     import random
 
-    from fsarena.fleet.run import FleetRun, execute
+    from fsarena.fleet.run import FleetRun, StopRequests, execute
 
     seed = opts["seed"] if opts["seed"] is not None else random.randrange(2**31)
     args = ["--suite", opts["suite"], "--seed", str(seed)]
@@ -88,14 +89,26 @@ def fleet_run(**opts: Any) -> None:
     fetch = Path(opts["results_dir"], f"fleet-{stamp}")
     run = FleetRun(opts["inventory"], args, fetch, build_identity(),
                    opts["limit"], opts["forks"], opts["become"])  # fmt: skip
-    try:
-        execute(run, lambda line: click.echo(f"fsarena: {line}", err=True))
-    except KeyboardInterrupt:
-        if run.stop_failed:
-            fail(f"interrupted; stop or cleanup failed on {', '.join(run.stop_failed)}: run "
-                 f"`fsarena cleanup --workdir` there; sessions so far in {fetch}")  # fmt: skip
-        fail(f"interrupted; every host's run stopped and cleaned up; sessions so far in {fetch}")
+    with StopRequests().installed() as stop:
+        execute(run, lambda line: click.echo(f"fsarena: {line}", err=True), stop)
+    if run.stopped_by:
+        _fleet_stopped(run, fetch)
     _fleet_summary(run, fetch, opts)
+
+
+def _fleet_stopped(run: Any, fetch: Path) -> NoReturn:
+    """The one line after a stop signal, and the exit code of an interrupted run (128 + N)."""
+    name = signal.Signals(run.stopped_by).name
+    fetched = sorted(p.name for p in fetch.glob("*.json"))
+    kept = f"{len(fetched)} sessions as far as they got ({', '.join(fetched)}) in {fetch}" if (
+        fetched) else f"no session fetched into {fetch}"  # fmt: skip
+    if run.stop_s is None:
+        fail(f"interrupted ({name}) before any host was contacted; {kept}", 128 + run.stopped_by)
+    if run.stop_failed:
+        fail(f"interrupted ({name}); stop or cleanup failed on {', '.join(run.stop_failed)}: run "
+             f"`fsarena cleanup --workdir` there; {kept}", 128 + run.stopped_by)  # fmt: skip
+    fail(f"interrupted ({name}); every host's run stopped and cleaned up; {kept}",
+         128 + run.stopped_by)  # fmt: skip
 
 
 def _fleet_summary(run: Any, fetch: Path, opts: dict[str, Any]) -> None:
@@ -116,3 +129,30 @@ def _fleet_summary(run: Any, fetch: Path, opts: dict[str, Any]) -> None:
     click.echo(FORMATS[opts["fmt"]](build(hosts, opts["baseline"], "wall_s", warnings)), nl=False)
     if any(h.failed for h in run.hosts.values()):
         sys.exit(1)
+
+
+# What the playbooks run on each host (fleet/host.py): not for users, hidden from --help.
+
+
+@fleet.command("host-run", hidden=True, context_settings={"ignore_unknown_options": True})
+@click.option("--results", required=True, type=click.Path(file_okay=False, path_type=Path))
+@click.option("--stamp", required=True, help="The fleet run this run belongs to.")
+@click.argument("argv", nargs=-1, required=True, type=click.UNPROCESSED)
+def fleet_host_run(results: Path, stamp: str, argv: tuple[str, ...]) -> None:
+    """`fsarena ARGV`, recorded in RESULTS/fleet.pid with its start time for a stop to check."""
+    from fsarena.fleet.host import run_recorded
+
+    sys.exit(run_recorded(results, stamp, list(argv)))
+
+
+@fleet.command("host-stop", hidden=True)
+@click.option("--results", required=True, type=click.Path(file_okay=False, path_type=Path))
+@click.option("--stamp", required=True, help="The fleet run to stop.")
+@click.option("--wait", "wait_s", type=float, default=120.0, show_default=True)
+def fleet_host_stop(results: Path, stamp: str, wait_s: float) -> None:
+    """Stop the run RESULTS/fleet.pid records, only if its start time proves it is that run."""
+    from fsarena.fleet.host import stop_recorded
+
+    outcome = stop_recorded(results, stamp, wait_s)
+    click.echo(outcome.to_json())
+    sys.exit(0 if outcome.stopped else 1)
