@@ -21,7 +21,7 @@ DRIFT = ["mkdir", "create_image", "attach", "flush_device", "measure:fio", "read
          "detach", "remove"]  # fmt: skip
 TASKS = [
     "mkdir", "flush_device", *MOUNT_5,  # mount, timed (the first is the state the rest need)
-    "mkdir", *COLD_MOUNTED, "measure:cp", "measure:sync", "verify",
+    "mkdir", *COLD_MOUNTED, "measure:cp", "measure:sync", "measure:sync", "verify",
     *COLD_MOUNTED, *UMOUNT_5,
 ]  # fmt: skip
 

@@ -235,11 +235,26 @@ def header_lines(session: Session) -> list[str]:
         f"target: {_target(session)}; datasets on {session.source.kind or '?'}",
         *_ceiling_lines(session),
         f"{session.cold_caches or 'caches dropped before every task'}; "
-        "writes timed through syncfs; "
+        f"{_durability(session)}; "
         f"fsarena {session.tool_version}, started {session.created_at}",
         *origins,
         *_engine_lines(session),
     ]
+
+
+def _durability(session: Session) -> str:
+    """How writing runs ended their timed region, as the device's flush counters tell it."""
+    flushes = sorted(
+        r.measurement.device_flushes
+        for r in session.runs
+        if r.measurement is not None and r.measurement.device_flushes is not None
+    )
+    if not flushes:  # sessions before the counters were read: syncfs only
+        return "writes timed through syncfs"
+    return (
+        "writes timed to durable (the filesystem's sync, then one flush of the device; "
+        f"{flushes[len(flushes) // 2]} device flushes per run, median, read from its counters)"
+    )
 
 
 def _engine_lines(session: Session) -> list[str]:

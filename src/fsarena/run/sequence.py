@@ -18,7 +18,7 @@ from typing import Any, Protocol
 from fsarena.aging.phase import age_mounted
 from fsarena.aging.snapshot import snapshot
 from fsarena.errors import FsarenaError
-from fsarena.measure.core import Command, Measurement
+from fsarena.measure.core import Measurement
 from fsarena.measure.executor import Executor
 from fsarena.measure.metrics import metric_value
 from fsarena.plan.core import Plan
@@ -198,9 +198,9 @@ class FsSequence:
             return Outcome(values=task.probe(self.ctx), details=task.details())
         commands = task.commands(self.ctx)
         if task.writes:
-            # syncfs(2) of the test filesystem, inside the timed region (or sync(2)
-            # where the driver ignores syncfs: the profile says which).
-            commands.append(Command(self.ctx.profile.sync_argv(self.ctx.mountpoint)))
+            # Time to durable: the filesystem's sync and one flush of the device
+            # (TaskContext.durable), inside the timed region.
+            commands.extend(self.ctx.durable())
         timeout = self.runner.plan.task_timeout_s
         repeats: list[Measurement] = []
         while True:
