@@ -71,6 +71,11 @@ class Measurement:
     # own counters; None: not read (kernel < 5.5, no device, sessions before them).
     device_flushes: int | None = None
     device_flush_ms: int | None = None
+    # A loop device's state read before the region: direct I/O (1) or buffered (0) from
+    # /sys/block/loopN/loop/dio, and the share of its image file the host has allocated.
+    # None: not a loop device (--device, a guest's disk) or not read (older sessions).
+    loop_direct_io: int | None = None
+    loop_allocated_pct: float | None = None
     extra: dict[str, float] = field(
         default_factory=dict
     )  # task-specific values (capacity_pct, ...)
@@ -121,6 +126,24 @@ def read_device_stat(device: str | None) -> tuple[int, int]:
     """(read_bytes, write_bytes) so far on a block device such as /dev/loop3."""
     stat = read_device_counters(device)
     return stat.read_bytes, stat.write_bytes
+
+
+def read_loop_state(device: str | None) -> tuple[int | None, float | None]:
+    """(direct I/O 1 or 0, % of the image allocated on the host) of a loop device, else Nones."""
+    if device is None:
+        return None, None
+    loop = Path(f"/sys/class/block/{Path(os.path.realpath(device)).name}/loop")
+    try:
+        dio = int(loop.joinpath("dio").read_text().strip())
+        backing = loop.joinpath("backing_file").read_text().strip()
+    except (OSError, ValueError):
+        return None, None
+    try:
+        st = os.stat(backing)
+    except OSError:  # deleted, or in another mount namespace
+        return dio, None
+    allocated = 100.0 * min(st.st_blocks * 512, st.st_size) / st.st_size if st.st_size else None
+    return dio, allocated
 
 
 def _delta(before: int | None, after: int | None) -> int | None:
@@ -239,6 +262,7 @@ def measure_commands(commands: Sequence[Command], device: str | None, timeout_s:
     """
     usage = Rusage()
     outcome = _Outcome(0, None, False, "")
+    loop_dio, loop_allocated = read_loop_state(device)
     dev0 = read_device_counters(device)
     busy0, iowait0 = read_cpu_times()
     start = time.perf_counter()
@@ -266,5 +290,7 @@ def measure_commands(commands: Sequence[Command], device: str | None, timeout_s:
         timed_out=outcome.timed_out,
         device_flushes=_delta(dev0.flushes, dev1.flushes) if device else None,
         device_flush_ms=_delta(dev0.flush_ms, dev1.flush_ms) if device else None,
+        loop_direct_io=loop_dio,
+        loop_allocated_pct=loop_allocated,
     )
     return Timed(measurement, outcome.stderr if outcome.exit_code else "")

@@ -91,6 +91,9 @@ METRICS: dict[str, Metric] = {
         # How the run reached durability, from the device's own counters: shown, not ranked.
         Metric("device_flushes", "device flushes", "", "lower", ranked=False),
         Metric("device_flush_ms", "device flush time", "ms", "lower", ranked=False),
+        # The loop device as read before the run (measure.core.read_loop_state).
+        Metric("loop_direct_io", "loop direct I/O (1) or buffered (0)", "", "higher", ranked=False),
+        Metric("loop_allocated_pct", "loop image allocated", "%", "higher", ranked=False),
         Metric("system_busy_s", "system CPU busy", "s", "lower", practical_abs=0.01),
         Metric("system_iowait_s", "system iowait", "s", "lower", practical_abs=0.01),
         Metric(

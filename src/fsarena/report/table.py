@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from fsarena.analysis.method import durability, loop_io
 from fsarena.analysis.phrases import number
 from fsarena.analysis.stats import Summary, outliers, summarize
 from fsarena.analysis.verdicts import Verdicts, analyse
@@ -199,7 +200,7 @@ def _target(session: Session) -> str:
     """Where the filesystems were made: loop images, or the block device a session names."""
     t = session.target
     if not t:
-        return f"loop images (direct I/O) in {session.host.workdir or '?'}"
+        return f"{loop_io(session)} in {session.host.workdir or '?'}"
     return f"block device {t.path} (model {t.model or '-'}, {t.size_bytes} bytes)"
 
 
@@ -235,26 +236,11 @@ def header_lines(session: Session) -> list[str]:
         f"target: {_target(session)}; datasets on {session.source.kind or '?'}",
         *_ceiling_lines(session),
         f"{session.cold_caches or 'caches dropped before every task'}; "
-        f"{_durability(session)}; "
+        f"{durability(session)}; "
         f"fsarena {session.tool_version}, started {session.created_at}",
         *origins,
         *_engine_lines(session),
     ]
-
-
-def _durability(session: Session) -> str:
-    """How writing runs ended their timed region, as the device's flush counters tell it."""
-    flushes = sorted(
-        r.measurement.device_flushes
-        for r in session.runs
-        if r.measurement is not None and r.measurement.device_flushes is not None
-    )
-    if not flushes:  # sessions before the counters were read: syncfs only
-        return "writes timed through syncfs"
-    return (
-        "writes timed to durable (the filesystem's sync, then one flush of the device; "
-        f"{flushes[len(flushes) // 2]} device flushes per run, median, read from its counters)"
-    )
 
 
 def _engine_lines(session: Session) -> list[str]:

@@ -17,6 +17,7 @@ from typing import Any, Protocol
 
 from fsarena.aging.phase import age_mounted
 from fsarena.aging.snapshot import snapshot
+from fsarena.analysis.method import BUFFERED_LOOP
 from fsarena.errors import FsarenaError
 from fsarena.measure.core import Measurement
 from fsarena.measure.executor import Executor
@@ -220,6 +221,8 @@ class FsSequence:
             # task's between_samples drops caches where its figure needs them cold.
             repeats.append(m)
             task.between_samples(self.ctx)
+        if m.loop_direct_io == 0:  # read before the run: the kernel refused direct I/O
+            self.runner.session.warn("buffered_loop", BUFFERED_LOOP)
         if task.payload is not None:
             m = replace(m, extra={**m.extra, "payload_bytes": task.payload_bytes(self.ctx)})
         # The warm-up is never a sample: its copies go unverified (every real round's are).

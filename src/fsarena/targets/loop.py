@@ -1,4 +1,4 @@
-"""Loop-image targets: a sparse file per filesystem, attached with direct I/O, always removed."""
+"""Loop-image targets: a preallocated file per filesystem, direct I/O asked, always removed."""
 
 from __future__ import annotations
 
@@ -10,7 +10,12 @@ from fsarena.measure.executor import Executor
 
 @dataclass
 class LoopTarget:
-    """A sparse image attached as a loop device; safe: it can destroy nothing but itself."""
+    """An image attached as a loop device; safe: it can destroy nothing but itself.
+
+    Preallocated on the host and discard turned off (RealExecutor.create_image,
+    keep_allocated); direct I/O is asked of losetup, and what the kernel granted is
+    read back before every timed run (measure.core.read_loop_state), never assumed.
+    """
 
     image: str
     size_bytes: int
@@ -41,4 +46,4 @@ class LoopTarget:
         executor.remove_path(self.image)
 
     def describe(self) -> dict[str, object]:
-        return {"kind": self.kind, "size_bytes": self.size_bytes, "direct_io": True}
+        return {"kind": self.kind, "size_bytes": self.size_bytes}
