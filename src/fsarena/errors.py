@@ -7,3 +7,8 @@ class FsarenaError(Exception):
     The CLI prints it as one line and exits with code 2. Anything else is a bug
     and keeps its traceback.
     """
+
+
+# Where a host fault's recorded text (tasks.base.HostFault: a missing tool, a permission,
+# a missing server) turns from what is missing to its fix; reports open with the fix.
+FIX_MARK = "; fix: "

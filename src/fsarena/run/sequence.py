@@ -30,7 +30,7 @@ from fsarena.session.store import CheckRecord, Run, RunStatus, Session
 from fsarena.targets import GuestSourceDisk
 from fsarena.targets.ceiling import TOLERANCE
 from fsarena.tasks import FsState, Task, TaskContext
-from fsarena.tasks.base import Unsupported
+from fsarena.tasks.base import HostFault, Unsupported
 from fsarena.tasks.lifecycle import Mkfs, Mount, Umount
 
 # How long teardown waits for a busy mount to be released by processes it killed.
@@ -75,7 +75,9 @@ class Outcome:
     checks: list[CheckRecord] = field(default_factory=list)
     invalid: str = ""  # why the figure cannot be right, though the task did its job
     details: dict[str, Any] = field(default_factory=dict)
-    skipped: str = ""  # why this filesystem or machine cannot run the task (Unsupported)
+    skipped: str = ""  # why this filesystem cannot run the task (Unsupported)
+    host_fault: str = ""  # what this host lacks for the task, and its fix (HostFault)
+    host_code: str = ""  # missing-tool | permission | missing-server
     repeats: list[Measurement] = field(default_factory=list)  # earlier timed executions
 
     @property
@@ -84,7 +86,7 @@ class Outcome:
 
     @property
     def status(self) -> RunStatus:
-        if self.skipped:
+        if self.skipped or self.host_fault:
             return "skipped"
         if self.error:
             return "failed"
@@ -135,6 +137,8 @@ class FsSequence:
         code, error = explain(outcome.error) if status == "failed" else ("", outcome.error)
         if outcome.skipped:
             code = "unsupported"  # not a failure: this filesystem cannot run the task
+        if outcome.host_fault:
+            code = outcome.host_code  # the host's fault: the session is partial
         self.runner.record(
             Run(
                 filesystem=self.label or self.ctx.profile.name,
@@ -142,7 +146,7 @@ class FsSequence:
                 repetition=self.repetition,
                 started_at=started,
                 status=status,
-                error=error or outcome.invalid or outcome.skipped,
+                error=error or outcome.invalid or outcome.skipped or outcome.host_fault,
                 fault=code,
                 measurement=outcome.measurement,
                 values=outcome.values,
@@ -163,6 +167,8 @@ class FsSequence:
             outcome = self._measure(task)
         except Unsupported as exc:
             outcome = Outcome(skipped=f"not supported here: {exc}")
+        except HostFault as exc:  # the sequence goes on; the session will be partial
+            outcome = Outcome(host_fault=f"host fault: {exc}", host_code=exc.code)
         except FsarenaError as exc:
             outcome = Outcome(error=str(exc))
         except OSError as exc:

@@ -16,7 +16,7 @@ from typing import Any, ClassVar, Literal
 from fsarena.aging.workload import AgingPlan
 from fsarena.datasets.core import DatasetSpec
 from fsarena.datasets.manifest import DIGEST_ALGORITHM, Manifest
-from fsarena.errors import FsarenaError
+from fsarena.errors import FIX_MARK
 from fsarena.filesystems.profiles import FilesystemProfile
 from fsarena.measure.core import Command, Measurement
 from fsarena.measure.executor import TaskExecutor
@@ -115,16 +115,32 @@ class Unsupported(Exception):
     """
 
 
+class HostFault(Exception):
+    """Raised by a task's prepare when this host lacks what it needs: tool, permission, server.
+
+    Not the filesystem's doing, unlike Unsupported: the run is recorded skipped with
+    the fault's code (missing-tool, permission, missing-server), the sequence goes on,
+    the session is partial (`fsarena run` exits 1), and the report opens with what is
+    missing and its fix.
+    """
+
+    def __init__(self, code: str, what: str, fix: str) -> None:
+        super().__init__(f"{what}{FIX_MARK}{fix}")
+        self.code = code
+
+
 def require_tools(ctx: TaskContext, *tools: str) -> None:
-    """Unsupported unless every tool is on PATH where the task runs (the host or a guest)."""
-    script = " && ".join(f"command -v {t} >/dev/null" for t in tools)
-    try:
-        ctx.executor.call(("sh", "-c", script))
-    except FsarenaError:
+    """A host fault unless every tool is on PATH where the task runs (the host or a guest)."""
+    script = " ; ".join(f"command -v {t} >/dev/null || echo {t}" for t in tools)
+    missing = ctx.executor.output(("sh", "-c", script)).split()
+    if missing:
         where = "in the guest" if ctx.profile.driver == "guest" else "on this machine"
-        raise Unsupported(
-            f"needs {', '.join(tools)}, not all found {where}: run ./scripts/setup.sh"
-        ) from None
+        raise HostFault(
+            "missing-tool",
+            f"{', '.join(missing)} not found on PATH {where}",
+            f"install {', '.join(missing)} (./scripts/setup.sh installs every tool; "
+            "`fsarena check` names the package)",
+        )
 
 
 def cache_values(working_set_bytes: int, memory_bytes: int) -> dict[str, float]:

@@ -31,6 +31,7 @@ from fsarena.measure import cgroups
 from fsarena.measure.core import Command, Measurement
 from fsarena.tasks.base import (
     Check,
+    HostFault,
     Task,
     TaskContext,
     Unsupported,
@@ -80,7 +81,7 @@ class _Pgbench(Task):
         return ctx.executor.output(argv).strip()
 
     def _require(self, ctx: TaskContext) -> None:
-        """Unsupported where PostgreSQL cannot run: no Unix owners, no server, no user."""
+        """Unsupported without Unix owners; a host fault without the server or its user's access."""
         if not ctx.profile.unix_ownership:
             raise Unsupported(
                 "PostgreSQL needs a data directory owned by user postgres with mode 0700, "
@@ -89,14 +90,19 @@ class _Pgbench(Task):
         require_tools(ctx, "runuser", "psql")
         found = ctx.executor.output(("sh", "-c", "ls -d /usr/lib/postgresql/*/bin || true"))
         if not found.split():
-            raise Unsupported("no PostgreSQL server in /usr/lib/postgresql: run ./scripts/setup.sh")
+            raise HostFault(
+                "missing-server",
+                "no PostgreSQL server in /usr/lib/postgresql",
+                "install postgresql (./scripts/setup.sh installs it)",
+            )
         self.bindir = sorted(found.split(), key=lambda p: int(p.split("/")[-2]))[-1]
         try:
             ctx.executor.call(as_postgres("test", "-x", ctx.mountpoint))
         except FsarenaError:
-            raise Unsupported(
-                f"user postgres cannot reach {ctx.mountpoint}: make the work directory and "
-                "its parents searchable by others (chmod o+x)"
+            raise HostFault(
+                "permission",
+                f"user postgres cannot reach {ctx.mountpoint}",
+                "make the work directory and its parents searchable by others (chmod o+x)",
             ) from None
 
     def _initdb(self, ctx: TaskContext) -> None:
