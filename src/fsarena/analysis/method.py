@@ -24,7 +24,7 @@ def loop_io(session: Session) -> str:
         for r in session.runs
         if r.measurement is not None and r.measurement.loop_allocated_pct is not None
     ]
-    space = f", {min(allocated):.0f} % or more of each image allocated" if allocated else ""
+    space = f", at least {min(allocated):.0f} % of each image allocated" if allocated else ""
     if not read:  # sessions before the read-back: what was asked, said as such
         return "loop images (direct I/O asked, not read back)"
     buffered = read.count(0)
