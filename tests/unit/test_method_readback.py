@@ -71,3 +71,14 @@ def test_direct_buffered_and_flushes_are_said_as_read() -> None:
     buffered.runs[0].measurement = replace(buffered.runs[0].measurement, loop_direct_io=0)  # type: ignore[type-var]
     said = loop_io(buffered)
     assert said.startswith("loop images (buffered") and "1 of 4 runs" in said
+
+
+def test_fixed_time_rates_average_arithmetically_and_cpu_is_per_unit_of_work() -> None:
+    from fsarena.tasks.base import cpu_per_unit
+    from tests.sessions import measurement
+
+    for rate in ("pgbench_tps", "fio_iops", "fio_iops_buffered", "dbench_mb_s"):
+        assert METRICS[rate].mean == "arithmetic", rate
+    m = measurement(10.0, cpu_share=0.4)  # 4 s of CPU in 10 s
+    assert cpu_per_unit(m, 2000, 1e3) == 2.0  # ms per transaction
+    assert cpu_per_unit(m, 0, 1e3) is None

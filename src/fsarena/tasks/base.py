@@ -259,6 +259,18 @@ def ensure_copy(ctx: TaskContext, dataset: str, dest: str) -> None:
         ctx.sync()
 
 
+def cpu_per_unit(measurement: Measurement, units: float, scale: float) -> float | None:
+    """CPU time (user + sys of the task's processes) per unit of work, times scale.
+
+    For tasks that run for a fixed time (pgbench -T, fio time_based, dbench -t), CPU
+    over the run grows with the work done: a filesystem that does more in the time
+    "costs" more. Per transaction, per I/O or per MB, it measures the cost of the work.
+    """
+    if units <= 0:
+        return None
+    return (measurement.user_s + measurement.sys_s) / units * scale
+
+
 # Every task's time and CPU, as article D printed (real, user, sys), then the device's bytes.
 REAL_USER_SYS = ("wall_s", "user_s", "sys_s", "cpu_pct", "device_read_bytes", "device_write_bytes")
 # Article C printed MB/s: the payload's throughput first, then time and CPU.

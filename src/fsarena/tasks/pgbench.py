@@ -36,6 +36,7 @@ from fsarena.tasks.base import (
     TaskContext,
     Unsupported,
     cache_values,
+    cpu_per_unit,
     require_tools,
 )
 from fsarena.tasks.toolparse import parse_pgbench, percentile_from_pgbench_log
@@ -225,6 +226,7 @@ class PgbenchOltp(_Pgbench):
         "pgbench_latency_avg_ms",
         "pgbench_latency_p99_ms",
         "pgbench_transactions",
+        "cpu_ms_per_transaction",
         "pg_database_bytes",
         "pg_shared_buffers_bytes",
         "pgbench_scale_factor",
@@ -279,6 +281,10 @@ class PgbenchOltp(_Pgbench):
         values.pop("pgbench_failed")
         log = ctx.executor.output(("sh", "-c", f"cat '{self._log_prefix(ctx)}'.*"))
         values["pgbench_latency_p99_ms"] = percentile_from_pgbench_log(log.splitlines(), 99.0)
+        # -T: a fixed time, so the clients' CPU is judged per transaction done in it.
+        done = values["pgbench_transactions"]
+        if (per_tx := cpu_per_unit(measurement, done, 1e3)) is not None:
+            values["cpu_ms_per_transaction"] = per_tx
         return {**values, **self._sizes(ctx)}
 
     def cleanup(self, ctx: TaskContext) -> None:
