@@ -15,7 +15,7 @@ from fsarena.analysis.method import durability, loop_io
 from fsarena.analysis.phrases import number
 from fsarena.analysis.stats import Summary, outliers, summarize
 from fsarena.analysis.verdicts import Verdicts, analyse
-from fsarena.measure.metrics import METRICS, Metric
+from fsarena.measure.metrics import CEILING_TOLERANCE, METRICS, Metric
 from fsarena.report.flags import Flag, flags_of, pct_text, settle, too_wide
 from fsarena.report.machine_section import machine_lines
 from fsarena.report.outcome import status_of
@@ -278,4 +278,12 @@ def _ceiling_lines(session: Session) -> list[str]:
             )
     if not parts:
         return []
-    return ["device ceiling (fio, sequential, direct I/O): " + "; ".join(parts)]
+    tolerance = f"{CEILING_TOLERANCE:g}"
+    return [
+        "device ceiling (fio, sequential, direct I/O): " + "; ".join(parts),
+        # The tolerance's limits, as docs/methodology.md states them (targets/ceiling.py).
+        f"figures above {tolerance}x this ceiling are flagged as served from the page cache; "
+        "that margin was set on one VM whose page cache is far faster than its disk: where "
+        f"the page cache is less than {tolerance}x the device's speed (NVMe), cached figures "
+        "go unflagged",
+    ]

@@ -21,14 +21,13 @@ from fsarena.analysis.method import BUFFERED_LOOP
 from fsarena.errors import FsarenaError
 from fsarena.measure.core import Measurement
 from fsarena.measure.executor import Executor
-from fsarena.measure.metrics import metric_value
+from fsarena.measure.metrics import CEILING_TOLERANCE, metric_value
 from fsarena.plan.core import Plan
 from fsarena.run.cold import make_cold, per_filesystem
 from fsarena.run.faults import explain
 from fsarena.run.sessions import Event, now
 from fsarena.session.store import CheckRecord, Run, RunStatus, Session
 from fsarena.targets import GuestSourceDisk
-from fsarena.targets.ceiling import TOLERANCE
 from fsarena.tasks import FsState, Task, TaskContext
 from fsarena.tasks.base import HostFault, Unsupported
 from fsarena.tasks.lifecycle import Mkfs, Mount, Umount
@@ -251,7 +250,7 @@ class FsSequence:
             return ""  # tmpfs: memory, not the device, sets its pace
         ceiling = self.runner.session.ceiling(task.payload) if task.payload else None
         rate = metric_value(m, "throughput_bytes_per_s")
-        if ceiling is None or rate is None or rate <= ceiling * TOLERANCE:
+        if ceiling is None or rate is None or rate <= ceiling * CEILING_TOLERANCE:
             return ""
         return (
             f"invalid: {rate / 1e6:,.0f} MB/s is {rate / ceiling:.1f}x the device's raw "
