@@ -231,10 +231,7 @@ class RealExecutor:
                     f"cannot copy {source} to {dest}: {done.stderr.strip()}; "
                     "is the work directory full?"
                 )
-        copy = ImageCopy(method, os.stat(dest).st_blocks * 512)
-        # Its holes allocated too, as a new image's are (create_image), where the host can.
-        _run(["fallocate", "--length", str(os.stat(dest).st_size), dest])
-        return copy
+        return ImageCopy(method, os.stat(dest).st_blocks * 512)
 
     def attach_loop(self, image: str) -> str:
         # Direct I/O: a buffered loop device caches every block twice (in the

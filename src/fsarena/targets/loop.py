@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from pathlib import Path
 
+from fsarena.errors import FsarenaError
 from fsarena.measure.executor import Executor
 
 
@@ -31,6 +33,11 @@ class LoopTarget:
             executor.make_dir(str(Path(self.image).parent))
             executor.track("image", self.image)  # `fsarena cleanup` removes it after a crash
             executor.copy_image(self.restore_from, self.image)
+            # Its holes allocated too, as a new image's are (create_image): the aged
+            # repetition's timed writes must not allocate on the host either. Where the
+            # host cannot, the runs' read-back (loop_allocated_pct) shows the holes.
+            with contextlib.suppress(FsarenaError):
+                executor.call(("fallocate", "--length", str(self.size_bytes), self.image))
         try:
             self.device = executor.attach_loop(self.image)
         except BaseException:
