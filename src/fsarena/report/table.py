@@ -200,7 +200,12 @@ def _target(session: Session) -> str:
     """Where the filesystems were made: loop images, or the block device a session names."""
     t = session.target
     if not t:
-        return f"{loop_io(session)} in {session.host.workdir or '?'}"
+        # What a loop image still adds (docs/methodology.md): said where it is read.
+        return (
+            f"{loop_io(session)} in {session.host.workdir or '?'}; each flush of a loop "
+            "device is an fsync of its image on the host, so for fsync-bound work "
+            "(databases, mail spools) give a disk with --device"
+        )
     return f"block device {t.path} (model {t.model or '-'}, {t.size_bytes} bytes)"
 
 
