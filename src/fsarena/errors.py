@@ -12,3 +12,8 @@ class FsarenaError(Exception):
 def not_text(exc: UnicodeDecodeError) -> str:
     """Why a file given as text is not: the first byte that is not UTF-8, and where."""
     return f"not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})"
+
+
+# Where a host fault's recorded text (tasks.base.HostFault: a missing tool, a permission,
+# a missing server) turns from what is missing to its fix; reports open with the fix.
+FIX_MARK = "; fix: "

@@ -309,7 +309,7 @@ def test_execution_order_of_a_plain_run(tmp_path: Path) -> None:
         "create_image", "attach", "mkdir",
         "flush_device", *["measure:mkfs.ext4"] * 5,
         "mkdir", "flush_device", *MOUNT_5,
-        "mkdir", *COLD_MOUNTED, "measure:cp", "measure:sync", "verify",
+        "mkdir", *COLD_MOUNTED, "measure:cp", "measure:sync", "measure:sync", "verify",
         *COLD_MOUNTED, *UMOUNT_5,
         "detach", "remove",  # the filesystem's loop device and image
         "call:umount", "remove",  # the source, last
@@ -348,7 +348,7 @@ def test_execution_order_of_a_run_in_a_guest(tmp_path: Path) -> None:
         "uml:mkdir", "uml:drop_caches", "drop_caches", *["uml:measure:mkfs.jfs"] * 5,
         "uml:mkdir", "uml:drop_caches", "drop_caches", *[f"uml:{k}" for k in MOUNT_5],
         "uml:mkdir", "uml:drop_caches", "drop_caches",
-        "uml:measure:cp", "uml:measure:sync", "uml:verify",
+        "uml:measure:cp", "uml:measure:sync", "uml:measure:sync", "uml:verify",
         "uml:drop_caches", "drop_caches", *[f"uml:{k}" for k in UMOUNT_5],
         "uml:close", "remove",  # the guest stopped, then its image removed
         "remove",  # the datasets' disk

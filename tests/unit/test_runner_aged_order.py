@@ -21,7 +21,7 @@ DRIFT = ["mkdir", "create_image", "attach", "flush_device", "measure:fio", "read
          "detach", "remove"]  # fmt: skip
 TASKS = [
     "mkdir", "flush_device", *MOUNT_5,  # mount, timed (the first is the state the rest need)
-    "mkdir", *COLD_MOUNTED, "measure:cp", "measure:sync", "verify",
+    "mkdir", *COLD_MOUNTED, "measure:cp", "measure:sync", "measure:sync", "verify",
     *COLD_MOUNTED, *UMOUNT_5,
 ]  # fmt: skip
 
@@ -62,7 +62,7 @@ def test_execution_order_of_an_aged_run(tmp_path: Path, monkeypatch: pytest.Monk
         *DRIFT,
         # Round 2, aged ext4 first: restored from the snapshot (no mkfs, no aging), then
         # attached, then mounted: the restore comes before the mount.
-        "mkdir", "copy_image", "attach", "mkdir", *TASKS, "detach", "remove",
+        "mkdir", "copy_image", "call:fallocate", "attach", "mkdir", *TASKS, "detach", "remove",
         "create_image", "attach", "mkdir", "call:mkfs.ext4", *TASKS, "detach", "remove",
         "call:umount", "remove",  # the source
         "remove",  # the snapshot, when the run ends

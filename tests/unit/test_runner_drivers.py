@@ -70,7 +70,9 @@ def test_fusefat_ends_writing_tasks_with_a_global_sync(tmp_path: Path) -> None:
     mount = next(c for c in ex.calls if c[0] == "measure" and c[1] == "fusefat")
     assert mount[-1].endswith("mnt/vfat@fuse")
     syncs = [c for c in ex.calls if c[0] == "measure" and c[1] == "sync"]
-    assert len(syncs) == 7 and all(c == ("measure", "sync") for c in syncs)
+    # Each writing task: the global sync(2), then the flush of the loop device (durable()).
+    assert syncs[0::2] == [("measure", "sync")] * 7
+    assert len(syncs) == 14 and all(c[2].startswith("/dev/") for c in syncs[1::2])
     assert session.profiles_as_run["vfat@fuse"].syncfs is False
 
 

@@ -213,3 +213,17 @@ def test_resume_knows_driver_names_and_suite_variants(tmp_path: Path) -> None:
     save(session, tmp_path / "bad.json")
     with pytest.raises(FsarenaError, match="names jfs@vm, unknown to this fsarena"):
         resumable(tmp_path / "bad.json")
+
+
+def test_a_resumed_session_warms_up_again(tmp_path: Path) -> None:
+    # Interrupted after its warm-up: the resumed run's host caches are cold again, so it
+    # warms up before its first round, which would otherwise count cold samples.
+    plan = _plan(tmp_path, ["ext4"], reps=2).model_copy(update={"warmup_rounds": 1})
+    path = tmp_path / "s.json"
+    with pytest.raises(KeyboardInterrupt):
+        _run(plan, Interrupting(at_copy=6), path)  # 4 copies in the warm-up, then round 1
+    assert load(path).warmup, "the first run had warmed up"
+    ex = FakeExecutor()
+    _run(plan, ex, path, session=resumable(path))
+    mkfs = [c for c in ex.calls if c[0] == "measure" and c[1].startswith("mkfs")]
+    assert len(mkfs) == 3 * 5, "the warm-up and the two rounds"

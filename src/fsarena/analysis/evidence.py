@@ -113,8 +113,11 @@ def ceiling_checks(index: Index) -> tuple[CeilingCheck, ...]:
 
 
 def rank_task(index: Index, task: str, metric: str) -> TaskResult | None:
-    """Rank the filesystems on one task and metric; None when no filesystem has samples."""
-    if metric not in METRICS:
+    """Rank the filesystems on one task and metric; None when no filesystem has samples.
+
+    None too for a metric that is shown, never ranked (a configuration value).
+    """
+    if metric not in METRICS or not METRICS[metric].ranked:
         return None
     samples = {
         fs: list(s.values())

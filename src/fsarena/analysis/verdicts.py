@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from fsarena.analysis.evidence import CeilingCheck, Index, TaskResult, ceiling_checks, rank_tasks
 from fsarena.analysis.kinds import SAFETY_KIND, KindVerdict, kind_verdicts
+from fsarena.analysis.method import loop_io
 from fsarena.analysis.phrases import names
 from fsarena.session.records import given
 from fsarena.session.store import Session
@@ -122,7 +123,7 @@ def caveats(session: Session) -> list[str]:
     out = [
         fresh,
         f"This hardware and kernel: {host.cpu_model or '?'} x{host.cpus or '?'}, "
-        f"kernel {host.kernel or '?'}, loop images (direct I/O) on "
+        f"kernel {host.kernel or '?'}, {loop_io(session)} on "
         f"{backing.fstype or '?'} ({backing.device or '?'}); another disk "
         "(HDD, SSD, NVMe) or kernel can change the ranking.",
         f"{len(session.order) or given(plan.repetitions)} repetitions: smaller "

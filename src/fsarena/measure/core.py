@@ -17,7 +17,10 @@ Methodology:
   filesystem writeback, journal threads), which differs per filesystem, so the
   system-wide busy and iowait CPU time from /proc/stat is recorded beside it.
 - Device I/O comes from /sys/block/DEV/stat, whose sector counts are always in
-  512-byte units, whatever the device's logical block size.
+  512-byte units, whatever the device's logical block size. The same file counts
+  the flush requests the device completed and the milliseconds they took (its
+  16th and 17th fields, Linux >= 5.5): a measurement of how each filesystem
+  reaches durability, recorded per run, never ranked.
 """
 
 from __future__ import annotations
@@ -64,6 +67,15 @@ class Measurement:
     system_iowait_s: float
     exit_code: int
     timed_out: bool = False
+    # Flush requests the device completed in the region and their time (ms), from its
+    # own counters; None: not read (kernel < 5.5, no device, sessions before them).
+    device_flushes: int | None = None
+    device_flush_ms: int | None = None
+    # A loop device's state read before the region: direct I/O (1) or buffered (0) from
+    # /sys/block/loopN/loop/dio, and the share of its image file the host has allocated.
+    # None: not a loop device (--device, a guest's disk) or not read (older sessions).
+    loop_direct_io: int | None = None
+    loop_allocated_pct: float | None = None
     extra: dict[str, float] = field(
         default_factory=dict
     )  # task-specific values (capacity_pct, ...)
@@ -82,10 +94,20 @@ class Measurement:
         return cls(**{k: v for k, v in data.items() if k in names})  # type: ignore[arg-type]
 
 
-def read_device_stat(device: str | None) -> tuple[int, int]:
-    """(read_bytes, write_bytes) so far on a block device such as /dev/loop3."""
+@dataclass(frozen=True)
+class DeviceStat:
+    """A block device's counters at one moment (Documentation/block/stat.rst)."""
+
+    read_bytes: int = 0
+    write_bytes: int = 0
+    flushes: int | None = None  # None: the kernel does not count them (< 5.5)
+    flush_ms: int | None = None
+
+
+def read_device_counters(device: str | None) -> DeviceStat:
+    """The counters so far of a block device such as /dev/loop3 (all zero for None)."""
     if device is None:
-        return 0, 0
+        return DeviceStat()
     name = Path(os.path.realpath(device)).name
     # /sys/class/block has partitions (sda1) as well as whole disks; /sys/block only disks.
     stat = Path(f"/sys/class/block/{name}/stat")
@@ -95,7 +117,37 @@ def read_device_stat(device: str | None) -> tuple[int, int]:
         raise FsarenaError(
             f"cannot read {stat} for {device}: {exc}; is it a block device?"
         ) from exc
-    return int(parts[2]) * SECTOR_BYTES, int(parts[6]) * SECTOR_BYTES
+    flushes = int(parts[15]) if len(parts) > 16 else None
+    flush_ms = int(parts[16]) if len(parts) > 16 else None
+    return DeviceStat(int(parts[2]) * SECTOR_BYTES, int(parts[6]) * SECTOR_BYTES, flushes, flush_ms)
+
+
+def read_device_stat(device: str | None) -> tuple[int, int]:
+    """(read_bytes, write_bytes) so far on a block device such as /dev/loop3."""
+    stat = read_device_counters(device)
+    return stat.read_bytes, stat.write_bytes
+
+
+def read_loop_state(device: str | None) -> tuple[int | None, float | None]:
+    """(direct I/O 1 or 0, % of the image allocated on the host) of a loop device, else Nones."""
+    if device is None:
+        return None, None
+    loop = Path(f"/sys/class/block/{Path(os.path.realpath(device)).name}/loop")
+    try:
+        dio = int(loop.joinpath("dio").read_text().strip())
+        backing = loop.joinpath("backing_file").read_text().strip()
+    except (OSError, ValueError):
+        return None, None
+    try:
+        st = os.stat(backing)
+    except OSError:  # deleted, or in another mount namespace
+        return dio, None
+    allocated = 100.0 * min(st.st_blocks * 512, st.st_size) / st.st_size if st.st_size else None
+    return dio, allocated
+
+
+def _delta(before: int | None, after: int | None) -> int | None:
+    return None if before is None or after is None else after - before
 
 
 def read_cpu_times() -> tuple[float, float]:
@@ -210,7 +262,8 @@ def measure_commands(commands: Sequence[Command], device: str | None, timeout_s:
     """
     usage = Rusage()
     outcome = _Outcome(0, None, False, "")
-    read0, write0 = read_device_stat(device)
+    loop_dio, loop_allocated = read_loop_state(device)
+    dev0 = read_device_counters(device)
     busy0, iowait0 = read_cpu_times()
     start = time.perf_counter()
     deadline = time.monotonic() + timeout_s
@@ -221,7 +274,7 @@ def measure_commands(commands: Sequence[Command], device: str | None, timeout_s:
             break
     wall = time.perf_counter() - start
     busy1, iowait1 = read_cpu_times()
-    read1, write1 = read_device_stat(device)
+    dev1 = read_device_counters(device)
     measurement = Measurement(
         wall_s=wall if usage.wall_s is None else usage.wall_s,
         user_s=usage.user_s,
@@ -229,11 +282,15 @@ def measure_commands(commands: Sequence[Command], device: str | None, timeout_s:
         minor_faults=usage.minor_faults,
         major_faults=usage.major_faults,
         max_rss_kib=usage.max_rss_kib,
-        device_read_bytes=read1 - read0,
-        device_write_bytes=write1 - write0,
+        device_read_bytes=dev1.read_bytes - dev0.read_bytes,
+        device_write_bytes=dev1.write_bytes - dev0.write_bytes,
         system_busy_s=busy1 - busy0,
         system_iowait_s=iowait1 - iowait0,
         exit_code=outcome.exit_code,
         timed_out=outcome.timed_out,
+        device_flushes=_delta(dev0.flushes, dev1.flushes) if device else None,
+        device_flush_ms=_delta(dev0.flush_ms, dev1.flush_ms) if device else None,
+        loop_direct_io=loop_dio,
+        loop_allocated_pct=loop_allocated,
     )
     return Timed(measurement, outcome.stderr if outcome.exit_code else "")

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from fsarena.errors import FIX_MARK
 from fsarena.session.store import Run, Session
 
 MIB = 1 << 20
@@ -166,6 +167,9 @@ def _fixes(session: Session, causes: tuple[Cause, ...]) -> list[str]:
     own: dict[str, list[str]] = {}  # a suite variant's mkfs or mount failed: its options
     check: list[str] = []
     for cause in causes:
+        if FIX_MARK in cause.reason:  # a host fault (tasks.base.HostFault): its own fix, first
+            fixes.insert(0, cause.reason.split(FIX_MARK, 1)[1])
+            continue
         if cause.fault in ("enospc", "timeout"):
             fixes.append(_bigger(session, cause.fault))
             continue

@@ -11,10 +11,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from fsarena.analysis.method import durability, loop_io
 from fsarena.analysis.phrases import number
 from fsarena.analysis.stats import Summary, outliers, summarize
 from fsarena.analysis.verdicts import Verdicts, analyse
-from fsarena.measure.metrics import METRICS, Metric
+from fsarena.measure.metrics import CEILING_TOLERANCE, METRICS, Metric
 from fsarena.report.flags import Flag, flags_of, pct_text, settle, too_wide
 from fsarena.report.machine_section import machine_lines
 from fsarena.report.outcome import status_of
@@ -199,7 +200,12 @@ def _target(session: Session) -> str:
     """Where the filesystems were made: loop images, or the block device a session names."""
     t = session.target
     if not t:
-        return f"loop images (direct I/O) in {session.host.workdir or '?'}"
+        # What a loop image still adds (docs/methodology.md): said where it is read.
+        return (
+            f"{loop_io(session)} in {session.host.workdir or '?'}; each flush of a loop "
+            "device is an fsync of its image on the host, so for fsync-bound work "
+            "(databases, mail spools) give a disk with --device"
+        )
     return f"block device {t.path} (model {t.model or '-'}, {t.size_bytes} bytes)"
 
 
@@ -235,7 +241,7 @@ def header_lines(session: Session) -> list[str]:
         f"target: {_target(session)}; datasets on {session.source.kind or '?'}",
         *_ceiling_lines(session),
         f"{session.cold_caches or 'caches dropped before every task'}; "
-        "writes timed through syncfs; "
+        f"{durability(session)}; "
         f"fsarena {session.tool_version}, started {session.created_at}",
         *origins,
         *_engine_lines(session),
@@ -277,4 +283,12 @@ def _ceiling_lines(session: Session) -> list[str]:
             )
     if not parts:
         return []
-    return ["device ceiling (fio, sequential, direct I/O): " + "; ".join(parts)]
+    tolerance = f"{CEILING_TOLERANCE:g}"
+    return [
+        "device ceiling (fio, sequential, direct I/O): " + "; ".join(parts),
+        # The tolerance's limits, as docs/methodology.md states them (targets/ceiling.py).
+        f"figures above {tolerance}x this ceiling are flagged as served from the page cache; "
+        "that margin was set on one VM whose page cache is far faster than its disk: where "
+        f"the page cache is less than {tolerance}x the device's speed (NVMe), cached figures "
+        "go unflagged",
+    ]

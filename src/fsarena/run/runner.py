@@ -140,7 +140,9 @@ class Runner:
                 stack.callback(remove_snapshots, self)
                 datasets = prepare_source(self, stack)
                 self.session.timing.setup_s = self.clock() - started
-                if self.plan.warmup_rounds and not self.session.warmup:
+                # A resumed session warms up again: its host caches are as cold as a new
+                # run's, and its first round would otherwise count cold samples.
+                if self.plan.warmup_rounds:
                     self._round(0, list(self.plan.filesystems), datasets, set(), warmup=True)
                 for repetition, order in self._rounds():
                     self._round(repetition, order, datasets, done)

@@ -17,19 +17,19 @@ from typing import Any, Protocol
 
 from fsarena.aging.phase import age_mounted
 from fsarena.aging.snapshot import snapshot
+from fsarena.analysis.method import BUFFERED_LOOP
 from fsarena.errors import FsarenaError
-from fsarena.measure.core import Command, Measurement
+from fsarena.measure.core import Measurement
 from fsarena.measure.executor import Executor
-from fsarena.measure.metrics import metric_value
+from fsarena.measure.metrics import CEILING_TOLERANCE, metric_value
 from fsarena.plan.core import Plan
 from fsarena.run.cold import make_cold, per_filesystem
 from fsarena.run.faults import explain
 from fsarena.run.sessions import Event, now
 from fsarena.session.store import CheckRecord, Run, RunStatus, Session
 from fsarena.targets import GuestSourceDisk
-from fsarena.targets.ceiling import TOLERANCE
 from fsarena.tasks import FsState, Task, TaskContext
-from fsarena.tasks.base import Unsupported
+from fsarena.tasks.base import HostFault, Unsupported
 from fsarena.tasks.lifecycle import Mkfs, Mount, Umount
 
 # How long teardown waits for a busy mount to be released by processes it killed.
@@ -74,7 +74,9 @@ class Outcome:
     checks: list[CheckRecord] = field(default_factory=list)
     invalid: str = ""  # why the figure cannot be right, though the task did its job
     details: dict[str, Any] = field(default_factory=dict)
-    skipped: str = ""  # why this filesystem or machine cannot run the task (Unsupported)
+    skipped: str = ""  # why this filesystem cannot run the task (Unsupported)
+    host_fault: str = ""  # what this host lacks for the task, and its fix (HostFault)
+    host_code: str = ""  # missing-tool | permission | missing-server
     repeats: list[Measurement] = field(default_factory=list)  # earlier timed executions
 
     @property
@@ -83,7 +85,7 @@ class Outcome:
 
     @property
     def status(self) -> RunStatus:
-        if self.skipped:
+        if self.skipped or self.host_fault:
             return "skipped"
         if self.error:
             return "failed"
@@ -134,6 +136,8 @@ class FsSequence:
         code, error = explain(outcome.error) if status == "failed" else ("", outcome.error)
         if outcome.skipped:
             code = "unsupported"  # not a failure: this filesystem cannot run the task
+        if outcome.host_fault:
+            code = outcome.host_code  # the host's fault: the session is partial
         self.runner.record(
             Run(
                 filesystem=self.label or self.ctx.profile.name,
@@ -141,7 +145,7 @@ class FsSequence:
                 repetition=self.repetition,
                 started_at=started,
                 status=status,
-                error=error or outcome.invalid or outcome.skipped,
+                error=error or outcome.invalid or outcome.skipped or outcome.host_fault,
                 fault=code,
                 measurement=outcome.measurement,
                 values=outcome.values,
@@ -162,6 +166,8 @@ class FsSequence:
             outcome = self._measure(task)
         except Unsupported as exc:
             outcome = Outcome(skipped=f"not supported here: {exc}")
+        except HostFault as exc:  # the sequence goes on; the session will be partial
+            outcome = Outcome(host_fault=f"host fault: {exc}", host_code=exc.code)
         except FsarenaError as exc:
             outcome = Outcome(error=str(exc))
         except OSError as exc:
@@ -198,9 +204,9 @@ class FsSequence:
             return Outcome(values=task.probe(self.ctx), details=task.details())
         commands = task.commands(self.ctx)
         if task.writes:
-            # syncfs(2) of the test filesystem, inside the timed region (or sync(2)
-            # where the driver ignores syncfs: the profile says which).
-            commands.append(Command(self.ctx.profile.sync_argv(self.ctx.mountpoint)))
+            # Time to durable: the filesystem's sync and one flush of the device
+            # (TaskContext.durable), inside the timed region.
+            commands.extend(self.ctx.durable())
         timeout = self.runner.plan.task_timeout_s
         repeats: list[Measurement] = []
         while True:
@@ -220,6 +226,8 @@ class FsSequence:
             # task's between_samples drops caches where its figure needs them cold.
             repeats.append(m)
             task.between_samples(self.ctx)
+        if m.loop_direct_io == 0:  # read before the run: the kernel refused direct I/O
+            self.runner.session.warn("buffered_loop", BUFFERED_LOOP)
         if task.payload is not None:
             m = replace(m, extra={**m.extra, "payload_bytes": task.payload_bytes(self.ctx)})
         # The warm-up is never a sample: its copies go unverified (every real round's are).
@@ -242,7 +250,7 @@ class FsSequence:
             return ""  # tmpfs: memory, not the device, sets its pace
         ceiling = self.runner.session.ceiling(task.payload) if task.payload else None
         rate = metric_value(m, "throughput_bytes_per_s")
-        if ceiling is None or rate is None or rate <= ceiling * TOLERANCE:
+        if ceiling is None or rate is None or rate <= ceiling * CEILING_TOLERANCE:
             return ""
         return (
             f"invalid: {rate / 1e6:,.0f} MB/s is {rate / ceiling:.1f}x the device's raw "

@@ -48,7 +48,6 @@ BLOCK = "4M"
 IODEPTH = 16
 PASSES = 2  # per direction and round: write, read, write, read
 DRIFT_BYTES = 256 * MIB  # a drift check: one write of this size
-TOLERANCE = 1.5  # flag only rates above TOLERANCE x the best ceiling (see the docstring)
 
 
 def ceiling_bytes(largest_file_bytes: int, device_bytes: int) -> int:

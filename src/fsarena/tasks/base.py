@@ -1,8 +1,9 @@
 """The Task interface: what every real-world task provides, and the context it runs in.
 
 Lifecycle of one task, run by the runner: prepare (untimed), sync + drop
-caches, the timed commands (+ syncfs of the test filesystem when the task
-writes), verify (untimed). A task never times or measures anything itself.
+caches, the timed commands (+ TaskContext.durable() when the task writes: the
+filesystem's sync, then one flush of the device), verify (untimed). A task
+never times or measures anything itself.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any, ClassVar, Literal
 from fsarena.aging.workload import AgingPlan
 from fsarena.datasets.core import DatasetSpec
 from fsarena.datasets.manifest import DIGEST_ALGORITHM, Manifest
-from fsarena.errors import FsarenaError
+from fsarena.errors import FIX_MARK
 from fsarena.filesystems.profiles import FilesystemProfile
 from fsarena.measure.core import Command, Measurement
 from fsarena.measure.executor import TaskExecutor
@@ -77,6 +78,27 @@ class TaskContext:
         """Empty the caches before a timed execution (a task's between_samples uses it)."""
         (self.make_cold or self.executor.drop_caches)()
 
+    def durable(self) -> list[Command]:
+        """What ends a writing task's timed region: durable, the same for every filesystem.
+
+        "Durable" here: the filesystem's sync (syncfs(2); sync(2) where the profile
+        says syncfs misses the data) has written everything back, then one fsync of
+        the block device under test (`sync DEVICE`: blkdev_issue_flush) has emptied the
+        device's write cache. Without that flush, syncfs flushed or not depending on
+        the filesystem (ext2's superblock write issues none; a jbd2 commit, an xfs log
+        force or a btrfs superblock write do), so each paid a different price for the
+        same promise. A filesystem kept in memory (tmpfs) has no device to flush.
+        """
+        commands = [Command(self.profile.sync_argv(self.mountpoint))]
+        if self.profile.on_device:
+            commands.append(Command(("sync", self.device)))
+        return commands
+
+    def sync(self) -> None:
+        """Untimed: make everything written so far durable, as a timed region ends (durable)."""
+        for command in self.durable():
+            self.executor.call(command.argv)
+
     def path(self, *parts: str) -> str:
         """A path on the filesystem under test."""
         return "/".join((self.mountpoint.rstrip("/"), *parts))
@@ -93,16 +115,32 @@ class Unsupported(Exception):
     """
 
 
+class HostFault(Exception):
+    """Raised by a task's prepare when this host lacks what it needs: tool, permission, server.
+
+    Not the filesystem's doing, unlike Unsupported: the run is recorded skipped with
+    the fault's code (missing-tool, permission, missing-server), the sequence goes on,
+    the session is partial (`fsarena run` exits 1), and the report opens with what is
+    missing and its fix.
+    """
+
+    def __init__(self, code: str, what: str, fix: str) -> None:
+        super().__init__(f"{what}{FIX_MARK}{fix}")
+        self.code = code
+
+
 def require_tools(ctx: TaskContext, *tools: str) -> None:
-    """Unsupported unless every tool is on PATH where the task runs (the host or a guest)."""
-    script = " && ".join(f"command -v {t} >/dev/null" for t in tools)
-    try:
-        ctx.executor.call(("sh", "-c", script))
-    except FsarenaError:
+    """A host fault unless every tool is on PATH where the task runs (the host or a guest)."""
+    script = " ; ".join(f"command -v {t} >/dev/null || echo {t}" for t in tools)
+    missing = ctx.executor.output(("sh", "-c", script)).split()
+    if missing:
         where = "in the guest" if ctx.profile.driver == "guest" else "on this machine"
-        raise Unsupported(
-            f"needs {', '.join(tools)}, not all found {where}: run ./scripts/setup.sh"
-        ) from None
+        raise HostFault(
+            "missing-tool",
+            f"{', '.join(missing)} not found on PATH {where}",
+            f"install {', '.join(missing)} (./scripts/setup.sh installs every tool; "
+            "`fsarena check` names the package)",
+        )
 
 
 def cache_values(working_set_bytes: int, memory_bytes: int) -> dict[str, float]:
@@ -125,7 +163,7 @@ class Task:
     kind: ClassVar[str]  # the kind of work it belongs to, for tables and verdicts
     requires: ClassVar[frozenset[FsState]] = frozenset({FsState.MOUNTED})
     leaves: ClassVar[FsState | None] = None  # the state after success, if it changes it
-    writes: ClassVar[bool] = False  # syncfs of the test filesystem inside the timed region
+    writes: ClassVar[bool] = False  # ctx.durable() ends the timed region (sync + device flush)
     timed: ClassVar[bool] = True  # False: a probe that reads values (capacity), no command
     # True: it makes a filesystem (mkfs), so it cannot run on an aged one restored from its
     # snapshot; aged sequences record it as skipped (see fsarena.aging).
@@ -218,7 +256,19 @@ def ensure_copy(ctx: TaskContext, dataset: str, dest: str) -> None:
     """Untimed: put the dataset at dest if an earlier task has not (for suites that skip it)."""
     if not ctx.executor.exists(dest):
         ctx.executor.call((*CP, "-r", ctx.dataset(dataset).root, dest))
-        ctx.executor.call(("sync", "-f", ctx.mountpoint))
+        ctx.sync()
+
+
+def cpu_per_unit(measurement: Measurement, units: float, scale: float) -> float | None:
+    """CPU time (user + sys of the task's processes) per unit of work, times scale.
+
+    For tasks that run for a fixed time (pgbench -T, fio time_based, dbench -t), CPU
+    over the run grows with the work done: a filesystem that does more in the time
+    "costs" more. Per transaction, per I/O or per MB, it measures the cost of the work.
+    """
+    if units <= 0:
+        return None
+    return (measurement.user_s + measurement.sys_s) / units * scale
 
 
 # Every task's time and CPU, as article D printed (real, user, sys), then the device's bytes.

@@ -70,7 +70,7 @@ class BigisoCopyThere(_BigIsoCopy):
         root = ctx.dataset("bigiso").root
         sources = [f"{root}/{f}" for f in _files(ctx)]
         ctx.executor.call((*CP, *sources, ctx.path(BENCH1) + "/"))
-        ctx.executor.call(("sync", "-f", ctx.mountpoint))
+        ctx.sync()
 
 
 class BigisoCopyBack(_BigIsoCopy):
@@ -89,7 +89,7 @@ class BigisoCopyBack(_BigIsoCopy):
             ctx.executor.call(_copy_all(ctx, BENCH1, BENCH2)[0].argv)
         ctx.executor.remove_path(ctx.path(BENCH1))
         ctx.executor.make_dir(ctx.path(BENCH1))
-        ctx.executor.call(("sync", "-f", ctx.mountpoint))
+        ctx.sync()
 
     def cleanup(self, ctx: TaskContext) -> None:
         for d in (BENCH1, BENCH2):

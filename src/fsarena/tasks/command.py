@@ -119,7 +119,7 @@ class CommandTask(Task):
         ctx.executor.remove_path(where)
         ctx.executor.make_dir(where.rsplit("/", 1)[0])
         ctx.executor.call((*CP, "-r", ctx.dataset(self.spec.copy_in).root, where))
-        ctx.executor.call(("sync", "-f", ctx.mountpoint))
+        ctx.sync()
         self._copied = verify_copy(ctx, self.spec.copy_in, where)
         if not self._copied.ok:
             raise FsarenaError(f"the copy of {self.spec.copy_in} in {where}: {self._copied.detail}")

@@ -17,7 +17,7 @@ from typing import ClassVar
 from fsarena.datasets.workloads import DbenchSpec
 from fsarena.errors import FsarenaError
 from fsarena.measure.core import Command, Measurement
-from fsarena.tasks.base import Check, Task, TaskContext, require_tools
+from fsarena.tasks.base import Check, Task, TaskContext, cpu_per_unit, require_tools
 from fsarena.tasks.toolparse import parse_dbench
 
 DIR = "dbench"
@@ -39,6 +39,7 @@ class _Dbench(Task):
         "dbench_mb_s",
         "dbench_max_latency_ms",
         "dbench_clients",
+        "cpu_ms_per_mb",
         "wall_s",
         "cpu_pct",
         "device_write_bytes",
@@ -73,11 +74,16 @@ class _Dbench(Task):
 
     def extra(self, ctx: TaskContext, measurement: Measurement) -> dict[str, float]:
         mb_s, latency = parse_dbench(ctx.executor.read_text(self._output(ctx)))
-        return {
+        values = {
             "dbench_mb_s": mb_s,
             "dbench_max_latency_ms": latency,
             "dbench_clients": float(self._clients(ctx)),
         }
+        # dbench -t runs for a fixed time: its work is the MB it moved in it.
+        megabytes = mb_s * _spec(ctx).duration_s
+        if (per_mb := cpu_per_unit(measurement, megabytes, 1e3)) is not None:
+            values["cpu_ms_per_mb"] = per_mb
+        return values
 
     def cleanup(self, ctx: TaskContext) -> None:
         ctx.executor.remove_path(ctx.path(DIR))

@@ -114,7 +114,7 @@ class DdRead(Task):
     def prepare(self, ctx: TaskContext) -> None:
         if not ctx.executor.exists(ctx.path(SYNCED)):
             ctx.executor.call(dd_write(ctx, SYNCED).argv)
-            ctx.executor.call(("sync", "-f", ctx.mountpoint))
+            ctx.sync()
 
     def commands(self, ctx: TaskContext) -> list[Command]:
         count = _size(ctx).size_mib
@@ -140,7 +140,7 @@ class DdDelete(Task):
 
     def prepare(self, ctx: TaskContext) -> None:
         ctx.executor.remove_path(ctx.path(UNSYNCED))
-        ctx.executor.call(("sync", "-f", ctx.mountpoint))
+        ctx.sync()
 
     def commands(self, ctx: TaskContext) -> list[Command]:
         return [Command(("rm", "-f", ctx.path(SYNCED)))]

@@ -3,9 +3,13 @@
 A VM's disk image or a database's data file is one large preallocated file
 rewritten and read in small random blocks. fio runs on such a file on the
 filesystem under test (not on the raw device), written once in full before
-the timed run (untimed), with `direct=1` where the filesystem accepts
-O_DIRECT (probed by trying it) and buffered I/O with `end_fsync=1` where it
-does not, which the run records (fio_direct). The job is bounded by
+the timed run (untimed), with `direct=1` where the filesystem's O_DIRECT
+reaches the device and buffered I/O with `end_fsync=1` where it does not, which
+the run records (fio_direct). Decided by a real fio O_DIRECT job whose bytes
+must show in the device's write counter: a filesystem that accepts O_DIRECT and
+buffers it (compression, nilfs2) is found out; a probe that fails for another
+reason (ENOSPC) fails the task. Buffered IOPS are recorded as fio_iops_buffered,
+ranked apart from the direct runs' fio_iops. The job is bounded by
 `runtime`, its size is declared larger than the memory cgroup fio runs in
 (the page cache it may use), and IOPS and the completion-latency p99 come
 from fio's JSON. pts/fio's `size=1g direct=0` measures the page cache: this
@@ -20,7 +24,14 @@ from fsarena.datasets.workloads import FioSpec
 from fsarena.errors import FsarenaError
 from fsarena.measure import cgroups
 from fsarena.measure.core import Command, Measurement
-from fsarena.tasks.base import Check, Task, TaskContext, cache_values, require_tools
+from fsarena.tasks.base import (
+    Check,
+    Task,
+    TaskContext,
+    cache_values,
+    cpu_per_unit,
+    require_tools,
+)
 from fsarena.tasks.toolparse import parse_fio
 
 IMAGE = "vm-image.raw"
@@ -34,18 +45,31 @@ def _spec(ctx: TaskContext) -> FioSpec:
     return spec
 
 
+PROBE_BYTES = 4 * MIB
+
+
 def direct_io_works(ctx: TaskContext) -> bool:
-    """Whether the filesystem accepts O_DIRECT writes: tried with dd, as xfstests probes."""
+    """Whether O_DIRECT writes here reach the device: a real fio job, checked on the device.
+
+    fio writes PROBE_BYTES with direct=1 (psync, 4 KiB, fsync never): with real
+    O_DIRECT every byte is on the device when fio returns, so the device's write
+    counter must have grown by at least that. EINVAL is the filesystem refusing
+    O_DIRECT (buffered then); any other failure is a failure of the task.
+    """
     probe = ctx.path(".fsarena-odirect-probe")
+    argv = ("fio", "--name=odirect-probe", f"--filename={probe}", f"--size={PROBE_BYTES}",
+            "--rw=write", "--bs=4k", "--ioengine=psync", "--direct=1",
+            "--output=/dev/null")  # fmt: skip
     try:
-        ctx.executor.call(
-            ("dd", "if=/dev/zero", f"of={probe}", "bs=4096", "count=1", "oflag=direct")
-        )
-        return True
-    except FsarenaError:
-        return False
+        timed = ctx.executor.measure([Command(argv)], ctx.device, 120)
     finally:
         ctx.executor.remove_path(probe)
+    m = timed.measurement
+    if m.exit_code != 0:
+        if "invalid argument" in timed.stderr.lower():
+            return False
+        raise FsarenaError(f"fio's O_DIRECT probe failed: {timed.stderr or m.exit_code}")
+    return m.device_write_bytes >= PROBE_BYTES
 
 
 class _Fio(Task):
@@ -53,6 +77,8 @@ class _Fio(Task):
     datasets = ("fio",)
     columns: ClassVar[tuple[str, ...] | None] = (
         "fio_iops",
+        "fio_iops_buffered",
+        "cpu_us_per_io",
         "fio_lat_p99_ms",
         "fio_lat_mean_ms",
         "fio_sync_p99_ms",
@@ -109,6 +135,10 @@ class _Fio(Task):
         s = _spec(ctx)
         values = parse_fio(ctx.executor.read_text(self._output(ctx)), self.direction)
         values["fio_direct"] = float(self.direct)
+        if not self.direct:  # ranked apart: buffered IOPS are never compared with direct ones
+            values["fio_iops_buffered"] = values.pop("fio_iops")
+        if (per_io := cpu_per_unit(measurement, values.get("fio_ios", 0.0), 1e6)) is not None:
+            values["cpu_us_per_io"] = per_io
         # O_DIRECT bypasses the page cache whatever the size; buffered I/O does not.
         cache = cache_values(s.size_bytes, s.memory_bytes)
         if self.direct:

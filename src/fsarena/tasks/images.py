@@ -19,7 +19,7 @@ import json
 from dataclasses import dataclass
 
 from fsarena.measure.core import Command
-from fsarena.tasks.base import Check, TaskContext, Unsupported
+from fsarena.tasks.base import Check, HostFault, TaskContext
 
 DATASET = "debs"
 STORE = "containers"
@@ -48,13 +48,17 @@ class Engine:
 
 
 def engine(ctx: TaskContext) -> Engine:
-    """podman where it runs, else umoci (Unsupported when neither can)."""
+    """podman where it runs, else umoci (a host fault when neither can)."""
     why = ctx.executor.output(("sh", "-c", _PODMAN_PROBE)).strip()
     if not why:
         return Engine("podman")
     if ctx.executor.output(("sh", "-c", "command -v umoci || true")).strip():
         return Engine("umoci", why)
-    raise Unsupported(f"{why}, and umoci (the fallback) is not found: run ./scripts/setup.sh")
+    raise HostFault(
+        "missing-tool",
+        f"{why}, and umoci (the fallback) is not found on PATH",
+        "install umoci (./scripts/setup.sh installs it)",
+    )
 
 
 def build_layers(ctx: TaskContext, folder: str) -> list[tuple[str, str]]:

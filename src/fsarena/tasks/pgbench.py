@@ -31,10 +31,12 @@ from fsarena.measure import cgroups
 from fsarena.measure.core import Command, Measurement
 from fsarena.tasks.base import (
     Check,
+    HostFault,
     Task,
     TaskContext,
     Unsupported,
     cache_values,
+    cpu_per_unit,
     require_tools,
 )
 from fsarena.tasks.toolparse import parse_pgbench, percentile_from_pgbench_log
@@ -80,7 +82,7 @@ class _Pgbench(Task):
         return ctx.executor.output(argv).strip()
 
     def _require(self, ctx: TaskContext) -> None:
-        """Unsupported where PostgreSQL cannot run: no Unix owners, no server, no user."""
+        """Unsupported without Unix owners; a host fault without the server or its user's access."""
         if not ctx.profile.unix_ownership:
             raise Unsupported(
                 "PostgreSQL needs a data directory owned by user postgres with mode 0700, "
@@ -89,14 +91,19 @@ class _Pgbench(Task):
         require_tools(ctx, "runuser", "psql")
         found = ctx.executor.output(("sh", "-c", "ls -d /usr/lib/postgresql/*/bin || true"))
         if not found.split():
-            raise Unsupported("no PostgreSQL server in /usr/lib/postgresql: run ./scripts/setup.sh")
+            raise HostFault(
+                "missing-server",
+                "no PostgreSQL server in /usr/lib/postgresql",
+                "install postgresql (./scripts/setup.sh installs it)",
+            )
         self.bindir = sorted(found.split(), key=lambda p: int(p.split("/")[-2]))[-1]
         try:
             ctx.executor.call(as_postgres("test", "-x", ctx.mountpoint))
         except FsarenaError:
-            raise Unsupported(
-                f"user postgres cannot reach {ctx.mountpoint}: make the work directory and "
-                "its parents searchable by others (chmod o+x)"
+            raise HostFault(
+                "permission",
+                f"user postgres cannot reach {ctx.mountpoint}",
+                "make the work directory and its parents searchable by others (chmod o+x)",
             ) from None
 
     def _initdb(self, ctx: TaskContext) -> None:
@@ -219,6 +226,7 @@ class PgbenchOltp(_Pgbench):
         "pgbench_latency_avg_ms",
         "pgbench_latency_p99_ms",
         "pgbench_transactions",
+        "cpu_ms_per_transaction",
         "pg_database_bytes",
         "pg_shared_buffers_bytes",
         "pgbench_scale_factor",
@@ -273,6 +281,10 @@ class PgbenchOltp(_Pgbench):
         values.pop("pgbench_failed")
         log = ctx.executor.output(("sh", "-c", f"cat '{self._log_prefix(ctx)}'.*"))
         values["pgbench_latency_p99_ms"] = percentile_from_pgbench_log(log.splitlines(), 99.0)
+        # -T: a fixed time, so the clients' CPU is judged per transaction done in it.
+        done = values["pgbench_transactions"]
+        if (per_tx := cpu_per_unit(measurement, done, 1e3)) is not None:
+            values["cpu_ms_per_transaction"] = per_tx
         return {**values, **self._sizes(ctx)}
 
     def cleanup(self, ctx: TaskContext) -> None:

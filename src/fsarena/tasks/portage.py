@@ -107,7 +107,7 @@ class PortageSpace(Task):
         where = ctx.path(SPACE_DIR)
         before = self._used(ctx)
         ctx.executor.call((*CP, "-r", ctx.dataset("portage").root, where))
-        ctx.executor.call(("sync", "-f", ctx.mountpoint))
+        ctx.sync()
         after = self._used(ctx)
         copied = ctx.executor.verify(ctx.dataset("portage").manifest, where)
         if not copied.ok:
@@ -119,7 +119,7 @@ class PortageSpace(Task):
             ctx.executor.output(("du", "-s", "-B1", "--apparent-size", where))
         )
         ctx.executor.remove_path(where)
-        ctx.executor.call(("sync", "-f", ctx.mountpoint))
+        ctx.sync()
         return {
             "df_used_before_bytes": float(before),
             "df_used_after_bytes": float(after),

@@ -126,6 +126,8 @@ def parse_fio(text: str, direction: str) -> dict[str, float]:
             "fio_lat_mean_ms": float(side["clat_ns"]["mean"]) / 1e6,
             "fio_lat_p99_ms": float(side["clat_ns"]["percentile"]["99.000000"]) / 1e6,
         }
+        if "total_ios" in side:  # the work done in the fixed time (CPU per I/O)
+            values["fio_ios"] = float(side["total_ios"])
     except (ValueError, KeyError, IndexError, TypeError) as exc:
         raise FsarenaError(f"fio's JSON output lacks {exc}: is fio >= 3.0 installed?") from None
     sync = job.get("sync", {}).get("lat_ns", {}).get("percentile", {})

@@ -61,9 +61,6 @@ class _BlockTask(Task):
             ctx.executor.make_dir(ctx.path(self.block.unpacked))
             ctx.executor.call((*CP, "-r", ctx.path(self.block.copy), ctx.path(self.block.unpacked)))
 
-    def synced(self, ctx: TaskContext) -> None:
-        ctx.executor.call(("sync", "-f", ctx.mountpoint))
-
 
 def compress_argv(ctx: TaskContext, block: Block) -> tuple[str, ...]:
     return ("tar", "-czf", ctx.path(block.archive), "-C", ctx.mountpoint, block.copy)
@@ -90,7 +87,7 @@ class BlockCompress(_BlockTask):
     def prepare(self, ctx: TaskContext) -> None:
         self.ensure_tree(ctx)
         ctx.executor.remove_path(ctx.path(self.block.archive))
-        self.synced(ctx)
+        ctx.sync()
 
     def commands(self, ctx: TaskContext) -> list[Command]:
         return [Command(compress_argv(ctx, self.block))]
@@ -106,7 +103,7 @@ class BlockDecompress(_BlockTask):
         self.ensure_archive(ctx)
         ctx.executor.remove_path(ctx.path(self.block.unpacked))
         ctx.executor.make_dir(ctx.path(self.block.unpacked))
-        self.synced(ctx)
+        ctx.sync()
 
     def commands(self, ctx: TaskContext) -> list[Command]:
         archive = ctx.path(self.block.archive)
@@ -122,7 +119,7 @@ class BlockMove(_BlockTask):
     def prepare(self, ctx: TaskContext) -> None:
         self.ensure_unpacked(ctx)
         ctx.executor.remove_path(ctx.path(self.block.moved))
-        self.synced(ctx)
+        ctx.sync()
 
     def commands(self, ctx: TaskContext) -> list[Command]:
         return [Command(("mv", ctx.path(self.block.unpacked), ctx.path(self.block.moved)))]
