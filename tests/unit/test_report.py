@@ -281,3 +281,41 @@ def test_a_decisive_run_cut_by_its_budget_says_how_many_repetitions_ran() -> Non
     assert header_lines(session)[0].startswith(
         "suite article-a-2006, 3 repetitions (decisive: from 5, within its time budget)"
     )
+
+
+def test_a_server_suite_has_no_against_the_articles_section() -> None:
+    from fsarena.report import articles
+
+    session = load(FIXTURES / "three-filesystems.json")
+    assert articles.comparisons(session)  # article A's suite: the section is there
+    session.plan.suite = "server-2026"
+    assert articles.comparisons(session) == []
+    assert "AGAINST THE ARTICLES" not in render(session, "text")
+
+
+def test_weights_decide_and_the_line_names_them() -> None:
+    """--weigh file_trees=1: the recommendation rests on that kind alone and says so; the
+    JSON recommendation is the human line word for word."""
+    import json
+
+    from fsarena.cli.args import reweighed
+
+    session = reweighed(load(FIXTURES / "session-v1.json"), "file_trees=1", None)
+    text = " ".join(render(session, "text").split())
+    assert "Recommendation: xfs for this workload (weights: file trees 1): 2.65× faster" in text
+    assert "large files: not weighed" in text  # shown, not a vote
+    doc = json.loads(render(session, "json"))
+    assert doc["recommendation"]["summary"] == doc["answer"]["recommendation"]
+    assert doc["recommendation"]["weights"] == {"file_trees": 1.0}
+
+
+def test_the_answer_spends_its_error_rate_over_the_stopping_rules_looks() -> None:
+    from fsarena.analysis.answer import planned_looks
+    from fsarena.plan.stopping import Decisive, of_plan
+
+    session = load(FIXTURES / "three-filesystems.json")
+    assert planned_looks(session.plan) == 1  # a fixed run: one look
+    session.plan.decisive = True
+    rule = of_plan(3, True, None, None, None, 1)
+    assert isinstance(rule, Decisive)
+    assert planned_looks(session.plan) == rule.looks == 9  # rounds 2..10

@@ -511,13 +511,14 @@ def recommend(
 
 
 def method_text(looks: int, families: int, alpha: float) -> str:
+    what = "the weighed kind" if families == 1 else f"{families - 1} weighed kinds and overall"
     return (
-        f"Each claim is a Yuen-Welch trimmed t-test on log values (Yuen 1974), Bonferroni-"
-        f"adjusted over the pairs, the {families} weighed famil{'y' if families == 1 else 'ies'} "
-        f"and the {looks} look{'s' if looks != 1 else ''} this run's stopping rule allows "
-        f"(group-sequential Bonferroni spending, Jennison & Turnbull 2000): each family is "
-        f"tested at {number(100 * alpha, 2)} %, so the chance of naming any false winner "
-        f"stays at or below {100 * ALPHA:.0f} %; intervals have the matching confidence."
+        "Each claim is a Yuen-Welch trimmed t-test on log values (Yuen 1974), Bonferroni-"
+        f"adjusted over the pairs, over {families} famil{'y' if families == 1 else 'ies'} "
+        f"({what}) and over the {looks} look{'s' if looks != 1 else ''} this run's stopping "
+        "rule allows (group-sequential Bonferroni spending, Jennison & Turnbull 2000): each "
+        f"family is tested at {number(100 * alpha, 3)} %, so the chance of naming any false "
+        f"winner stays at or below {100 * ALPHA:.0f} %; intervals have the matching confidence."
     )
 
 
@@ -543,7 +544,7 @@ def build_answer(
         recommendation=line,
         kinds=tuple(answers) + tuple(facts(index, others)),
         ties=settle if open_ else "",
-        caveats=tuple(caveats),
+        caveats=(*caveats, method_text(looks, max(1, families), overall_alpha)),
         recommended=chosen,
         weights={k: w for k, w in weights.items() if w > 0},
         status=status,

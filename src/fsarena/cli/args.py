@@ -7,10 +7,14 @@ flag as typed and what to do, exit code 2: click's own usage errors included.
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import click
 
 from fsarena.errors import FsarenaError
+
+if TYPE_CHECKING:
+    from fsarena.session.store import Session
 
 
 class FiniteNumber(click.ParamType[float]):
@@ -105,3 +109,12 @@ def weights(weigh: str | None, workload: str | None) -> dict[str, float] | None:
     if not any(w > 0 for w in found.values()):
         raise FsarenaError("--weigh gives every kind weight 0: weigh at least one kind above 0")
     return found
+
+
+def reweighed(session: Session, weigh: str | None, workload: str | None) -> Session:
+    """The session with the answer's weights given on reading it (report, compare)."""
+    given = weights(weigh, workload)
+    if given is None:
+        return session
+    plan = session.plan.model_copy(update={"weights": given})
+    return session.model_copy(update={"plan": plan})

@@ -6,8 +6,19 @@ from pathlib import Path
 
 import click
 
-from fsarena.cli.args import FORMATS
+from fsarena.cli.args import FORMATS, reweighed
 from fsarena.cli.base import DEFAULT_RESULTS
+
+# The answer is recomputed from a session, so its weights can be changed on reading it.
+weigh_option = click.option(
+    "--weigh",
+    default=None,
+    metavar="KIND=W,...",
+    help="Recompute the answer with these kinds' weights (databases=1); default: the run's.",
+)
+workload_option = click.option(
+    "--workload", default=None, help="A named workload's weights: database, mail, fileserver, vm."
+)
 
 
 @click.command()
@@ -26,12 +37,21 @@ from fsarena.cli.base import DEFAULT_RESULTS
     show_default=True,
     help="Where to find the newest session when none is given.",
 )
-def report(session_path: Path | None, fmt: str, output: Path | None, results_dir: str) -> None:
+@weigh_option
+@workload_option
+def report(
+    session_path: Path | None,
+    fmt: str,
+    output: Path | None,
+    results_dir: str,
+    weigh: str | None,
+    workload: str | None,
+) -> None:
     """Render a saved session again, without running anything."""
     from fsarena.session.store import load
 
     path = session_path or _newest(Path(results_dir))
-    session = load(path)
+    session = reweighed(load(path), weigh, workload)
     from fsarena.report import render, write
 
     if output is None or str(output) == "-":
@@ -94,15 +114,23 @@ def _newest(directory: Path) -> Path:
     default=None,
     help="Write here (default: stdout).",
 )
+@weigh_option
+@workload_option
 def compare(
-    session_paths: tuple[Path, ...], labels: tuple[str, ...], fmt: str, output: Path | None
+    session_paths: tuple[Path, ...],
+    labels: tuple[str, ...],
+    fmt: str,
+    output: Path | None,
+    weigh: str | None,
+    workload: str | None,
 ) -> None:
     """The same tasks across sessions (machines, kernels, mount options), with significance."""
     from fsarena.report.crosscompare import RENDERERS
     from fsarena.report.crosscompare import compare as cross
     from fsarena.session.store import load
 
-    result = cross([load(p) for p in session_paths], list(labels) or None)
+    sessions = [reweighed(load(p), weigh, workload) for p in session_paths]
+    result = cross(sessions, list(labels) or None)
     content = RENDERERS[fmt](result)
     if output is None or str(output) == "-":
         click.echo(content, nl=False)
