@@ -226,3 +226,39 @@ def test_lifecycle_is_a_fact_not_a_vote_and_the_line_names_its_weights() -> None
     )
     assert "lifecycle" not in line
     assert "filesystem lifecycle (mkfs, mount, umount): mkfs per repetition: ext4 1" in text
+
+
+def test_a_timed_out_or_unverified_filesystem_is_not_recommendable_and_said_so() -> None:
+    """xfs is fastest on the copies, but one of its tree copies timed out: the task leaves
+    the kind (named, with why) and xfs is not recommendable for large/tree work."""
+    from fsarena.session.store import Run
+
+    session = make_session(CLEAR)
+    session.runs.append(
+        Run(
+            filesystem="xfs", task="tree_copy_in", repetition=5,
+            started_at="2026-01-01T00:00:00+00:00", status="failed", fault="timeout",
+            error="timeout: the task ran past --task-timeout",
+        )
+    )  # fmt: skip
+    text = " ".join(render(session, "text").split())
+    assert "not recommendable here: xfs: tree_copy_in timed out" in text
+    assert "Recommendation: xfs " not in text
+    assert "not recommendable: xfs: tree_copy_in timed out" in text
+
+
+def test_a_task_one_filesystem_lacks_is_named_with_the_reason_in_the_answer() -> None:
+    """On main a filesystem whose only run of a kind failed vanished from that kind."""
+    from fsarena.session.store import Run
+
+    session = make_session(CLEAR)
+    session.runs = [
+        r if (r.filesystem, r.task) != ("ext4", "tree_copy_in") else
+        Run(filesystem="ext4", task="tree_copy_in", repetition=r.repetition,
+            started_at=r.started_at, status="failed", fault="enospc",
+            error="enospc: No space left on device")
+        for r in session.runs
+    ]  # fmt: skip
+    text = " ".join(render(session, "text").split())
+    assert "left out: ext4 (no valid run: tree_copy_in (failed: enospc))" in text
+    assert "not recommendable here: ext4: tree_copy_in ran out of space" in text

@@ -63,6 +63,10 @@ class Index:
                            for r in bad})  # fmt: skip
         return f"({', '.join(statuses)})"
 
+    def ran(self, filesystem: str, task: str) -> bool:
+        """Whether the session has any run of the task on the filesystem, whatever its status."""
+        return bool(self._all.get((filesystem, task)))
+
     def faults(self, filesystem: str, task: str) -> list[str]:
         """The fault codes of a filesystem's failed runs of a task."""
         return [r.fault or "error" for r in self._all.get((filesystem, task), [])

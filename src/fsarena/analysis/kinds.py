@@ -183,6 +183,11 @@ def _usable_parts(
             excluded.append((task, "zero values have no ratio"))
         else:
             keep.append((task, metric))
+    for fs in index.session.filesystems():
+        if fs not in filesystems and (ran := [t for t, _ in parts if index.ran(fs, t)]):
+            # A filesystem with no valid run of the kind at all is named, never just absent.
+            why = "; ".join(f"{t} {index.why_missing(fs, t)}" for t in ran)
+            excluded.append((fs, f"no valid run: {why}"))
     notes += [f"{task} left out: {why}" for task, why in excluded]
     return keep, filesystems, notes, excluded
 
