@@ -183,3 +183,15 @@ def test_an_unbounded_interval_reads_unbounded() -> None:
     s = summarize([100.0, 1.0, 900.0], "harmonic")  # the interval of 1/x reaches zero
     assert math.isinf(s.ci_half_width_rel)
     assert "unbounded" in instability("x", s, 0.1) and "inf" not in instability("x", s, 0.1)
+
+
+def test_pocock_level_spends_the_error_rate_over_the_looks() -> None:
+    """Between Bonferroni over the looks (always valid) and no correction; one look: alpha.
+    Pocock's tables give 0.0158 for 5 equally spaced looks at 5 % (Jennison & Turnbull
+    2000, table 2.1)."""
+    from fsarena.analysis.answer import pocock_level
+
+    assert pocock_level((3,), 0.05) == 0.05
+    nine = pocock_level(tuple(range(2, 11)), 0.05)
+    assert 0.05 / 9 < nine < 0.05
+    assert pocock_level((1, 2, 3, 4, 5), 0.05) == pytest.approx(0.0158, abs=0.0008)

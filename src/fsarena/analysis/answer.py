@@ -13,9 +13,10 @@ One implementation, read by every report format, the JSON summary and `compare`:
   alpha / (looks x families), Bonferroni over the pairs within the family, and
   its interval has the matching confidence: under no real difference the chance
   of naming any winner, at any look of the decisive loop and in any weighed kind
-  or overall, is at most ALPHA = 5 % (a union bound: Bonferroni over the looks the
-  plan allows and over the families; group-sequential testing with Bonferroni
-  spending, Jennison & Turnbull, "Group Sequential Methods", 2000, ch. 2).
+  or overall, is at most ALPHA = 5 %: Bonferroni over the families, and within a
+  family Pocock's constant group-sequential boundary over every round the plan
+  may stop at (Pocock 1977; Jennison & Turnbull, "Group Sequential Methods",
+  2000, ch. 2), applied to the t statistics as nominal levels.
 - Words come from intervals. "No difference that matters" only when every pair's
   interval lies within the practical threshold (the metrics' relative threshold,
   and their absolute floor at the kind's time scale); otherwise "not resolved:
@@ -28,6 +29,7 @@ One implementation, read by every report format, the JSON summary and `compare`:
 
 from __future__ import annotations
 
+import functools
 import math
 import statistics
 from collections.abc import Mapping, Sequence
@@ -129,13 +131,38 @@ def weights_of(plan: PlanRecord, kinds: Sequence[str]) -> dict[str, float]:
     return {k: 0.0 if k in NEVER_WEIGHED else float(given.get(k, 0.0)) for k in kinds}
 
 
-def planned_looks(plan: PlanRecord) -> int:
-    """How many times the verdicts may be read: every round a decisive run may stop at."""
+def look_rounds(plan: PlanRecord) -> tuple[int, ...]:
+    """The round counts the verdicts may be read at: every round a decisive run may stop at."""
     if not plan.decisive:
-        return 1
+        return (plan.repetitions or 1,)
     start = min(plan.repetitions or MIN_ROUNDS, MIN_ROUNDS)
     ceiling = plan.max_repetitions or max(plan.repetitions or 0, MAX_ROUNDS)
-    return max(1, ceiling - start + 1)
+    return tuple(range(start, max(start, ceiling) + 1))
+
+
+def planned_looks(plan: PlanRecord) -> int:
+    """How many times the verdicts may be read (plan.stopping.Decisive.looks says the same)."""
+    return len(look_rounds(plan))
+
+
+@functools.cache
+def pocock_level(rounds: tuple[int, ...], alpha: float) -> float:
+    """The nominal two-sided level of each look that keeps the chance of any false claim
+    over all LOOKS at ALPHA: Pocock's constant boundary (Pocock 1977) for looks at these
+    round counts (information proportional to n), found as the (1 - alpha) quantile of
+    max |Z_k| over 100,000 simulated paths (fixed seed: the same level every time).
+    One look: alpha itself."""
+    if len(rounds) <= 1:
+        return alpha
+    import numpy as np
+    from scipy import stats as sps
+
+    rng = np.random.default_rng(25)
+    steps = np.diff(np.array((0, *rounds), dtype=float))
+    sums = np.cumsum(rng.standard_normal((100_000, len(rounds))) * np.sqrt(steps), axis=1)
+    largest = np.max(np.abs(sums / np.sqrt(np.array(rounds, dtype=float))), axis=1)
+    bound = float(np.quantile(largest, 1 - alpha))
+    return float(2 * sps.norm.sf(bound))
 
 
 def present_kinds(index: Index, columns: Mapping[str, Sequence[str]]) -> list[str]:
@@ -150,14 +177,16 @@ def error_shares(plan: PlanRecord, kinds: Sequence[str]) -> tuple[dict[str, floa
     """Each weighed kind's share of ALPHA, the overall comparison's, and the looks.
 
     Families: every weighed kind, and the overall (weighted) comparison when more
-    than one kind is weighed. Each gets ALPHA / (looks x families).
+    than one kind is weighed; each gets ALPHA / families (Bonferroni), spent over the
+    looks with Pocock's constant boundary (pocock_level): the level returned is what
+    each look tests at.
     """
     weights = weights_of(plan, kinds)
     weighed = [k for k in kinds if weights.get(k, 0) > 0]
     families = len(weighed) + (1 if len(weighed) > 1 else 0)
-    looks = planned_looks(plan)
-    share = ALPHA / (looks * max(1, families))
-    return {k: share for k in weighed}, share, looks
+    rounds = look_rounds(plan)
+    share = pocock_level(rounds, ALPHA / max(1, families))
+    return {k: share for k in weighed}, share, len(rounds)
 
 
 # ---------------------------------------------------------------- judging a ranking
@@ -512,13 +541,18 @@ def recommend(
 
 def method_text(looks: int, families: int, alpha: float) -> str:
     what = "the weighed kind" if families == 1 else f"{families - 1} weighed kinds and overall"
+    spent = (
+        f"over the {looks} looks this run's stopping rule allows with Pocock's constant "
+        "boundary (Pocock 1977)"
+        if looks > 1
+        else "at the one look of a fixed run"
+    )
     return (
         "Each claim is a Yuen-Welch trimmed t-test on log values (Yuen 1974), Bonferroni-"
-        f"adjusted over the pairs, over {families} famil{'y' if families == 1 else 'ies'} "
-        f"({what}) and over the {looks} look{'s' if looks != 1 else ''} this run's stopping "
-        "rule allows (group-sequential Bonferroni spending, Jennison & Turnbull 2000): each "
-        f"family is tested at {number(100 * alpha, 3)} %, so the chance of naming any false "
-        f"winner stays at or below {100 * ALPHA:.0f} %; intervals have the matching confidence."
+        f"adjusted over the pairs and over {families} famil{'y' if families == 1 else 'ies'} "
+        f"({what}), the error rate spent {spent}: each test is at "
+        f"{number(100 * alpha, 3)} %, so the chance of naming any false winner stays at "
+        f"or below {100 * ALPHA:.0f} %; intervals have the matching confidence."
     )
 
 
