@@ -195,3 +195,14 @@ def test_pocock_level_spends_the_error_rate_over_the_looks() -> None:
     nine = pocock_level(tuple(range(2, 11)), 0.05)
     assert 0.05 / 9 < nine < 0.05
     assert pocock_level((1, 2, 3, 4, 5), 0.05) == pytest.approx(0.0158, abs=0.0008)
+
+
+def test_an_interval_too_wide_for_a_float_is_infinite_not_an_error() -> None:
+    """A real default run under load crashed at n = 2 with df near 1 and a strict level."""
+    from fsarena.analysis.ranking import robust_ratio_test
+
+    from fsarena.analysis.ranking import detectable
+
+    test = robust_ratio_test([1.0, 40.0], [1.1, 1.2], confidence=1 - 1e-6)
+    assert test.high == float("inf") and 0 <= test.low < test.ratio
+    assert detectable(test.low, test.high) == float("inf")

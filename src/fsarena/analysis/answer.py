@@ -193,7 +193,8 @@ def error_shares(plan: PlanRecord, kinds: Sequence[str]) -> tuple[dict[str, floa
 
 
 def _bounds(pair: Pair) -> bool:
-    return math.isfinite(pair.low) and math.isfinite(pair.high) and pair.low > 0
+    """Whether the pair has an interval (its ends may be 0 or infinite: beyond any ratio)."""
+    return not (math.isnan(pair.low) or math.isnan(pair.high))
 
 
 def kind_threshold(index: Index, verdict: KindVerdict) -> float:
@@ -236,24 +237,30 @@ def judge(ranking: Ranking, threshold: float) -> tuple[str, Pair | None, float]:
 
 
 def _x(value: float) -> str:
-    return f"{value:.2f}×" if value < 100 else f"{value:.0f}×"
+    if value >= 100:
+        return "over 100×"  # an interval this wide says only that: no figure is worth printing
+    return f"{value:.2f}×"
 
 
 def _size(fraction: float) -> str:
+    if fraction >= 99:
+        return "100× or more"
     return f"{number(100 * fraction, 2)} %" if fraction < 1 else _x(1 + fraction)
 
 
 def _interval(pair: Pair) -> str:
-    return f"{pair.low:.2f}–{pair.high:.2f}×" if pair.high < 100 else f"{pair.low:.2f}–∞"
+    high = f"{pair.high:.2f}×" if pair.high < 100 else "over 100×"
+    return f"{pair.low:.2f}–{high}" if pair.low >= 0.01 else f"under 0.01–{high}"
 
 
 def unresolved(pair: Pair, word: str, n: int) -> str:
     """'not resolved: from xfs 1.30× faster than ext4 to ext4 1.12× faster than xfs (n = 3)'."""
     if pair.low >= 1:
         return f"{pair.better} {_x(pair.low)} to {_x(pair.high)} {word} {pair.worse} (n = {n})"
+    other = _x(1 / pair.low) if pair.low > 0 else "over 100×"
     return (
         f"not resolved: from {pair.better} {_x(pair.high)} {word} {pair.worse} to "
-        f"{pair.worse} {_x(1 / pair.low)} {word} {pair.better} (n = {n})"
+        f"{pair.worse} {other} {word} {pair.better} (n = {n})"
     )
 
 

@@ -214,9 +214,13 @@ def yuen_test(
     se = math.sqrt(se2)
     p = float(2 * sps.t.sf(abs(diff) / se, df))
     q = float(sps.t.ppf(1 - (1 - confidence) / 2, df))
-    return RatioTest(
-        math.exp(diff), math.exp(diff - q * se), math.exp(diff + q * se), p, "yuen-log"
-    )
+    return RatioTest(math.exp(diff), _exp(diff - q * se), _exp(diff + q * se), p, "yuen-log")
+
+
+def _exp(x: float) -> float:
+    """exp, infinite past a float's range: at n = 2 and a strict level (df near 1) the
+    interval's end can be beyond any ratio (seen in a real default run: an OverflowError)."""
+    return math.exp(x) if x < 700 else math.inf
 
 
 def robust_ratio_test(
@@ -229,9 +233,12 @@ def robust_ratio_test(
 
 
 def detectable(low: float, high: float) -> float:
-    """The largest difference an interval of a ratio leaves possible, as a fraction."""
-    if math.isnan(low) or math.isnan(high) or low <= 0:
+    """The largest difference an interval of a ratio leaves possible, as a fraction
+    (infinite when an end is beyond a float's range; nan without an interval)."""
+    if math.isnan(low) or math.isnan(high):
         return math.nan
+    if low <= 0:
+        return math.inf
     return max(high, 1 / low) - 1
 
 
