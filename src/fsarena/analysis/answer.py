@@ -408,7 +408,6 @@ def facts(index: Index, verdicts: Sequence[KindVerdict]) -> list[KindAnswer]:
                 "outside the timed commands (PostgreSQL) are not in it"
             )
         else:
-            est = v.ranking.estimates
             best = v.ranking.order[0]
             text = (
                 f"not weighed: {best} ahead by the estimate ("
@@ -417,7 +416,6 @@ def facts(index: Index, verdicts: Sequence[KindVerdict]) -> list[KindAnswer]:
                 )
                 + "); no verdict drawn"
             )
-            del est
         out.append(KindAnswer(v.kind, v.title, FACT, text))
     timed = [t for t in index.session.tasks() if index.plan.info(t).timed]
     written = {fs: _per_round(index, fs, timed, "device_write_bytes") for fs in filesystems}
@@ -455,7 +453,6 @@ def _overall(
 
 
 def recommend(
-    index: Index,
     verdicts: Sequence[KindVerdict],
     answers: Sequence[KindAnswer],
     weights: Mapping[str, float],
@@ -578,7 +575,7 @@ def build_answer(
     weighed = [v for v in verdicts if weights.get(v.kind, 0) > 0]
     answers = [kind_answer(index, v, results, weights[v.kind]) for v in weighed]
     others = [v for v in verdicts if weights.get(v.kind, 0) <= 0]
-    line, chosen, status, pair = recommend(index, verdicts, answers, weights, overall_alpha)
+    line, chosen, status, pair = recommend(verdicts, answers, weights, overall_alpha)
     open_ = [a for a in answers if a.status in (OPEN, UNTESTED)]
     families = len(shares) + (1 if len(shares) > 1 else 0)
     return Answer(
