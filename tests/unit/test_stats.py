@@ -199,9 +199,7 @@ def test_pocock_level_spends_the_error_rate_over_the_looks() -> None:
 
 def test_an_interval_too_wide_for_a_float_is_infinite_not_an_error() -> None:
     """A real default run under load crashed at n = 2 with df near 1 and a strict level."""
-    from fsarena.analysis.ranking import robust_ratio_test
-
-    from fsarena.analysis.ranking import detectable
+    from fsarena.analysis.ranking import detectable, robust_ratio_test
 
     test = robust_ratio_test([1.0, 40.0], [1.1, 1.2], confidence=1 - 1e-6)
     assert test.high == float("inf") and 0 <= test.low < test.ratio

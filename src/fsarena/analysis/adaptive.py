@@ -100,7 +100,13 @@ class Undecided:
     detectable: float  # the difference the run could not rule out (nan: unknown)
 
     def describe(self) -> str:
-        what = "unknown" if math.isnan(self.detectable) else f"{self.detectable * 100:.0f} %"
+        what = (
+            "unknown"
+            if math.isnan(self.detectable)
+            else "100× or more"
+            if self.detectable >= 99
+            else f"{self.detectable * 100:.0f} %"
+        )
         return f"{self.title} ({', '.join(self.tied)} within {what})"
 
 

@@ -554,9 +554,10 @@ def method_text(looks: int, families: int, alpha: float) -> str:
     return (
         "Each claim is a Yuen-Welch trimmed t-test on log values (Yuen 1974), Bonferroni-"
         f"adjusted over the pairs and over {families} famil{'y' if families == 1 else 'ies'} "
-        f"({what}), the error rate spent {spent}: each test is at "
-        f"{number(100 * alpha, 3)} %, so the chance of naming any false winner stays at "
-        f"or below {100 * ALPHA:.0f} %; intervals have the matching confidence."
+        f"({what}), the error rate spent {spent}: each family is tested at "
+        f"{number(100 * alpha, 3)} % (its pairs share it), so the chance of naming any "
+        f"false winner stays at or below {100 * ALPHA:.0f} %; intervals have the matching "
+        "confidence."
     )
 
 
