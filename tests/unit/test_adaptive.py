@@ -124,7 +124,7 @@ def test_quiet_prints_nothing(tmp_path: Path) -> None:
 
 
 def test_rounds_to_rule_out_narrows_ratio_intervals_on_logs() -> None:
-    from fsarena.analysis.adaptive import MAX_SUGGESTED_ROUNDS, rounds_to_rule_out
+    from fsarena.analysis.rounds import MAX_SUGGESTED_ROUNDS, rounds_to_rule_out
 
     # 4.34x at n = 2 down to 2x: 2 * (ln 4.34 / ln 2)^2 = 8.97 -> 9 rounds.
     assert rounds_to_rule_out(2, 3.34, 1.0) == 9
@@ -136,7 +136,7 @@ def test_rounds_to_rule_out_narrows_ratio_intervals_on_logs() -> None:
 
 
 def test_settle_command_is_one_command_or_says_rounds_will_not_do() -> None:
-    from fsarena.analysis.adaptive import settle_command
+    from fsarena.analysis.rounds import settle_command
 
     assert settle_command(9, None, "decide them") == (
         "about 9 rounds would decide them at this spread: `fsarena run -n 9`"

@@ -86,7 +86,7 @@ def test_a_session_compared_with_itself_keeps_its_own_verdicts() -> None:
     own = build(session)
     table = next(t for t in own.tables if t.task == "tree_copy_in")
     verdict = comparison_line(own, table)
-    assert verdict.startswith("xfs wins:") and "faster than btrfs" in verdict  # a clear win
+    assert "faster than btrfs" in verdict  # a clear win over btrfs
     text = " ".join(render_text(compare([session, session])).split())
     assert f"s1, s2: {verdict}" in text
     assert "tie between s1/" not in text  # nothing ranks one session's groups among all

@@ -45,6 +45,7 @@ KINDS = {
     "development",
     "packages_containers",
     "backups",
+    "demonstration",  # dd_write_unsynced: the page cache's speed, shown, never a vote
 }
 AGED_KINDS = {"aged_reads", "layout"}  # tasks that need --age (a tree aged before them)
 # Today's workloads (issue 16): in workstation-2026 and in all, beside the articles'.

@@ -1,9 +1,10 @@
 """Adaptive repetitions: which verdicts are undecided, which tasks are imprecise.
 
 The default run is decisive: the runner keeps adding whole rounds while some
-kind of work's verdict is undecided (neither one winner nor a tie whose
-interval rules out any difference above kinds.PRACTICAL), up to the plan's
-maximum and within its time budget.
+weighed kind of work's answer is open (neither a winner nor every difference
+shown within the practical threshold, at the error rate analysis.answer spends
+over every look the plan allows), up to the plan's maximum and within its
+time budget.
 
 With `--target-ci PCT` the runner keeps adding whole repetitions (one more
 fresh mkfs-to-umount sequence per filesystem, interleaved in a new shuffled
@@ -20,12 +21,14 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from fsarena.analysis.answer import OPEN, UNTESTED
 from fsarena.analysis.kinds import PRACTICAL
+from fsarena.analysis.rounds import round_seconds, rounds_to_rule_out, settle_command
+from fsarena.analysis.scope import verdict_scope
 from fsarena.analysis.stats import summarize
 from fsarena.analysis.verdicts import analyse
 from fsarena.session.store import Session
 
-MAX_SUGGESTED_ROUNDS = 100  # beyond this, more rounds is not the answer
 # The metric whose precision decides: every timed task has a wall time.
 DECIDING_METRIC = "wall_s"
 
@@ -97,39 +100,29 @@ class Undecided:
     detectable: float  # the difference the run could not rule out (nan: unknown)
 
     def describe(self) -> str:
-        what = "unknown" if math.isnan(self.detectable) else f"{self.detectable * 100:.0f} %"
+        what = (
+            "unknown"
+            if math.isnan(self.detectable)
+            else "100× or more"
+            if self.detectable >= 99
+            else f"{self.detectable * 100:.0f} %"
+        )
         return f"{self.title} ({', '.join(self.tied)} within {what})"
 
 
 def undecided(session: Session) -> list[Undecided]:
-    """Kinds of work with several filesystems tied for best and a difference not ruled out."""
-    verdicts = analyse(session, headline_columns(session))
+    """Weighed kinds of work the answer has not settled: neither a winner nor shown equal.
+
+    Read on the verdicts the report shows (the ranked driver group only) and at the
+    error rate the answer uses, so the loop stops on the report's own verdicts.
+    """
+    verdicts = analyse(verdict_scope(session), headline_columns(session))
+    open_kinds = {a.kind for a in verdicts.answer.kinds if a.status in (OPEN, UNTESTED)}
     return [
         Undecided(k.kind, k.title, k.ranking.winners, k.detectable_difference)
         for k in verdicts.kinds
-        if not k.decided
+        if k.kind in open_kinds
     ]
-
-
-def rounds_to_rule_out(n: int, widest: float, target: float = PRACTICAL) -> int:
-    """Rounds that would narrow an interval allowing WIDEST (relative) at n rounds to TARGET.
-
-    Ratios' intervals are symmetric on logs, and narrow about as 1/sqrt(n) there: at least
-    one round more than n, at most MAX_SUGGESTED_ROUNDS (an unknown width, nan, asks for one
-    more; an infinite one, the most).
-    """
-    if math.isnan(widest):
-        return min(n + 1, MAX_SUGGESTED_ROUNDS)
-    if math.isinf(widest):
-        return MAX_SUGGESTED_ROUNDS
-    need = math.ceil(n * (math.log1p(widest) / math.log1p(target)) ** 2)
-    return min(max(need, n + 1), MAX_SUGGESTED_ROUNDS)
-
-
-def round_seconds(session: Session) -> float | None:
-    """A measured round's wall time in this session (the slowest of the last three), if recorded."""
-    walls = [float(r.wall_s) for r in session.timing.rounds if not r.warmup]
-    return max(walls[-3:]) if walls else None
 
 
 def round_forecast(walls: Sequence[float]) -> float:
@@ -154,25 +147,6 @@ def next_round_fits(
     return elapsed_s + round_forecast(walls) + reserve_s <= budget_s
 
 
-def settle_command(need: int, per_round_s: float | None, goal: str) -> str:
-    """The one command that would reach GOAL at this spread, or why more rounds will not.
-
-    The same words in the run's closing warning and in the report's answer.
-    """
-    if need >= MAX_SUGGESTED_ROUNDS:
-        return (
-            f"more rounds are not the fix: to {goal} would take {MAX_SUGGESTED_ROUNDS} or more "
-            "at this spread; stop background work, or use an idle machine and disk"
-        )
-    if not per_round_s:
-        return f"about {need} rounds would {goal} at this spread: `fsarena run -n {need}`"
-    budget = math.ceil(need * per_round_s / 60) * 60
-    return (
-        f"about {need} rounds would {goal} at this spread: `fsarena run --time-budget "
-        f"{budget} --max-repetitions {need}` (about {budget // 60} min at this run's pace)"
-    )
-
-
 def undecided_message(items: list[Undecided], rounds: int, per_round_s: float | None) -> str:
     """One warning for the kinds a decisive run left unsettled: which, and the command to settle."""
     widest = max((i.detectable for i in items if not math.isnan(i.detectable)), default=math.nan)
@@ -186,3 +160,23 @@ def undecided_message(items: list[Undecided], rounds: int, per_round_s: float | 
         "(short tasks are already timed several times per round; a larger --scale would "
         "change what is measured, not settle it)."
     )
+
+
+class SessionProgress:
+    """What the plan's stopping rule reads of a session (plan.stopping.Progress)."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+
+    def open_kinds(self) -> list[Undecided]:
+        return undecided(self.session)
+
+    def imprecise(self, target_rel: float) -> list[Imprecise]:
+        return imprecise(self.session, target_rel)
+
+    def undecided_warning(self, items: list[Undecided]) -> str:
+        rounds = len(self.session.order)
+        return undecided_message(items, rounds, round_seconds(self.session))
+
+    def unstable_warning(self, items: list[Imprecise], target_rel: float) -> str:
+        return unstable_message(items, target_rel)

@@ -35,6 +35,9 @@ class Index:
             elif run.status == "invalid":
                 self.invalid[(run.filesystem, run.task)] += 1
         self.plan = session.plan
+        self._all: dict[tuple[str, str], list[Run]] = defaultdict(list)
+        for run in session.runs:
+            self._all[(run.filesystem, run.task)].append(run)
 
     def runs(self, filesystem: str, task: str) -> list[Run]:
         return self._runs.get((filesystem, task), [])
@@ -47,6 +50,27 @@ class Index:
             if value is not None and math.isfinite(value):
                 found[run.repetition] = value
         return found
+
+    def why_missing(self, filesystem: str, task: str) -> str:
+        """Why a filesystem has no sample of a task, in a few words ("failed: timeout")."""
+        runs = self._all.get((filesystem, task), [])
+        if not runs:
+            return "(not run)"
+        bad = [r for r in runs if r.status != "ok"]
+        if not bad:
+            return "(no value)"
+        statuses = sorted({r.status if r.status != "failed" else f"failed: {r.fault or 'error'}"
+                           for r in bad})  # fmt: skip
+        return f"({', '.join(statuses)})"
+
+    def ran(self, filesystem: str, task: str) -> bool:
+        """Whether the session has any run of the task on the filesystem, whatever its status."""
+        return bool(self._all.get((filesystem, task)))
+
+    def faults(self, filesystem: str, task: str) -> list[str]:
+        """The fault codes of a filesystem's failed runs of a task."""
+        return [r.fault or "error" for r in self._all.get((filesystem, task), [])
+                if r.status == "failed"]  # fmt: skip
 
     def kind(self, task: str) -> str:
         return self.plan.info(task).kind

@@ -3,15 +3,21 @@
 As the articles concluded per kind of work, but computed, and only where the
 data support it:
 - A kind's filesystems are compared on one number per repetition: the
-  geometric mean of its tasks' headline metrics (each task weighs equally, a
-  higher-is-better metric counts as its inverse). Runs of one repetition come
-  from one freshly made filesystem, so these numbers are independent samples.
+  weighted geometric mean of its tasks' headline metrics (a higher-is-better
+  metric counts as its inverse), each task weighing its share of the kind's
+  mean wall time, what the user waits for (a 20 ms delete does not weigh as
+  much as a 10 s copy); equal weights when a task has no wall time. Runs of
+  one repetition come from one freshly made filesystem, so these numbers are
+  independent samples.
 - "CPU cost" is not a task kind: it is the CPU time (user + sys of the tasks'
   own processes) summed over the whole sequence, archives left out (there the
   compressor, not the filesystem, spends the CPU).
 - A filesystem wins when it has the best estimate, or is not significantly
-  worse than the one that has (Welch's t-test on logs, Holm-adjusted; see
-  ranking). When every filesystem is in that set, the verdict is a tie.
+  worse than the one that has (Yuen's test on logs, Bonferroni-adjusted at the
+  share of the error rate the caller gives the kind; see ranking and
+  answer). When every filesystem is in that set, the verdict is a tie.
+- A task one filesystem lacks leaves the kind for all (a kind compares like
+  with like); KindVerdict.excluded names it, and why, for the answer.
 """
 
 from __future__ import annotations
@@ -19,11 +25,11 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from fsarena.analysis.evidence import Index, TaskResult, headline
 from fsarena.analysis.phrases import describe, metric_word, names
-from fsarena.analysis.ranking import Ranking, rank
+from fsarena.analysis.ranking import ALPHA, Ranking, rank
 from fsarena.measure.metrics import METRICS, Metric
 
 KINDS: dict[str, str] = {
@@ -46,6 +52,7 @@ KINDS: dict[str, str] = {
     "file_serving": "file serving",
     "random_io": "random I/O",
     "aged_reads": "reads of an aged tree (--age)",
+    "demonstration": "page-cache demonstrations (never a verdict)",
     "layout": "on-disk layout (--age)",
 }
 CPU_KIND = "cpu"  # a verdict over all timed tasks, not a task kind
@@ -53,6 +60,7 @@ CPU_METRIC = "cpu_s"
 CPU_EXCLUDED_KINDS = ("archives",)
 CPU_BOUND_PCT = 50.0  # above this share of wall time in CPU, a task is CPU-bound
 SAFETY_KIND = "safety"
+DEMONSTRATION_KIND = "demonstration"  # shown beside the honest figure, never a vote
 # A tie is a decision when the run rules out any difference above this fraction:
 # below 5 % a sysadmin would not choose a filesystem on speed.
 PRACTICAL = 0.05
@@ -67,6 +75,12 @@ class KindVerdict:
     word: str  # "faster than", "better than", ...
     summary: str  # one sentence: winners, ties
     why: tuple[str, ...]  # how it was computed and the per-task evidence
+    # Tasks left out of the kind for every filesystem, each with the reason.
+    excluded: tuple[tuple[str, str], ...] = ()
+    # Each kept task's weight in the kind (its share of the mean wall time).
+    weights: tuple[tuple[str, float], ...] = ()
+    # The compared value per filesystem and repetition (the overall answer combines kinds).
+    by_rep: Mapping[str, Mapping[int, float]] = field(default_factory=dict)
 
     @property
     def detectable_difference(self) -> float:
@@ -104,23 +118,40 @@ def _task_metrics(
     ]
 
 
-def _aggregate(
+def task_weights(
     index: Index, parts: Sequence[tuple[str, str]], filesystems: Sequence[str]
-) -> dict[str, list[float]]:
-    """Per filesystem, the geometric mean of the parts' oriented values, per complete repetition."""
+) -> dict[str, float]:
+    """Each task's share of the kind's mean wall time (equal shares when one has none)."""
+    means = {}
+    for task, _ in parts:
+        walls = [v for fs in filesystems for v in index.samples(fs, task, "wall_s").values()]
+        means[task] = statistics.fmean(walls) if walls else 0.0
+    total = sum(means.values())
+    if total <= 0 or min(means.values()) <= 0:
+        return {task: 1 / len(parts) for task, _ in parts}
+    return {task: m / total for task, m in means.items()}
+
+
+def _aggregate(
+    index: Index,
+    parts: Sequence[tuple[str, str]],
+    filesystems: Sequence[str],
+    weights: Mapping[str, float],
+) -> dict[str, dict[int, float]]:
+    """Per filesystem, the weighted geometric mean of the parts' oriented values, per repetition."""
     out = {}
     for fs in filesystems:
         per_task = [index.samples(fs, task, metric) for task, metric in parts]
         reps = set.intersection(*(set(s) for s in per_task)) if per_task else set()
-        values = [
-            math.exp(
-                statistics.fmean(
-                    _oriented_log(s[r], METRICS[m])
-                    for s, (_, m) in zip(per_task, parts, strict=True)
+        values = {
+            r: math.exp(
+                sum(
+                    weights[t] * _oriented_log(s[r], METRICS[m])
+                    for s, (t, m) in zip(per_task, parts, strict=True)
                 )
             )
             for r in sorted(reps)
-        ]
+        }
         if values:
             out[fs] = values
     return out
@@ -128,12 +159,12 @@ def _aggregate(
 
 def _usable_parts(
     index: Index, parts: list[tuple[str, str]]
-) -> tuple[list[tuple[str, str]], list[str], list[str]]:
-    """The parts every filesystem has positive samples for; the rest with the reason."""
+) -> tuple[list[tuple[str, str]], list[str], list[str], list[tuple[str, str]]]:
+    """The parts every filesystem has positive samples for; notes; the rest with the reason."""
     filesystems = [
         fs for fs in index.session.filesystems() if any(index.samples(fs, t, m) for t, m in parts)
     ]
-    keep, notes = [], []
+    keep, notes, excluded = [], [], []
     for task, metric in parts:
         values = [v for fs in filesystems for v in index.samples(fs, task, metric).values()]
         missing = [fs for fs in filesystems if not index.samples(fs, task, metric)]
@@ -144,14 +175,21 @@ def _usable_parts(
                 "device's measured ceiling: the page cache was measured)"
             )
         if not values:  # e.g. bonnie++ printed "+++++" (too fast to time) everywhere
-            notes.append(f"{task} left out: no value measured on any filesystem")
+            excluded.append((task, "no value measured on any filesystem"))
         elif missing:
-            notes.append(f"{task} left out: no valid successful run on {names(missing)}")
+            why = "; ".join(f"{fs} {index.why_missing(fs, task)}" for fs in missing)
+            excluded.append((task, f"no valid run on {why}"))
         elif min(values) <= 0:
-            notes.append(f"{task} left out: zero values have no ratio")
+            excluded.append((task, "zero values have no ratio"))
         else:
             keep.append((task, metric))
-    return keep, filesystems, notes
+    for fs in index.session.filesystems():
+        if fs not in filesystems and (ran := [t for t, _ in parts if index.ran(fs, t)]):
+            # A filesystem with no valid run of the kind at all is named, never just absent.
+            why = "; ".join(f"{t} {index.why_missing(fs, t)}" for t in ran)
+            excluded.append((fs, f"no valid run: {why}"))
+    notes += [f"{task} left out: {why}" for task, why in excluded]
+    return keep, filesystems, notes, excluded
 
 
 def _kind_verdict(
@@ -159,28 +197,34 @@ def _kind_verdict(
     kind: str,
     parts: list[tuple[str, str]],
     results: Mapping[tuple[str, str], TaskResult],
+    alpha: float,
 ) -> KindVerdict | None:
-    keep, filesystems, notes = _usable_parts(index, parts)
+    keep, filesystems, notes, excluded = _usable_parts(index, parts)
+    weights: dict[str, float] = {}
+    by_rep: dict[str, dict[int, float]] = {}
     if not keep and len(parts) == 1 and parts[0] in results and len(filesystems) >= 2:
         # One task whose values include zeros (files lost in a crash test): no ratio
         # exists, so its own ranking (Welch's test on the raw values) is the verdict.
         keep, ranking = parts, results[parts[0]].ranking
-        notes = []
+        notes, excluded = [], []
     elif not keep:
         return None
     else:
-        samples = _aggregate(index, keep, filesystems)
-        dropped = [fs for fs in filesystems if fs not in samples]
+        weights = task_weights(index, keep, filesystems)
+        by_rep = _aggregate(index, keep, filesystems, weights)
+        dropped = [fs for fs in filesystems if fs not in by_rep]
         if dropped:
             notes.append(f"{names(dropped)} left out: no repetition with every task successful")
-        ranking = rank(samples, higher_is_better=False)
+        samples = {fs: list(v.values()) for fs, v in by_rep.items()}
+        ranking = rank(samples, higher_is_better=False, alpha=alpha)
     used = {m for _, m in keep}
     word = metric_word(METRICS[used.pop()]) if len(used) == 1 else "better than"
+    shares = ", ".join(f"{t} {100 * w:.0f} %" for t, w in weights.items())
     how = (
         f"Judged on {keep[0][0]} ({METRICS[keep[0][1]].label})."
         if len(keep) == 1
-        else f"Judged on the geometric mean of {len(keep)} tasks per repetition, "
-        f"each weighing equally: {', '.join(t for t, _ in keep)}."
+        else f"Judged on the weighted geometric mean of {len(keep)} tasks per repetition, "
+        f"each weighing its share of the time: {shares}."
     )
     evidence = [
         f"{task}: {describe(results[(task, m)].ranking, metric_word(METRICS[m]))}."
@@ -196,6 +240,9 @@ def _kind_verdict(
         word,
         describe(ranking, word),
         tuple(why),
+        tuple(excluded),
+        tuple(weights.items()),
+        by_rep,
     )
 
 
@@ -222,7 +269,9 @@ def _kind_notes(index: Index, kind: str, parts: Sequence[tuple[str, str]]) -> li
     return [note + "."]
 
 
-def _cpu_verdict(index: Index, columns: Mapping[str, Sequence[str]]) -> KindVerdict | None:
+def _cpu_verdict(
+    index: Index, columns: Mapping[str, Sequence[str]], alpha: float
+) -> KindVerdict | None:
     """CPU time of the whole sequence, per repetition, archives left out."""
     tasks = [
         t
@@ -230,19 +279,23 @@ def _cpu_verdict(index: Index, columns: Mapping[str, Sequence[str]]) -> KindVerd
         if t in columns and index.kind(t) not in CPU_EXCLUDED_KINDS and index.plan.info(t).timed
     ]
     samples: dict[str, list[float]] = {}
+    cpu_by_rep: dict[str, dict[int, float]] = {}
+    lacking = []
     for fs in index.session.filesystems():
         per_task = [index.samples(fs, t, CPU_METRIC) for t in tasks]
         if not per_task or not all(per_task):
+            lacking.append(fs)
             continue
         reps = set.intersection(*(set(s) for s in per_task))
-        totals = [sum(s[r] for s in per_task) for r in sorted(reps)]
-        if totals and min(totals) > 0:
-            samples[fs] = totals
+        totals = {r: sum(s[r] for s in per_task) for r in sorted(reps)}
+        if totals and min(totals.values()) > 0:
+            samples[fs] = list(totals.values())
+            cpu_by_rep[fs] = totals
     if not samples:
         return None
-    ranking = rank(samples, higher_is_better=False)
+    ranking = rank(samples, higher_is_better=False, alpha=alpha)
     word = "less CPU time than"
-    why = (
+    why: tuple[str, ...] = (
         f"Judged on the CPU time (user + sys) of the tasks' own processes, summed over "
         f"{len(tasks)} timed tasks per repetition, archives left out (the compressor's CPU "
         "is the same on every filesystem).",
@@ -250,23 +303,35 @@ def _cpu_verdict(index: Index, columns: Mapping[str, Sequence[str]]) -> KindVerd
         "not in this figure; the tables' system CPU busy column has them, with every other "
         "process on the machine.",
     )
+    excluded = tuple((fs, "lacks a successful run of some timed task") for fs in lacking)
+    if lacking:
+        why += (f"{names(lacking)} left out: no successful run of every timed task.",)
     return KindVerdict(
-        CPU_KIND, KINDS[CPU_KIND], tuple(tasks), ranking, word, describe(ranking, word), why
-    )
+        CPU_KIND, KINDS[CPU_KIND], tuple(tasks), ranking, word, describe(ranking, word), why,
+        excluded, (), cpu_by_rep,
+    )  # fmt: skip
 
 
 def kind_verdicts(
     index: Index,
     columns: Mapping[str, Sequence[str]],
     results: Mapping[tuple[str, str], TaskResult],
+    alpha: Mapping[str, float] | None = None,
 ) -> list[KindVerdict]:
-    """The verdict of every kind of work that compares two or more filesystems, in KINDS order."""
+    """The verdict of every kind of work that compares two or more filesystems, in KINDS order.
+
+    ALPHA gives each kind its share of the error rate (answer.error_shares); a kind not
+    in it is tested at ranking.ALPHA on its own. Demonstrations get no verdict.
+    """
     kinds = []
     for kind in KINDS:
+        if kind == DEMONSTRATION_KIND:
+            continue
+        level = (alpha or {}).get(kind, ALPHA)
         verdict = (
-            _cpu_verdict(index, columns)
+            _cpu_verdict(index, columns, level)
             if kind == CPU_KIND
-            else _kind_verdict(index, kind, _task_metrics(index, columns, kind), results)
+            else _kind_verdict(index, kind, _task_metrics(index, columns, kind), results, level)
         )
         if verdict is not None and len(verdict.ranking.order) >= 2:
             kinds.append(verdict)

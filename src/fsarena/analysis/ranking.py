@@ -1,29 +1,28 @@
-"""Comparing groups of samples: ratios, Welch's tests, Holm, and rankings. Pure functions.
+"""Comparing groups of samples: ratios, Yuen-Welch tests, Bonferroni, rankings. Pure functions.
 
 Comparisons between groups (filesystems, or sessions) in rankings are robust
 to this machine's heavy tails (one stalled run can last 4x the others):
-- The ratio is the Hodges-Lehmann estimate: exp of the median of all pairwise
-  differences of log samples. A stall moves a third of those differences at
-  n = 3, never their median; a mean moves with every sample.
-- The interval and the test are Welch's t on the logarithms after each group's
-  samples are winsorized: a value more than WINSOR_SIGMAS robust standard
-  deviations (1.4826 MAD of both groups' residuals) from its group's median
-  is pulled in to that limit for the test only. The stored sample and the
-  tables keep it as measured, and it is flagged as an outlier; nothing is
-  dropped. Welch's t rather than a rank
-  test: n is 3 to 10, and an exact Mann-Whitney test cannot reach p < 0.05 at
-  n = 3 per group (its smallest two-sided p is 2 / C(6, 3) = 0.1), or pass any
-  correction for several comparisons at n = 4, so it could never name a winner
-  in a typical run; a bootstrap at n = 3 has 10 distinct resamples per group.
-  On logs (timing noise is multiplicative), the difference of log means is the
-  log of a ratio, so "significant" and "the interval excludes 1" agree.
-- A tie states the smallest difference the run could have detected: the
-  interval's farther end ("no difference above 6 %"), Pair.detectable.
-Within one family (one task and metric, all pairs of groups) p-values are
-adjusted with Holm's step-down method, which bounds the chance of declaring any
-false win in the family at alpha (a verdict is a claim a reader acts on; a
-false-discovery rate would allow some false wins by design). ratio_test (plain
-Welch on logs, ratio of geometric means) stays for cross-session comparisons.
+- The test, the ratio and its interval are one estimator's: Yuen's trimmed
+  t-test on the logarithms (Yuen 1974; Wilcox, "Introduction to Robust
+  Estimation and Hypothesis Testing"): the ratio is exp of the difference of
+  the groups' 20 % trimmed means, its interval uses the winsorized variances
+  and Welch's degrees of freedom with h - 1 per group (h: values kept after
+  trimming). The printed ratio is always inside its printed interval. At n = 3
+  and 4 nothing is trimmed (floor(0.2 n) = 0): a stall there widens the
+  interval, so it can turn a win into a tie, never a tie into a win.
+  Stored samples and tables keep every value as measured.
+  Yuen-Welch rather than a rank test: n is 3 to 10, and an exact Mann-Whitney
+  test cannot reach p < 0.05 at n = 3 per group (its smallest two-sided p is
+  2 / C(6, 3) = 0.1). On logs (timing noise is multiplicative), a difference of
+  log means is the log of a ratio, so "significant" and "the interval excludes
+  1" agree.
+- A tie states the largest difference the run leaves possible: the interval's
+  farther end ("no difference above 6 %"), Pair.detectable.
+Within one family (all pairs of groups on one task and metric, or one kind)
+the tests are Bonferroni-adjusted and the intervals widened to match, which
+bounds the chance of declaring any false win in the family at alpha (a verdict
+is a claim a reader acts on). ratio_test (plain Welch on logs, ratio of
+geometric means) stays for cross-session comparisons.
 """
 
 from __future__ import annotations
@@ -38,15 +37,10 @@ from typing import Literal
 
 from fsarena.analysis.stats import CONFIDENCE
 
-ALPHA = 0.05  # family-wise error rate of the pairwise tests, after Holm
-# Rankings winsorize each group's log samples at this many robust standard
-# deviations (pooled over the two groups compared) from the group's median. Chosen
-# by simulation (normal log noise, 3000 pairs per n): the false-positive rate of the
-# test stays at 3-7 % for n = 3..10 (nominal 5 %), and with one 4x stall in a
-# group 30 % faster the difference stays significant in 85-100 % of runs at
-# n >= 4 (at n = 3 two runs cannot outvote a stall: the verdict becomes a tie,
-# it never flips). Plain Welch loses it at every n.
-WINSOR_SIGMAS = 3.0
+ALPHA = 0.05  # family-wise error rate of the pairwise tests (Bonferroni within a family)
+# Yuen's test trims this fraction of each group's log samples at each end (floor(0.2 n):
+# none at n = 3-4, one at n = 5-9, two at n = 10-14): the standard choice (Wilcox).
+TRIM = 0.2
 
 
 # ---------------------------------------------------------------- comparing two groups
@@ -65,7 +59,7 @@ class RatioTest:
     low: float
     high: float
     p_value: float  # nan when a group has fewer than 2 samples
-    method: Literal["welch-log", "welch", "exact", "untestable"]
+    method: Literal["welch-log", "yuen-log", "welch", "exact", "untestable"]
 
 
 def ratio_test(a: Sequence[float], b: Sequence[float]) -> RatioTest:
@@ -140,7 +134,7 @@ class Ranking:
     """Groups ordered by estimate, their pairwise tests, and who is as good as the best."""
 
     order: tuple[str, ...]  # best first
-    estimates: Mapping[str, float]  # medians (robust: one stall does not move them)
+    estimates: Mapping[str, float]  # 20 % trimmed (geometric) means: the ratios' own centres
     n: Mapping[str, int]
     pairs: tuple[Pair, ...]
     winners: tuple[str, ...]  # the best and every group not significantly worse than it
@@ -156,8 +150,11 @@ class Ranking:
         A fraction (0.06: "no difference above 6 % between them"); 0 with one
         winner, nan when some tied pair has no interval.
         """
-        best = self.order[0] if self.order else ""
-        found = [p.detectable for g in self.winners if g != best and (p := self.pair(best, g))]
+        found = [
+            p.detectable
+            for a, b in combinations(self.winners, 2)
+            if (p := self.pair(a, b)) is not None
+        ]
         return max(found, default=0.0)
 
     def pair(self, a: str, b: str) -> Pair | None:
@@ -168,85 +165,115 @@ class Ranking:
 
 
 def _estimate(values: Sequence[float], geometric: bool) -> float:
-    """A group's robust centre: the median (unchanged by one stall)."""
-    del geometric  # the median of logs is the log of the median: one estimate for both
-    return statistics.median(values)
+    """A group's centre, the one its ratios use: the 20 % trimmed mean (of logs when positive)."""
+    if geometric:
+        return math.exp(trimmed([math.log(v) for v in values]).mean)
+    return trimmed(values).mean
 
 
-def robust_scale(*groups: Sequence[float]) -> float:
-    """Robust standard deviation of the groups' residuals from their own medians (1.4826 MAD).
+@dataclass(frozen=True)
+class Trimmed:
+    """One group's 20 % trimmed mean and the squared standard error Yuen's test gives it."""
 
-    Pooled over the groups compared (a filesystem's three runs give too few on
-    their own); in a group of odd size the median's own zero residual is left
-    out, or it would pull the MAD down.
+    mean: float
+    d: float  # (n - 1) * winsorized variance / (h * (h - 1))
+    h: int  # the values left after trimming
+
+
+def trimmed(values: Sequence[float], trim: float = TRIM) -> Trimmed:
+    """The trimmed mean of VALUES (g = floor(trim * n) cut at each end) and its Yuen variance."""
+    xs = sorted(float(v) for v in values)
+    n = len(xs)
+    g = int(trim * n)
+    h = n - 2 * g
+    kept = xs[g : n - g]
+    winsorized = [xs[g]] * g + kept + [xs[n - g - 1]] * g
+    var = statistics.variance(winsorized) if n > 1 else math.nan
+    return Trimmed(statistics.fmean(kept), (n - 1) * var / (h * (h - 1)) if h > 1 else math.nan, h)
+
+
+def yuen_test(
+    xa: Sequence[float], xb: Sequence[float], confidence: float = CONFIDENCE
+) -> RatioTest:
+    """Yuen-Welch test of log samples: a / b as exp(difference of 20 % trimmed means).
+
+    The interval is the same estimator's (Yuen 1974: winsorized variances, Welch's
+    degrees of freedom with h - 1 per group), so the ratio always lies inside it.
     """
-    residuals: list[float] = []
-    for group in groups:
-        med = statistics.median(group)
-        found = [v - med for v in group]
-        if len(found) % 2:
-            found.remove(min(found, key=abs))
-        residuals += found
-    return 1.4826 * statistics.median(abs(r) for r in residuals) if residuals else 0.0
+    from scipy import stats as sps
+
+    ta, tb = trimmed(xa), trimmed(xb)
+    diff = ta.mean - tb.mean
+    if ta.h < 2 or tb.h < 2:
+        return RatioTest(math.exp(diff), math.nan, math.nan, math.nan, "untestable")
+    se2 = ta.d + tb.d
+    if se2 == 0:
+        p = 1.0 if diff == 0 else 0.0
+        return RatioTest(math.exp(diff), math.exp(diff), math.exp(diff), p, "exact")
+    df = se2**2 / (ta.d**2 / (ta.h - 1) + tb.d**2 / (tb.h - 1))
+    se = math.sqrt(se2)
+    p = float(2 * sps.t.sf(abs(diff) / se, df))
+    q = float(sps.t.ppf(1 - (1 - confidence) / 2, df))
+    return RatioTest(math.exp(diff), _exp(diff - q * se), _exp(diff + q * se), p, "yuen-log")
 
 
-def winsorize(values: Sequence[float], scale: float, sigmas: float = WINSOR_SIGMAS) -> list[float]:
-    """Values pulled in to their median +/- sigmas * scale."""
-    if scale <= 0 or len(values) < 3:
-        return [float(v) for v in values]
-    med = statistics.median(values)
-    limit = sigmas * scale
-    return [min(max(float(v), med - limit), med + limit) for v in values]
+def _exp(x: float) -> float:
+    """exp, infinite past a float's range: at n = 2 and a strict level (df near 1) the
+    interval's end can be beyond any ratio (seen in a real default run: an OverflowError)."""
+    return math.exp(x) if x < 700 else math.inf
 
 
-def hodges_lehmann(a: Sequence[float], b: Sequence[float]) -> float:
-    """The Hodges-Lehmann shift of a over b: the median of all pairwise differences."""
-    return statistics.median(x - y for x in a for y in b)
-
-
-def robust_ratio_test(a: Sequence[float], b: Sequence[float]) -> RatioTest:
-    """a / b as a Hodges-Lehmann ratio, with Welch's interval on winsorized logs (see above)."""
+def robust_ratio_test(
+    a: Sequence[float], b: Sequence[float], confidence: float = CONFIDENCE
+) -> RatioTest:
+    """a / b by Yuen's trimmed test on logs (see above); raw Welch when a value is not positive."""
     if min(a) <= 0 or min(b) <= 0:
         return ratio_test(a, b)  # no logarithm: the plain test on raw values
-    la, lb = [math.log(v) for v in a], [math.log(v) for v in b]
-    ratio = math.exp(hodges_lehmann(la, lb))
-    scale = robust_scale(la, lb)
-    test = ratio_test(
-        [math.exp(v) for v in winsorize(la, scale)], [math.exp(v) for v in winsorize(lb, scale)]
-    )
-    return RatioTest(ratio, test.low, test.high, test.p_value, test.method)
+    return yuen_test([math.log(v) for v in a], [math.log(v) for v in b], confidence)
 
 
 def detectable(low: float, high: float) -> float:
-    """The largest difference an interval of a ratio leaves possible, as a fraction."""
-    if math.isnan(low) or math.isnan(high) or low <= 0:
+    """The largest difference an interval of a ratio leaves possible, as a fraction
+    (infinite when an end is beyond a float's range; nan without an interval)."""
+    if math.isnan(low) or math.isnan(high):
         return math.nan
+    if low <= 0:
+        return math.inf
     return max(high, 1 / low) - 1
 
 
 def rank(
     samples: Mapping[str, Sequence[float]], higher_is_better: bool, alpha: float = ALPHA
 ) -> Ranking:
-    """Rank groups by their samples; a difference counts only when significant after Holm."""
+    """Rank groups by their samples; a difference counts only when significant at ALPHA overall.
+
+    Bonferroni over the family's pairs: each pair is tested at alpha / m and its
+    interval has confidence 1 - alpha / m, so "significant" and "the interval
+    excludes 1" agree, and a tie's stated bound holds for all pairs at once.
+    Callers that spend their error rate over more families (kinds, looks) pass
+    their share as ALPHA.
+    """
     groups = {name: list(v) for name, v in samples.items() if len(v) > 0}
     geometric = all(min(v) > 0 for v in groups.values())
     estimates = {name: _estimate(v, geometric) for name, v in groups.items()}
     sign = -1.0 if higher_is_better else 1.0
     order = tuple(sorted(groups, key=lambda g: (sign * estimates[g], g)))
+    m = max(1, len(order) * (len(order) - 1) // 2)
+    level = alpha / m
     raw = []
     for better, worse in combinations(order, 2):
         # Oriented so the ratio is >= 1: worse/better for lower-is-better metrics.
         test = (
-            robust_ratio_test(groups[better], groups[worse])
+            robust_ratio_test(groups[better], groups[worse], 1 - level)
             if higher_is_better
-            else robust_ratio_test(groups[worse], groups[better])
+            else robust_ratio_test(groups[worse], groups[better], 1 - level)
         )
         raw.append((better, worse, test))
-    adjusted = holm([t.p_value for _, _, t in raw])
     pairs = tuple(
-        Pair(b, w, t.ratio, t.low, t.high, t.p_value, p, p < alpha, detectable(t.low, t.high))
-        for (b, w, t), p in zip(raw, adjusted, strict=True)
-    )
+        Pair(b, w, t.ratio, t.low, t.high, t.p_value, _bonferroni(t.p_value, m),
+             _bonferroni(t.p_value, m) < alpha, detectable(t.low, t.high))
+        for b, w, t in raw
+    )  # fmt: skip
     best = order[0] if order else ""
     winners = tuple(g for g in order if g == best or not _significant(pairs, best, g))
     return Ranking(
@@ -256,6 +283,10 @@ def rank(
         pairs=pairs,
         winners=winners,
     )
+
+
+def _bonferroni(p: float, m: int) -> float:
+    return 1.0 if math.isnan(p) else min(1.0, p * m)
 
 
 def _significant(pairs: Sequence[Pair], a: str, b: str) -> bool:

@@ -1,109 +1,42 @@
-"""Verdicts of one session: per-task rankings, per-kind verdicts, the overall recommendation.
+"""Verdicts of one session: per-task rankings, per-kind verdicts, the answer.
 
-The kinds' verdicts are computed in analysis.kinds; here they are gathered,
-and the recommendation weighs them: the filesystems best or tied for best in
-the most kinds where the filesystems differ, none that lost on safety, with
+The kinds' verdicts are computed in analysis.kinds, each at its share of the
+error rate (answer.error_shares); here they are gathered, and analysis.answer
+weighs them into the one answer every report and the JSON summary show, with
 the caveats every answer from the session must carry.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from fsarena.analysis.answer import (
+    OPEN,
+    UNTESTED,
+    Answer,
+    build_answer,
+    error_shares,
+    present_kinds,
+)
 from fsarena.analysis.evidence import CeilingCheck, Index, TaskResult, ceiling_checks, rank_tasks
-from fsarena.analysis.kinds import SAFETY_KIND, KindVerdict, kind_verdicts
+from fsarena.analysis.kinds import PRACTICAL, KindVerdict, kind_verdicts
 from fsarena.analysis.method import loop_io
-from fsarena.analysis.phrases import names
+from fsarena.analysis.rounds import round_seconds, rounds_to_rule_out, settle_command
 from fsarena.session.records import given
 from fsarena.session.store import Session
-
-
-@dataclass(frozen=True)
-class Recommendation:
-    filesystems: tuple[str, ...]  # empty: no recommendation from these data
-    summary: str
-    reasons: tuple[str, ...]
-    caveats: tuple[str, ...]
 
 
 @dataclass(frozen=True)
 class Verdicts:
     tasks: Mapping[tuple[str, str], TaskResult]  # (task, metric)
     kinds: tuple[KindVerdict, ...]
-    recommendation: Recommendation
+    answer: Answer
     ceilings: tuple[CeilingCheck, ...]
 
     def task(self, task: str, metric: str) -> TaskResult | None:
         return self.tasks.get((task, metric))
-
-
-# ---------------------------------------------------------------- recommendation
-
-
-def _recommend(session: Session, kinds: Sequence[KindVerdict]) -> Recommendation:
-    decided = [k for k in kinds if not k.ranking.all_tied]
-    notes = tuple(caveats(session))
-    if not kinds:  # nothing compared: no tie either, only no data
-        return Recommendation(
-            (),
-            "No recommendation: no kind of work has results from two or more filesystems.",
-            (),
-            notes,
-        )
-    if not decided:
-        return Recommendation(
-            (),
-            "No recommendation from these measurements: every kind of work is a tie. "
-            "Choose on safety across power loss, features (quotas, ACLs, resizing, "
-            "snapshots) and what you can repair.",
-            (),
-            notes,
-        )
-    unsafe = {
-        fs
-        for k in decided
-        if k.kind == SAFETY_KIND
-        for fs in k.ranking.order
-        if fs not in k.ranking.winners
-    }
-    filesystems = sorted({fs for k in kinds for fs in k.ranking.order})
-    score = {
-        fs: (
-            sum(fs in k.ranking.winners for k in decided),
-            -sum(fs in k.ranking.order and fs not in k.ranking.winners for k in decided),
-        )
-        for fs in filesystems
-        if fs not in unsafe
-    }
-    if not score:
-        return Recommendation((), "No filesystem kept its data safe in every test.", (), notes)
-    top = max(score.values())
-    chosen = tuple(fs for fs in filesystems if score.get(fs) == top)
-    reasons = [
-        f"{k.title}: {k.summary}" for k in decided if any(fs in k.ranking.winners for fs in chosen)
-    ]
-    lost = [
-        f"{names(behind)} behind on {k.title}: {k.summary}"
-        for k in decided
-        if (
-            behind := [fs for fs in chosen if fs in k.ranking.order and fs not in k.ranking.winners]
-        )
-    ]
-    excluded = [f"{fs} is not recommended: it lost on safety" for fs in sorted(unsafe)]
-    wins, _ = top
-    summary = (
-        f"{names(list(chosen))}: best or tied for best in {wins} of the {len(decided)} kinds "
-        f"of work where the filesystems differ significantly"
-        + (f" ({len(kinds) - len(decided)} more were ties)" if len(kinds) > len(decided) else "")
-        + "."
-    )
-    return Recommendation(
-        chosen,
-        summary,
-        tuple(reasons),
-        tuple(lost) + tuple(excluded) + notes,
-    )
 
 
 def caveats(session: Session) -> list[str]:
@@ -159,14 +92,36 @@ def caveats(session: Session) -> list[str]:
 # ---------------------------------------------------------------- entry point
 
 
+def _settle(session: Session, kinds: Sequence[KindVerdict], open_kinds: set[str]) -> str:
+    """What would settle the open weighed kinds to PRACTICAL, as the run's warning says it."""
+    rankings = [k.ranking for k in kinds if k.kind in open_kinds]
+    widths = [r.detectable_difference for r in rankings if min(r.n.values(), default=0) >= 2]
+    widths = [w for w in widths if not math.isnan(w)] or [
+        max((p.detectable for p in r.pairs), default=math.nan) for r in rankings
+    ]
+    known = [w for w in widths if not math.isnan(w)]
+    if not known:
+        return "Run -n 3 or more to settle them."
+    n = min(min(r.n.values()) for r in rankings)
+    need = rounds_to_rule_out(n, max(known), PRACTICAL)
+    text = settle_command(need, round_seconds(session), f"settle them to {100 * PRACTICAL:.0f} %")
+    return text[:1].upper() + text[1:] + "."
+
+
 def analyse(session: Session, columns: Mapping[str, Sequence[str]]) -> Verdicts:
-    """Per-task rankings, per-kind verdicts and the recommendation for one session.
+    """Per-task rankings, per-kind verdicts and the answer for one session.
 
     `columns` maps each task to the metrics of its table (the first one is its
-    headline, which kind verdicts use).
+    headline, which kind verdicts use). The answer's weights are the plan's.
     """
     index = Index(session)
     checks = ceiling_checks(index)
     results = rank_tasks(index, columns)
-    kinds = kind_verdicts(index, columns, results)
-    return Verdicts(results, tuple(kinds), _recommend(session, kinds), checks)
+    present = present_kinds(index, columns)
+    shares, _, _ = error_shares(session.plan, present)
+    kinds = kind_verdicts(index, columns, results, shares)
+    first = build_answer(index, kinds, results, present, caveats(session), "")
+    open_kinds = {k.kind for k in first.kinds if k.status in (OPEN, UNTESTED)}
+    settle = _settle(session, kinds, open_kinds) if open_kinds else ""
+    answer = replace(first, ties=settle) if settle else first
+    return Verdicts(results, tuple(kinds), answer, checks)

@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from fsarena.errors import FsarenaError
+
+if TYPE_CHECKING:
+    from fsarena.session.store import Session
 
 
 class FiniteNumber(click.ParamType[float]):
@@ -83,3 +86,50 @@ def refuse_existing(output: Path | None, what: str, force: bool) -> None:
     from fsarena.session.store import refusal
 
     raise FsarenaError(refusal(output, what))
+
+
+def weights(weigh: str | None, workload: str | None) -> dict[str, float] | None:
+    """--weigh KIND=W,... and --workload NAME as kind weights; None when neither is given."""
+    from fsarena.analysis.answer import PROFILES
+    from fsarena.analysis.kinds import KINDS
+
+    if weigh is None and workload is None:
+        return None
+    found: dict[str, float] = {}
+    if workload is not None:
+        if workload not in PROFILES:
+            raise FsarenaError(
+                f"--workload {workload!r} is not a named workload: use one of "
+                f"{', '.join(sorted(PROFILES))}, or --weigh KIND=W,..."
+            )
+        found.update(PROFILES[workload])
+    for item in (weigh or "").split(","):
+        if not item.strip():
+            continue
+        kind, _, value = item.partition("=")
+        kind = kind.strip()
+        if kind not in KINDS:
+            raise FsarenaError(
+                f"--weigh {item!r}: {kind!r} is not a kind of work; kinds: {', '.join(KINDS)}"
+            )
+        try:
+            weight = float(value)
+        except ValueError:
+            weight = math.nan
+        if not math.isfinite(weight) or weight < 0:
+            raise FsarenaError(
+                f"--weigh {item!r}: write KIND=W with W a number >= 0, like databases=1"
+            )
+        found[kind] = weight
+    if not any(w > 0 for w in found.values()):
+        raise FsarenaError("--weigh gives every kind weight 0: weigh at least one kind above 0")
+    return found
+
+
+def reweighed(session: Session, weigh: str | None, workload: str | None) -> Session:
+    """The session with the answer's weights given on reading it (report, compare)."""
+    given = weights(weigh, workload)
+    if given is None:
+        return session
+    plan = session.plan.model_copy(update={"weights": given})
+    return session.model_copy(update={"plan": plan})

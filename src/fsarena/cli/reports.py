@@ -8,12 +8,23 @@ from typing import TYPE_CHECKING
 
 import click
 
-from fsarena.cli.args import FORMATS, force_option, refuse_existing
+from fsarena.cli.args import FORMATS, force_option, refuse_existing, reweighed
 from fsarena.cli.base import DEFAULT_RESULTS
 from fsarena.errors import FsarenaError
 
 if TYPE_CHECKING:
     from fsarena.session.store import Session
+
+# The answer is recomputed from a session, so its weights can be changed on reading it.
+weigh_option = click.option(
+    "--weigh",
+    default=None,
+    metavar="KIND=W,...",
+    help="Recompute the answer with these kinds' weights (databases=1); default: the run's.",
+)
+workload_option = click.option(
+    "--workload", default=None, help="A named workload's weights: database, mail, fileserver, vm."
+)
 
 
 @click.command()
@@ -33,15 +44,23 @@ if TYPE_CHECKING:
     help="Where to find the newest session when none is given.",
 )
 @force_option
+@weigh_option
+@workload_option
 def report(
-    session_path: Path | None, fmt: str, output: Path | None, results_dir: str, force: bool
+    session_path: Path | None,
+    fmt: str,
+    output: Path | None,
+    results_dir: str,
+    force: bool,
+    weigh: str | None,
+    workload: str | None,
 ) -> None:
     """Render a saved session again, without running anything."""
     from fsarena.session.store import load
 
     refuse_existing(output, "report file", force)
     path = session_path or _newest(Path(results_dir))
-    session = load(path)
+    session = reweighed(load(path), weigh, workload)
     from fsarena.report import render, write
 
     if output is None or str(output) == "-":
@@ -138,6 +157,8 @@ def _newest(directory: Path) -> Path:
     show_default=True,
     help="Whose store --baseline store reads when --store is not given.",
 )
+@weigh_option
+@workload_option
 def compare(
     session_paths: tuple[Path, ...],
     labels: tuple[str, ...],
@@ -148,6 +169,8 @@ def compare(
     baseline: str | None,
     store_url: str | None,
     results_dir: str,
+    weigh: str | None,
+    workload: str | None,
 ) -> None:
     """The same tasks across sessions (machines, kernels, mount options), with significance.
 
@@ -169,7 +192,7 @@ def compare(
     if fail_pct is not None and len(paths) != 2:
         raise click.UsageError(f"the gate compares two sessions, BASE and NEW ({len(paths)} given)")
     refuse_existing(output, "comparison file", force)
-    sessions = [load(p) for p in paths]
+    sessions = [reweighed(load(p), weigh, workload) for p in paths]
     if fail_pct is not None:
         _gate(sessions, tuple(labels) or ("BASE", "NEW"), fail_pct, fmt, output)
         return

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from fsarena.cli.args import FORMATS, NUMBER, fs_names
+from fsarena.cli.args import FORMATS, NUMBER, fs_names, weights
 from fsarena.cli.base import DEFAULT_RESULTS, EXIT_CODES, fail
 from fsarena.cli.executing import (
     claim_session,
@@ -32,6 +32,7 @@ PLAN_OPTIONS = (
     "suite", "fs_list", "repetitions", "scale", "seed", "workdir", "source",
     "task_timeout", "image_size", "device", "output", "target_ci", "max_repetitions",
     "time_budget", "machine", "quick", "warmup", "age", "commands", "prepare", "data", "force",
+    "weigh", "workload",
 )  # fmt: skip
 
 
@@ -83,6 +84,7 @@ def _new_or_resumed(ctx: click.Context, opts: dict[str, Any]) -> tuple[Plan, Pat
             machine=opts["machine"],
             **_repetition_mode(opts, _sets_repetitions(suite)),
             age=opts["age"],
+            weights=weights(opts["weigh"], opts["workload"]),
         )
     )
     require_proportional(plan)
@@ -113,9 +115,6 @@ def _swept(suite: Any, names: list[str] | None, options: str | None) -> tuple[An
     return swept.suite, swept.filesystems
 
 
-DEFAULT_BUDGET_S = 600.0  # the default run's time budget: what a user waits for an answer
-
-
 def _sets_repetitions(suite: Any) -> bool:
     """A user's suite file that states its repetitions means them, as --repetitions does."""
     from fsarena.plan.suite import builtin_suites, load_suite
@@ -128,50 +127,23 @@ def _sets_repetitions(suite: Any) -> bool:
 
 
 def _repetition_mode(opts: dict[str, Any], suite_fixed: bool = False) -> dict[str, Any]:
-    """Decisive within a budget by default; --quick, --repetitions, --target-ci as they say.
+    """The stopping rule's fields for the flags as typed (plan.stopping.from_flags)."""
+    from fsarena.plan.stopping import from_flags
 
-    A built-in suite's repetitions are where a decisive run starts; a suite file of the
-    user's that states `repetitions = N` gets exactly N, like --repetitions N.
-    """
-    fixed = opts["quick"] or opts["repetitions"] is not None or suite_fixed
-    if opts["quick"] and (opts["target_ci"] or opts["time_budget"] or opts["max_repetitions"]):
-        raise FsarenaError("--quick runs the suite's repetitions once: drop the adaptive options")
-    adaptive = opts["target_ci"] is not None
-    decisive = not fixed and not adaptive
-    budget = opts["time_budget"]
-    if decisive and budget is None:
-        budget = DEFAULT_BUDGET_S
-    return {
-        "target_ci_pct": opts["target_ci"],
-        "max_repetitions": opts["max_repetitions"],
-        "time_budget_s": budget,
-        "decisive": decisive,
-        # A fixed run (--repetitions, --quick) does exactly what it says unless asked.
-        "warmup_rounds": int(opts["warmup"] if opts["warmup"] is not None else not fixed),
-    }
+    return from_flags(
+        opts["quick"],
+        opts["repetitions"],
+        opts["target_ci"],
+        opts["max_repetitions"],
+        opts["time_budget"],
+        opts["warmup"],
+        suite_fixed,
+    )
 
 
 def _announce(plan: Plan) -> str:
-    """Before starting: how long the run will take, and why."""
-    warm = "one warm-up round (kept apart, not a sample), then " if plan.warmup_rounds else ""
-    if plan.decisive:
-        budget = (plan.time_budget_s or DEFAULT_BUDGET_S) / 60
-        return (
-            f"{warm}{plan.repetitions} rounds, then more (up to "
-            f"{plan.max_repetitions_or_default}) until every kind of work has a winner or a "
-            f"tie ruling out differences above 5 %; no new round once the {budget:.0f} min "
-            "budget would be passed (--time-budget SECONDS; --repetitions N or --quick for a "
-            f"fixed run); datasets at scale {plan.scale:g}, so that rounds stay short enough "
-            "for several to fit the budget (--scale: larger datasets, fewer rounds)"
-        )
-    if plan.target_ci_pct is not None:
-        limit = f", within {plan.time_budget_s / 60:.0f} min" if plan.time_budget_s else ""
-        return (
-            f"{warm}{plan.repetitions} rounds, then more (up to "
-            f"{plan.max_repetitions_or_default}{limit}) while a task's 95 % CI is wider than "
-            f"±{plan.target_ci_pct:g} %"
-        )
-    return f"{warm}{plan.repetitions} rounds, fixed (--repetitions or --quick)"
+    """Before starting: how long the run will take, and why (the stopping rule's own words)."""
+    return plan.stopping.announce(plan.scale)
 
 
 def _with_drivers(plan: Plan) -> Plan:
@@ -230,6 +202,18 @@ def _with_drivers(plan: Plan) -> Plan:
 )
 @click.option(
     "--task-timeout", type=NUMBER, default=3600.0, show_default=True, help="Seconds per task."
+)
+@click.option(
+    "--weigh",
+    default=None,
+    metavar="KIND=W,...",
+    help="How much each kind of work matters to you (databases=3,large_files=1); the "
+    "recommendation weighs only these. Default: the suite's weights.",
+)
+@click.option(
+    "--workload",
+    default=None,
+    help="A named workload's weights: database, mail, fileserver, vm, desktop.",
 )
 @click.option(
     "--target-ci",

@@ -18,12 +18,11 @@ from fsarena.filesystems.profiles import FilesystemProfile
 from fsarena.filesystems.variants import profile_for, resolve
 from fsarena.plan import DEFAULT_SUITE as DEFAULT_SUITE  # re-exported: defined light
 from fsarena.plan import DEFAULT_WORKDIR as DEFAULT_WORKDIR
-from fsarena.plan import catalog
+from fsarena.plan import catalog, stopping
 from fsarena.plan.machines import MachineProfile, resolve_machine
 from fsarena.plan.suite import Suite, Variant, load_suite, profile_table
 from fsarena.tasks import Task, UserCommand, check_commands, task_class
 
-DEFAULT_MAX_REPETITIONS = 10
 AGED_MARK = "+"  # "ext4+churn": ext4 aged with the churn profile
 MIB = 1 << 20
 
@@ -61,6 +60,9 @@ class Plan(BaseModel):
     age: AgeProfile | None = None
 
     commands: dict[str, UserCommand] = Field(default_factory=dict)  # the user's own tasks
+    # How much each kind of work weighs in the recommendation (--weigh, --workload, the
+    # suite's [weights]); empty: every workload kind 1, facts 0 (analysis.answer).
+    weights: dict[str, float] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _known_tasks(self) -> Plan:
@@ -103,7 +105,19 @@ class Plan(BaseModel):
         """The adaptive ceiling: as given, else 10 rounds or the fixed number if higher."""
         if self.max_repetitions is not None:
             return self.max_repetitions
-        return max(self.repetitions, DEFAULT_MAX_REPETITIONS)
+        return max(self.repetitions, stopping.DEFAULT_MAX_REPETITIONS)
+
+    @property
+    def stopping(self) -> stopping.Stopping:
+        """The stopping rule as one typed value (plan.stopping): Fixed, TargetCI or Decisive."""
+        return stopping.of_plan(
+            self.repetitions,
+            self.decisive,
+            self.target_ci_pct,
+            self.max_repetitions,
+            self.time_budget_s,
+            self.warmup_rounds,
+        )
 
     # The suite's filesystem variants and dataset overrides, so the plan alone says it all.
     variants: dict[str, Variant] = Field(default_factory=dict)
@@ -203,6 +217,7 @@ def make_plan(
     if isinstance(extra.get("machine"), str):
         extra["machine"] = resolve_machine(extra["machine"], suite.machines)
     age = extra.pop("age", None) or suite.age
+    extra["weights"] = extra.pop("weights", None) or dict(suite.weights)
     extra["age"] = resolve_age(age) if age is not None else None
     try:
         return Plan(

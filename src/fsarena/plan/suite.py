@@ -90,6 +90,9 @@ class Suite(BaseModel):
     # Aging before the tasks (fsarena.aging): a built-in profile's name, a .toml file's
     # path, or a table with a profile's keys; --age overrides it.
     age: str | dict[str, Any] | None = None
+    # The workload the suite stands for: how much each kind of work weighs in the
+    # recommendation ([weights] databases = 1, ...); --weigh and --workload override it.
+    weights: dict[str, float] = Field(default_factory=dict)
 
     @field_validator("age")
     @classmethod

@@ -19,9 +19,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from fsarena.analysis.adaptive import MAX_SUGGESTED_ROUNDS, round_seconds, rounds_to_rule_out
 from fsarena.analysis.kinds import PRACTICAL
 from fsarena.analysis.phrases import number
+from fsarena.analysis.rounds import MAX_SUGGESTED_ROUNDS, round_seconds, rounds_to_rule_out
 from fsarena.analysis.stats import (
     OUTLIER_SIGMAS,
     SHORT_RUN_S,

@@ -5,6 +5,12 @@ Its form is a contract: summary.schema.json beside this module (JSON Schema
 - fsarena-summary-1: the first form; `cv` a fraction (0.05).
 - fsarena-summary-2: `cv_pct` in percent (5.0), as every report prints it, replaces
   `cv`; `answer` (the recommendation and one line per kind of work) added.
+- fsarena-summary-3: one answer (analysis.answer): `recommendation` is the answer's
+  own (the same text as `answer.recommendation`, with the recommended filesystems,
+  the weights, the status and the deciding interval); `answer` gains `weights`,
+  `status`, `looks`, `alpha_per_family` and `method`; kinds carry their status
+  ("win", "equal", "open", "untested", "fact"), weight, interval, n, the tasks left
+  out and the filesystems not recommendable.
 """
 
 from __future__ import annotations
@@ -20,7 +26,7 @@ from fsarena.report.answer import build as build_answer
 from fsarena.report.csv import raw_unit
 from fsarena.report.table import Comparison
 
-SCHEMA = "fsarena-summary-2"
+SCHEMA = "fsarena-summary-3"
 SCHEMA_FILE = "summary.schema.json"  # in this package
 
 
@@ -29,10 +35,31 @@ def _answer(comparison: Comparison) -> dict[str, Any]:
     return {
         "recommendation": a.recommendation,
         "empty": a.empty,
-        "kinds": [asdict(k) for k in a.kinds],
+        "kinds": [_finite(asdict(k)) for k in a.kinds],
         "ties": a.ties,
         "caveats": list(a.caveats),
+        "weights": dict(a.weights),
+        "status": a.status,
+        "looks": a.looks,
+        "alpha_per_family": a.alpha_per_family,
+        "method": a.method,
     }
+
+
+def _recommendation(comparison: Comparison) -> dict[str, Any]:
+    """The answer's recommendation, for scripts: the same text the reports print."""
+    a = build_answer(comparison)
+    return _finite(
+        {
+            "filesystems": list(a.recommended),
+            "summary": a.recommendation,
+            "weights": dict(a.weights),
+            "status": a.status,
+            "ratio": a.ratio,
+            "low": a.low,
+            "high": a.high,
+        }
+    )
 
 
 def _ranking(ranking: Ranking) -> dict[str, Any]:
@@ -66,7 +93,7 @@ def _verdicts(comparison: Comparison) -> dict[str, Any]:
             for k in v.kinds
         ],
         # No kind of work compared: nothing to recommend from (outcome says why).
-        "recommendation": asdict(v.recommendation) if v.kinds else None,
+        "recommendation": _recommendation(comparison) if v.kinds else None,
         "comparisons": [
             {
                 "task": r.task,

@@ -7,8 +7,7 @@ from dataclasses import dataclass
 
 from fsarena.analysis.kinds import PRACTICAL
 from fsarena.analysis.phrases import number
-from fsarena.analysis.ranking import ALPHA, WINSOR_SIGMAS
-from fsarena.analysis.stats import CONFIDENCE
+from fsarena.analysis.ranking import ALPHA
 from fsarena.report.flags import FLAG_ADVICE, unstable_banner
 from fsarena.report.table import Comparison
 
@@ -21,20 +20,22 @@ class Item:
 
 
 METHOD = (
-    f"A win needs a significant difference: Welch's t-test on log values, p < {ALPHA} after "
-    f"Holm's correction over each family of comparisons, with values more than "
-    f"{WINSOR_SIGMAS:g} robust standard deviations from their filesystem's median pulled in "
-    "for the test (one stall cannot decide or undo a verdict; such values are shown as "
-    "measured and flagged). Ratios are Hodges-Lehmann estimates (the median of all pairwise "
-    f"ratios), with their {100 * CONFIDENCE:.0f} % confidence interval. Otherwise the "
-    "filesystems are tied, and a tie states the largest difference its interval leaves "
-    "possible. The warm-up round, if any, is never a sample. A result is flagged unstable "
-    "only when it matters: its 95 % interval is wider than the target and than the "
-    "metric's practical threshold (10 ms of time, for instance), and its task's comparison "
-    "stayed open (several tied for best, a difference above "
-    f"{100 * PRACTICAL:.0f} % not ruled out), and it is at least twice as wide as the "
-    "other filesystems' on that task; noise that changed no verdict, or that all share "
-    "(said once as undecided), is not flagged."
+    "A win needs a significant difference: Yuen's trimmed t-test on log values (Yuen 1974: "
+    "20 % trimmed means, winsorized variances, Welch's degrees of freedom), p < "
+    f"{ALPHA} after Bonferroni's correction over each family of comparisons. At n = 3 and 4 "
+    "nothing is trimmed, so one stall widens the interval (a win can become a tie, never the "
+    "reverse); from n = 5 the most extreme value at each end is trimmed for the test. Every "
+    "value is shown as measured. Ratios are the same estimator's (the ratio of trimmed "
+    "geometric means) with an interval of matching confidence, widened like the tests; the "
+    "answer's own tests and intervals are also adjusted over the kinds weighed and the looks "
+    "of the stopping rule (see the answer's method line). Otherwise the filesystems are "
+    "tied, and a tie states the largest difference its interval leaves possible. The "
+    "warm-up round, if any, is never a sample. A result is flagged unstable only when it "
+    "matters: its 95 % interval is wider than the target and than the metric's practical "
+    "threshold (10 ms of time, for instance), and its task's comparison stayed open "
+    f"(several tied for best, a difference above {100 * PRACTICAL:.0f} % not ruled out), "
+    "and it is at least twice as wide as the other filesystems' on that task; noise that "
+    "changed no verdict, or that all share (said once as undecided), is not flagged."
 )
 
 
@@ -46,15 +47,15 @@ def verdicts(comparison: Comparison) -> list[Item]:
 
 
 def recommendation(comparison: Comparison) -> list[Item]:
-    """The overall recommendation, its reasons and its caveats."""
+    """The answer's recommendation, its method and its caveats (analysis.answer)."""
     if comparison.verdicts is None or not comparison.verdicts.kinds:
         return []
-    rec = comparison.verdicts.recommendation
-    items = [Item("recommendation", rec.summary)]
-    if rec.reasons:
-        items.append(Item("because", "", rec.reasons))
-    if rec.caveats:
-        items.append(Item("caveats", "", rec.caveats))
+    answer = comparison.verdicts.answer
+    items = [Item("recommendation", answer.recommendation)]
+    if answer.method:
+        items.append(Item("method", answer.method))
+    if answer.caveats:
+        items.append(Item("caveats", "", answer.caveats))
     return items
 
 

@@ -27,8 +27,8 @@ from statistics import fmean
 
 from fsarena.errors import FsarenaError
 from fsarena.plan.core import AGED_TASKS, Plan
+from fsarena.plan.stopping import MIN_ROUNDS
 from fsarena.run.agingprobe import ProbedRate
-from fsarena.run.runner import MIN_ROUNDS
 from fsarena.session.store import Session, load
 
 NO_ESTIMATE = "no estimate yet: no earlier session"

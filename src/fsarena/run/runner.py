@@ -44,14 +44,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from fsarena.aging.runtime import guest_unsupported
-from fsarena.analysis.adaptive import (
-    imprecise,
-    next_round_fits,
-    round_seconds,
-    undecided,
-    undecided_message,
-    unstable_message,
-)
+from fsarena.analysis.adaptive import SessionProgress, next_round_fits
 from fsarena.errors import FsarenaError
 from fsarena.measure.executor import Executor
 from fsarena.plan.core import Plan
@@ -74,8 +67,6 @@ from fsarena.targets import (
 )
 from fsarena.targets.ceiling import ceiling_bytes, measure_ceiling
 from fsarena.tasks import FsState, SourceDataset, TaskContext
-
-MIN_ROUNDS = 2  # a decisive run's budget may stop it here: the fewest rounds with an interval
 
 
 class SessionUnsaved(BaseException):
@@ -230,7 +221,7 @@ class Runner:
     def _rounds(self) -> Iterator[tuple[int, list[str]]]:
         """(repetition, filesystem order): the plan's repetitions, then adaptive ones.
 
-        A decisive run's budget bounds the whole run: past MIN_ROUNDS (the fewest
+        A decisive run's budget bounds the whole run: past stopping.MIN_ROUNDS (the fewest
         with an interval) it cuts even the plan's repetitions short.
         """
         orders = order_stream(self.plan.sequences(), self.plan.seed)
@@ -238,7 +229,7 @@ class Runner:
             done = repetition - 1
             if repetition > self.plan.repetitions and not self._want_more(done):
                 return
-            if self.plan.decisive and done >= MIN_ROUNDS and not self._fits():
+            if self.plan.stopping.budget_stops(done, self._fits()):
                 return
             order = next(orders)
             self.session.order.append(order)
@@ -255,15 +246,9 @@ class Runner:
         return next_round_fits(elapsed, walls, self.plan.time_budget_s, self.reserve_s)
 
     def _want_more(self, done: int) -> bool:
-        """Another round, if adaptive and some verdict or task is still open within the limits."""
-        plan = self.plan
-        adaptive = plan.target_ci_pct is not None or plan.decisive
-        if not adaptive or done >= plan.max_repetitions_or_default or not self._fits():
-            return False
-        if plan.decisive and undecided(self.session):
-            return True
-        return plan.target_ci_pct is not None and bool(
-            imprecise(self.session, plan.target_ci_pct / 100)
+        """Another round, if the stopping rule wants one (plan.stopping) within its limits."""
+        return self.plan.stopping.wants_another_round(
+            done, self._fits(), SessionProgress(self.session)
         )
 
     def _measure_ceiling(self, repetition: int) -> None:
@@ -303,17 +288,10 @@ class Runner:
             self.on_event(Event("setup", f"time: {first_run_estimate(self.plan, write)}"))
 
     def _warn_unstable(self) -> None:
-        """Name the kinds left undecided, or the tasks above the target CI, and the fix."""
-        if self.plan.decisive and (open_kinds := undecided(self.session)):
-            per_round = round_seconds(self.session)
-            message = undecided_message(open_kinds, len(self.session.order), per_round)
-            self.session.warn("undecided", message)
-        if self.plan.target_ci_pct is None:
-            return
-        target = self.plan.target_ci_pct / 100
-        items = imprecise(self.session, target)
-        if items:
-            self.session.warn("unstable", unstable_message(items, target))
+        """The stopping rule's closing warning: the kinds left open, or the imprecise tasks."""
+        found = self.plan.stopping.warning(SessionProgress(self.session))
+        if found is not None:
+            self.session.warn(*found)
 
     def _workdir(self, *parts: str) -> str:
         return str(Path(self.plan.workdir, *parts))

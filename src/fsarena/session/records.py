@@ -131,6 +131,7 @@ class PlanRecord(Record):
     time_budget_s: Number | None = None
     warmup_rounds: int = 0  # schema 3
     decisive: bool = False  # schema 3
+    weights: dict[str, float] = Field(default_factory=dict)  # kinds' weights (--weigh)
     variants: dict[str, Any] = Field(default_factory=dict)  # schema 2
     datasets: dict[str, Any] = Field(default_factory=dict)  # schema 2
     machine: dict[str, Any] | None = None  # schema 2: the machine profile (--machine)

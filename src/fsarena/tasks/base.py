@@ -303,4 +303,5 @@ TASK_KINDS: Mapping[str, str] = {
     "packages_containers": "packages and containers",
     "backups": "backups (rsync)",
     "your_workload": "your workload",
+    "demonstration": "page-cache demonstrations (shown, never a vote)",
 }

@@ -89,6 +89,7 @@ class DdWriteUnsynced(_DdWrite):
 
     name = "dd_write_unsynced"
     writes = False
+    kind = "demonstration"  # the page cache's speed: shown, never a vote (analysis.kinds)
     # Not compared with the device's ceiling: this is the page cache's speed, on purpose
     # (the article's mistake shown beside the honest figure). Its throughput is still shown.
     columns = (*REAL_USER_SYS, "throughput_bytes_per_s")

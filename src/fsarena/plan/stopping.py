@@ -1,0 +1,189 @@
+"""The stopping rule: when a run stops adding rounds, as one typed value.
+
+Three rules, each of which announces itself, decides whether another round is
+wanted and words its closing warning:
+- Fixed: exactly the plan's repetitions (--repetitions N, --quick, a suite file
+  that states them).
+- TargetCI: more rounds while a task's 95 % interval of its mean time is wider
+  than ±PCT % (--target-ci), up to a ceiling and within an optional budget.
+- Decisive (the default run): more rounds while a weighed kind of work is
+  still open, up to a ceiling and within a time budget. The answer spends its
+  error rate over every round this rule may stop at (analysis.answer
+  .planned_looks reads the same fields), so stopping early names no more false
+  winners than a fixed run.
+The plan stores the rule as its fields (decisive, target_ci_pct, max_repetitions,
+time_budget_s: the session's record keeps that form); Plan.stopping gives the
+typed value, and `from_flags` is the only place that turns the command line's
+flags into those fields. What the rule reads of the measurements comes through
+Progress, which the runner provides (the plan does not analyse).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from fsarena.errors import FsarenaError
+
+DEFAULT_BUDGET_S = 600.0  # the default run's time budget: what a user waits for an answer
+DEFAULT_MAX_REPETITIONS = 10
+MIN_ROUNDS = 2  # a decisive run's budget may stop it here: the fewest rounds with an interval
+
+
+class Progress(Protocol):
+    """What a stopping rule reads of the session so far (the runner's analysis)."""
+
+    def open_kinds(self) -> list[Any]:
+        """The weighed kinds the answer has not settled."""
+        ...
+
+    def imprecise(self, target_rel: float) -> list[Any]:
+        """The (filesystem, task) pairs whose interval is wider than ±target_rel."""
+        ...
+
+    def undecided_warning(self, items: list[Any]) -> str: ...
+
+    def unstable_warning(self, items: list[Any], target_rel: float) -> str: ...
+
+
+@dataclass(frozen=True)
+class Fixed:
+    repetitions: int
+    warmup: bool = False
+
+    def announce(self, scale: float) -> str:
+        del scale
+        return f"{_warm(self.warmup)}{self.repetitions} rounds, fixed (--repetitions or --quick)"
+
+    def wants_another_round(self, done: int, fits: bool, progress: Progress) -> bool:
+        del done, fits, progress
+        return False
+
+    def budget_stops(self, done: int, fits: bool) -> bool:
+        del done, fits
+        return False
+
+    def warning(self, progress: Progress) -> tuple[str, str] | None:
+        del progress
+        return None
+
+
+@dataclass(frozen=True)
+class TargetCI:
+    repetitions: int
+    pct: float
+    max_repetitions: int
+    time_budget_s: float | None = None
+    warmup: bool = False
+
+    def announce(self, scale: float) -> str:
+        del scale
+        limit = f", within {self.time_budget_s / 60:.0f} min" if self.time_budget_s else ""
+        return (
+            f"{_warm(self.warmup)}{self.repetitions} rounds, then more (up to "
+            f"{self.max_repetitions}{limit}) while a task's 95 % CI is wider than "
+            f"±{self.pct:g} %"
+        )
+
+    def wants_another_round(self, done: int, fits: bool, progress: Progress) -> bool:
+        if done >= self.max_repetitions or not fits:
+            return False
+        return bool(progress.imprecise(self.pct / 100))
+
+    def budget_stops(self, done: int, fits: bool) -> bool:
+        del done, fits
+        return False
+
+    def warning(self, progress: Progress) -> tuple[str, str] | None:
+        items = progress.imprecise(self.pct / 100)
+        return ("unstable", progress.unstable_warning(items, self.pct / 100)) if items else None
+
+
+@dataclass(frozen=True)
+class Decisive:
+    repetitions: int
+    max_repetitions: int
+    time_budget_s: float
+    warmup: bool = True
+
+    @property
+    def looks(self) -> int:
+        """Every round count the run may stop at: the answer's Bonferroni over looks."""
+        return self.max_repetitions - min(self.repetitions, MIN_ROUNDS) + 1
+
+    def announce(self, scale: float) -> str:
+        return (
+            f"{_warm(self.warmup)}{self.repetitions} rounds, then more (up to "
+            f"{self.max_repetitions}) until every weighed kind of work has a winner or is "
+            "shown within 5 % (error rate 5 % over all the rounds it may stop at); no new "
+            f"round once the {self.time_budget_s / 60:.0f} min budget would be passed "
+            "(--time-budget SECONDS; --repetitions N or --quick for a fixed run); datasets "
+            f"at scale {scale:g}, so that rounds stay short enough for several to fit the "
+            "budget (--scale: larger datasets, fewer rounds)"
+        )
+
+    def wants_another_round(self, done: int, fits: bool, progress: Progress) -> bool:
+        if done >= self.max_repetitions or not fits:
+            return False
+        return bool(progress.open_kinds())
+
+    def budget_stops(self, done: int, fits: bool) -> bool:
+        """Past MIN_ROUNDS the budget cuts even the plan's own repetitions short."""
+        return done >= MIN_ROUNDS and not fits
+
+    def warning(self, progress: Progress) -> tuple[str, str] | None:
+        items = progress.open_kinds()
+        return ("undecided", progress.undecided_warning(items)) if items else None
+
+
+Stopping = Fixed | TargetCI | Decisive
+
+
+def _warm(warmup: bool) -> str:
+    return "one warm-up round (kept apart, not a sample), then " if warmup else ""
+
+
+def of_plan(
+    repetitions: int,
+    decisive: bool,
+    target_ci_pct: float | None,
+    max_repetitions: int | None,
+    time_budget_s: float | None,
+    warmup_rounds: int,
+) -> Stopping:
+    """The typed rule of a plan's fields (Plan.stopping)."""
+    ceiling = max_repetitions or max(repetitions, DEFAULT_MAX_REPETITIONS)
+    warm = bool(warmup_rounds)
+    if decisive:
+        return Decisive(repetitions, ceiling, time_budget_s or DEFAULT_BUDGET_S, warm)
+    if target_ci_pct is not None:
+        return TargetCI(repetitions, target_ci_pct, ceiling, time_budget_s, warm)
+    return Fixed(repetitions, warm)
+
+
+def from_flags(
+    quick: bool,
+    repetitions: int | None,
+    target_ci: float | None,
+    max_repetitions: int | None,
+    time_budget: float | None,
+    warmup: bool | None,
+    suite_fixed: bool = False,
+) -> dict[str, Any]:
+    """The plan's fields for the command line's flags: decisive within a budget by default;
+    --quick, --repetitions (or a suite file's own repetitions) fixed; --target-ci adaptive."""
+    fixed = quick or repetitions is not None or suite_fixed
+    if quick and (target_ci or time_budget or max_repetitions):
+        raise FsarenaError("--quick runs the suite's repetitions once: drop the adaptive options")
+    decisive = not fixed and target_ci is None
+    budget = time_budget
+    if decisive and budget is None:
+        budget = DEFAULT_BUDGET_S
+    return {
+        "target_ci_pct": target_ci,
+        "max_repetitions": max_repetitions,
+        "time_budget_s": budget,
+        "decisive": decisive,
+        # A fixed run (--repetitions, --quick) does exactly what it says unless asked.
+        "warmup_rounds": int(warmup if warmup is not None else not fixed),
+    }
