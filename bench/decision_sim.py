@@ -35,6 +35,7 @@ except ImportError:  # run from a checkout without installing the package
 
 from tests.decision_model import (  # noqa: E402
     DRIFT_REFERENCE,
+    QUIET,
     Noise,
     Result,
     Scenario,
@@ -54,9 +55,9 @@ def _rounds(result: Result) -> str:
     return text
 
 
-def line(result: Result, seconds: float) -> str:
+def line(result: Result, spread: float, seconds: float) -> str:
     s = result.scenario
-    parts = [s.label()]
+    parts = [s.label() + ("" if spread == 1.0 else f", spreads x {spread:g}")]
     if s.effect:
         parts.append(f"found {result.found().text()}")
     parts.append(f"false winner {result.false_winner().text()}")
@@ -64,15 +65,18 @@ def line(result: Result, seconds: float) -> str:
     if outside := result.outside():
         parts.append(f"{outside} printed ratio(s) outside their interval")
     parts.append(_rounds(result))
-    parts.append(f"{seconds:.0f} s")
+    parts.append(f"{seconds:.0f} s CPU")
     return " | ".join(parts)
 
 
-def table(scenarios: Sequence[tuple[Scenario, int]], noise: Noise, seed: int) -> None:
-    for scenario, trials in scenarios:
+Row = tuple[Scenario, int, float]  # the scenario, its trials, the spreads' factor
+
+
+def table(rows: Sequence[Row], noise: Noise, seed: int) -> None:
+    for scenario, trials, spread in rows:
         started = time.process_time()
-        result = simulate(scenario, noise, trials, seed)
-        print(line(result, time.process_time() - started), flush=True)
+        result = simulate(scenario, scaled(noise, spread), trials, seed)
+        print(line(result, spread, time.process_time() - started), flush=True)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -82,40 +86,42 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--grid-trials", type=int, default=100)
     parser.add_argument("--pair-trials", type=int, default=4000)
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--spread", type=float, default=1.0,
-                        help="multiply the fitted spreads (0.5: a quieter machine)")  # fmt: skip
+    parser.add_argument("--quiet", type=float, default=QUIET,
+                        help="spreads' factor of the quiet-machine power rows")  # fmt: skip
     parser.add_argument("--only", default="", help="rows whose label contains this text")
     args = parser.parse_args(argv)
 
     print(f"fsarena imported from {Path(fsarena.__file__).parent}")
     with open("/proc/loadavg") as f:
         print(f"load at start: {f.read().strip()}")
-    noise = scaled(fit_noise(), args.spread)
-    print(f"noise model, fitted from the recorded sessions (log scale), spreads x {args.spread}:")
+    noise = fit_noise()
+    print("noise model, fitted from the recorded sessions (log scale):")
     print("  task_sd " + ", ".join(f"{t} {v:.3f}" for t, v in sorted(noise.task_sd.items())))
     print(f"  sequence_sd {noise.sequence_sd:.3f}, first_round {noise.first_round:+.3f}, "
           f"stall p {noise.stall_p} x{noise.stall_factor}, drift (when on) "
           f"{DRIFT_REFERENCE:.4f}/round")  # fmt: skip
     for key, source in noise.sources.items():
         print(f"  {key}: {source}")
-    n = args.trials
-    rows: list[tuple[Scenario, int]] = [
-        (Scenario(2, 1), n),
-        (Scenario(2, 1, fixed=10), n),
-        (Scenario(2, 5), max(n // 4, 25)),
-        (Scenario(2, 5, fixed=10), max(n // 4, 25)),
-        (Scenario(2, 1, effect=0.10), n),
-        (Scenario(2, 1, effect=0.10, drift=True), n),
-        (Scenario(2, 1, effect=0.10, fixed=10), n),
-        (Scenario(2, 1, effect=0.10, drift=True, fixed=10), n),
+    n, q = args.trials, args.quiet
+    rows: list[Row] = [
+        (Scenario(2, 1), n, 1.0),
+        (Scenario(2, 1, fixed=10), n, 1.0),
+        (Scenario(2, 5), max(n // 4, 25), 1.0),
+        (Scenario(2, 5, fixed=10), max(n // 4, 25), 1.0),
+        (Scenario(2, 1, effect=0.10), n, 1.0),
+        (Scenario(2, 1, effect=0.10, drift=True), n, 1.0),
+        (Scenario(2, 1, effect=0.10), n, q),
+        (Scenario(2, 1, effect=0.10, drift=True), n, q),
+        (Scenario(2, 1, effect=0.10, fixed=10), n, q),
+        (Scenario(2, 1, effect=0.10, drift=True, fixed=10), n, q),
     ]
     if args.grid:
         rows += [
-            (Scenario(fs, kinds), max(args.grid_trials // (fs * kinds // 2 or 1), 20))
+            (Scenario(fs, kinds), max(args.grid_trials // (fs * kinds // 2 or 1), 20), 1.0)
             for fs in (2, 3, 5)
             for kinds in range(1, 7)
         ]
-    rows = [(s, t) for s, t in rows if args.only in s.label()]
+    rows = [r for r in rows if args.only in r[0].label()]
     table(rows, noise, args.seed)
     if not args.only:
         print("the per-pair test alone, no difference, log-normal sd 0.10, nominal 5 %:")

@@ -218,6 +218,13 @@ def scaled(noise: Noise, factor: float) -> Noise:
     )
 
 
+# The recorded sessions ran at scales 0.02-0.05 (tasks of 10-400 ms, where scheduling
+# noise dominates); the default run's scale 0.5 makes its tasks 10-25x longer. A
+# reference, not a measurement: half the fitted spreads stand for a quiet machine at
+# the default scale, where the power for a 10 % difference is judged.
+QUIET = 0.5
+
+
 # ---------------------------------------------------------------- scenarios and trials
 
 

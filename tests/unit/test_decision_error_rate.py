@@ -36,6 +36,7 @@ from fsarena.run.runner import Runner
 from fsarena.run.sessions import new_session
 from fsarena.session.store import load
 from tests.decision_model import (
+    QUIET,
     Noise,
     Rate,
     Result,
@@ -56,11 +57,6 @@ FULL = os.environ.get("FSARENA_SIM_FULL") == "1"
 FALSE_WINNER = 0.05
 COVERAGE = 0.93
 POWER = 0.80
-# The recorded sessions ran at scales 0.02-0.05 (tasks of 10-400 ms, where scheduling
-# noise dominates); the default run's scale 0.5 makes its tasks 10-25x longer. A
-# reference, not a measurement: half the fitted spreads stand for a quiet machine at
-# the default scale, where a 10 % difference must be found.
-QUIET = 0.5
 
 
 def trials(n: int) -> int:
