@@ -475,6 +475,9 @@ def read_answer(session: Session) -> Read:
     comparison = table.build(session)
     built = answer.build(comparison)
     wins = {a.kind: a for a in built.kinds if a.status == answer.WIN}
+    # The ties line: "No difference that matters ... in KIND: ...; KIND: ...." and then,
+    # if any, "Undecided, too few repetitions to tell: ...".
+    equal = built.ties.split(" Undecided, ")[0] if built.ties.startswith("No difference") else ""
     kinds = []
     verdicts = comparison.verdicts.kinds if comparison.verdicts else ()
     for verdict in verdicts:
@@ -489,7 +492,7 @@ def read_answer(session: Session) -> Read:
                 verdict.kind,
                 tuple(won.winners) if won else (),
                 intervals,
-                verdict.title in built.ties,
+                verdict.title in equal,
             )
         )
     recommends = not built.recommendation.startswith("No recommendation")
@@ -552,11 +555,14 @@ class Result:
         first, faster = self.scenario.kind_names[0], self.scenario.names[0]
         return any(k.kind == first and k.winners == (faster,) for k in read.kinds)
 
-    def coverage(self) -> Rate:
-        """Printed intervals containing the true ratio, over every printed pair."""
+    def coverage(self, winners_only: bool = False) -> Rate:
+        """Printed intervals containing the true ratio, over every kind's pairs (or only
+        the kinds whose answer names a winner: the interval beside its margin)."""
         hits = total = 0
         for read in self.reads:
             for k in read.kinds:
+                if winners_only and not k.winners:
+                    continue
                 for p in k.intervals:
                     if not (math.isfinite(p.low) and math.isfinite(p.high)):
                         continue
@@ -564,6 +570,17 @@ class Result:
                     total += 1
                     hits += p.low <= truth <= p.high
         return Rate(hits, total)
+
+    def wide_no_difference(self, practical: float = 0.05) -> int:
+        """Kinds read as 'no difference that matters' whose intervals reach past PRACTICAL."""
+        return sum(
+            k.says_no_difference
+            and any(
+                not (1 / (1 + practical) <= p.low and p.high <= 1 + practical) for p in k.intervals
+            )
+            for r in self.reads
+            for k in r.kinds
+        )
 
     def outside(self) -> int:
         """Printed ratios outside their own printed interval."""

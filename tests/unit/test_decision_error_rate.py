@@ -170,6 +170,13 @@ def test_the_printed_intervals_cover_the_true_ratio(effect: float) -> None:
     assert found.outside() == 0, "a printed ratio lies outside its own printed interval"
 
 
+def test_no_difference_that_matters_is_said_only_within_the_practical_threshold() -> None:
+    """A kind read as 'no difference that matters' has every interval within ±5 %."""
+    found = result(Scenario(2, 1), 150)
+    wide = found.wide_no_difference()
+    assert wide == 0, f"{wide} of {len(found.reads)} runs said it of a wider interval"
+
+
 # ---------------------------------------------------------------- power
 
 
