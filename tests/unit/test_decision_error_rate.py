@@ -36,6 +36,7 @@ from fsarena.run.runner import Runner
 from fsarena.run.sessions import new_session
 from fsarena.session.store import load
 from tests.decision_model import (
+    ARTICLE_A,
     QUIET,
     Noise,
     Rate,
@@ -116,7 +117,8 @@ def test_the_shortcut_stops_and_answers_as_the_full_runner(
     path = tmp_path / "s.json"
     Runner(plan, Drawn(walls, 0.1, seed), new_session(plan, {}, {}), path, "tmpfs").run()
     recorded = load(path)
-    scenario = Scenario(2, 4, min_rounds=3, max_rounds=6, filesystem_names=("ext4", "xfs"))
+    scenario = Scenario(2, 4, min_rounds=3, max_rounds=6, filesystem_names=("ext4", "xfs"),
+                        kind_list=ARTICLE_A)  # fmt: skip
     assert set(scenario.tasks) == {t for t in recorded.tasks() if recorded.plan.info(t).timed}
     shortcut = replayed(recorded, scenario)
     assert len(shortcut.order) == len(recorded.order)
