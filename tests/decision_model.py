@@ -36,7 +36,6 @@ from pydantic import PrivateAttr
 
 from fsarena.analysis.adaptive import undecided
 from fsarena.analysis.evidence import Index
-from fsarena.analysis.ranking import robust_ratio_test
 from fsarena.measure.core import Measurement
 from fsarena.run.runner import order_stream
 from fsarena.session.records import PlanRecord, TaskInfo
@@ -520,6 +519,8 @@ TIE_WORDS = ("tie", "small", "equal")  # the answer's statuses for "no differenc
 
 def pair_p_value(a: Sequence[float], b: Sequence[float]) -> float:
     """The per-pair test alone (today: Welch on winsorised logs), its p-value."""
+    from fsarena.analysis.ranking import robust_ratio_test
+
     return robust_ratio_test(a, b).p_value
 
 
