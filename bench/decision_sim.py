@@ -62,7 +62,7 @@ def line(result: Result, spread: float, seconds: float) -> str:
         parts.append(f"found {result.found().text()}")
     parts.append(f"false winner {result.false_winner().text()}")
     parts.append(f"coverage {result.coverage().text()}")
-    if (beside := result.coverage(winners_only=True)).trials:
+    if s.effect and (beside := result.coverage(winners_only=True)).trials:
         parts.append(f"coverage beside a named winner {beside.text()}")
     if wide := result.wide_no_difference():
         parts.append(f"{wide} 'no difference that matters' wider than ±5 %")
