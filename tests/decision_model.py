@@ -558,11 +558,16 @@ class Result:
     reads: tuple[Read, ...]
 
     def false_winner(self) -> Rate:
-        """Trials in which the answer named a winner of a kind where none is real, or,
-        with no real difference anywhere, recommended a filesystem."""
+        """Trials in which the answer named a winner of a kind where none is real, or one
+        other than the truly faster where one is, or, with no real difference anywhere,
+        recommended a filesystem."""
         hits = 0
+        faster = self.scenario.names[0]
         for read in self.reads:
-            wrong = any(k.winners and not self._real(k.kind) for k in read.kinds)
+            wrong = any(
+                k.winners and (not self._real(k.kind) or faster not in k.winners)
+                for k in read.kinds
+            )
             hits += wrong or (self.scenario.effect == 0 and read.recommends)
         return Rate(hits, len(self.reads))
 
