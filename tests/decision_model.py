@@ -552,6 +552,11 @@ def at_most(rate: Rate, target: float, z: float = 2.0) -> bool:
     return rate.hits / rate.trials <= target + z * math.sqrt(target * (1 - target) / rate.trials)
 
 
+def at_least(rate: Rate, target: float, z: float = 2.0) -> bool:
+    """Whether the rate is consistent with being >= target (as at_most, the other way)."""
+    return rate.hits / rate.trials >= target - z * math.sqrt(target * (1 - target) / rate.trials)
+
+
 @dataclass(frozen=True)
 class Result:
     scenario: Scenario

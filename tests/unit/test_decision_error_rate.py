@@ -39,9 +39,9 @@ from tests.decision_model import (
     ARTICLE_A,
     QUIET,
     Noise,
-    Rate,
     Result,
     Scenario,
+    at_least,
     at_most,
     fit_noise,
     pair_false_positive,
@@ -72,10 +72,6 @@ def noise() -> Noise:
 @cache
 def result(scenario: Scenario, n: int, spread: float = 1.0) -> Result:
     return simulate(scenario, scaled(noise(), spread), trials(n), seed=7)
-
-
-def _at_least(rate: Rate, target: float, z: float = 2.0) -> bool:
-    return 1 - rate.value <= (1 - target) + z * ((target * (1 - target) / rate.trials) ** 0.5)
 
 
 # ---------------------------------------------------------------- the harness is the real code
@@ -168,7 +164,7 @@ def test_a_fixed_number_of_rounds_names_no_false_winner_above_5_percent() -> Non
 def test_the_printed_intervals_cover_the_true_ratio(effect: float) -> None:
     found = result(Scenario(2, 1, effect=effect), 150)
     coverage = found.coverage()
-    assert _at_least(coverage, COVERAGE), f"coverage {coverage.text()}"
+    assert at_least(coverage, COVERAGE), f"coverage {coverage.text()}"
     assert found.outside() == 0, "a printed ratio lies outside its own printed interval"
 
 
@@ -186,7 +182,7 @@ def test_no_difference_that_matters_is_said_only_within_the_practical_threshold(
 def test_a_10_percent_difference_is_found_within_the_default_budget(drift: bool) -> None:
     found = result(Scenario(2, 1, effect=0.10, drift=drift), 100, QUIET)
     power = found.found()
-    assert _at_least(power, POWER), f"found in {power.text()} of runs (drift: {drift})"
+    assert at_least(power, POWER), f"found in {power.text()} of runs (drift: {drift})"
 
 
 # ---------------------------------------------------------------- the per-pair test alone
