@@ -57,7 +57,12 @@ SCALE = float(os.environ.get("FSARENA_SIM_TRIALS", "1"))
 FULL = os.environ.get("FSARENA_SIM_FULL") == "1"
 FALSE_WINNER = 0.05
 COVERAGE = 0.93
-POWER = 0.80
+# The power this procedure has for a 10 % difference within the default budget, at the
+# quiet-machine spread, as measured by `bench/decision_sim.py --trials 300` after the
+# error-rate control landed: 60.3 % ± 2.8 without drift, 25.3 % ± 2.5 with 3 %/round drift
+# (before it, 81 % and 53 %, with 15-24 % false winners). Pinned so that it cannot fall
+# silently; docs/statistics.md states it.
+POWER = {False: 0.60, True: 0.25}
 
 
 def trials(n: int) -> int:
@@ -182,7 +187,7 @@ def test_no_difference_that_matters_is_said_only_within_the_practical_threshold(
 def test_a_10_percent_difference_is_found_within_the_default_budget(drift: bool) -> None:
     found = result(Scenario(2, 1, effect=0.10, drift=drift), 100, QUIET)
     power = found.found()
-    assert at_least(power, POWER), f"found in {power.text()} of runs (drift: {drift})"
+    assert at_least(power, POWER[drift]), f"found in {power.text()} of runs (drift: {drift})"
 
 
 # ---------------------------------------------------------------- the per-pair test alone
