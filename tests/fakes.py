@@ -52,7 +52,7 @@ class FakeExecutor:
     tracked: list[tuple[str, str]] = field(default_factory=list)  # the ledger, in order
     copies: set[str] = field(default_factory=set)  # image files copy_image made (they exist)
 
-    def track(self, kind: str, ident: str) -> None:
+    def track(self, kind: str, ident: str, source: str = "") -> None:
         self.tracked.append((kind, ident))
 
     def untrack(self, kind: str, ident: str) -> None:

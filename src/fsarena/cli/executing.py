@@ -12,6 +12,7 @@ from typing import Any
 import click
 
 from fsarena.cli.base import fail
+from fsarena.errors import FsarenaError
 
 
 def write_reports(session: Any, path: Path, fmt: str) -> None:
@@ -63,7 +64,8 @@ def execute(
     """The run itself, under the work directory's lock, stopped cleanly by a signal."""
     from fsarena.cli.progress import RunProgress
     from fsarena.machines.run import executor_for
-    from fsarena.measure.ledger import Ledger, leftovers
+    from fsarena.measure.ledger import Ledger
+    from fsarena.measure.ours import claims, in_the_way
     from fsarena.run.launch import Stop, workdir_lock
     from fsarena.run.runner import Runner
 
@@ -71,13 +73,20 @@ def execute(
     stop = Stop()
     ledger = Ledger(plan.workdir)
     with workdir_lock(plan.workdir), stop.installed():
-        left = leftovers(plan.workdir)
-        if left:
-            click.echo(
-                f"fsarena: warning: an earlier run left {left.describe()}; "
-                f"remove it with `fsarena cleanup --workdir {plan.workdir}`",
-                err=True,
+        found = claims(plan.workdir)
+        if found:  # its images and mount points are this run's names: touch none of them
+            raise FsarenaError(
+                f"an earlier run left {found.describe()}; nothing was started: remove it with "
+                f"`fsarena cleanup --workdir {plan.workdir}` (or use another --workdir)"
             )
+        if blocking := in_the_way(found):
+            raise FsarenaError(
+                f"{blocking[0]}; it is where this run would work: nothing was started "
+                "(or use another --workdir)"
+            )
+        for item in found.foreign:
+            if item.advice:  # the work directory's own filesystem needs no word
+                click.echo(f"fsarena: note: not fsarena's, left alone: {item}", err=True)
         ledger.mark_children()
         os.environ["LC_MESSAGES"] = "C"  # tools' errors in English, as faults.py reads them
         progress = RunProgress(plan, sys.stderr, "quiet" if quiet else "auto")

@@ -266,7 +266,7 @@ class GuestExecutor:
         if not self._closed:  # a stopped guest's cgroups ended with it
             self._ask("remove_cgroup", path=path)
 
-    def track(self, kind: str, ident: str) -> None:
+    def track(self, kind: str, ident: str, source: str = "") -> None:
         """Nothing to record: what a guest creates inside itself ends with it."""
 
     def untrack(self, kind: str, ident: str) -> None:

@@ -96,9 +96,9 @@ class RealExecutor:
     # the measurement seam knows guests only through this, so it imports nothing of them.
     boot: Callable[[GuestSpec, TaskExecutor], Guest] | None = None
 
-    def track(self, kind: str, ident: str) -> None:
+    def track(self, kind: str, ident: str, source: str = "") -> None:
         if self.ledger is not None:
-            self.ledger.track(kind, ident)
+            self.ledger.track(kind, ident, source)
 
     def untrack(self, kind: str, ident: str) -> None:
         if self.ledger is not None:
@@ -184,14 +184,20 @@ class RealExecutor:
     def create_image(self, path: str, size_bytes: int) -> None:
         # A sparse file: no space is taken until the filesystem writes.
         Path(path).parent.mkdir(parents=True, exist_ok=True)
+        if os.path.lexists(path):  # not this run's: never recorded (cleanup would delete it)
+            raise FsarenaError(
+                f"cannot create image {path}: it exists and this run did not make it; "
+                f"if an earlier run left it, `fsarena cleanup --workdir {Path(path).parent.parent}`"
+                ", else choose another --workdir"
+            )
         self.track("image", path)
         try:
             with open(path, "xb") as f:
                 f.truncate(size_bytes)
         except OSError as exc:
+            self.untrack("image", path)
             raise FsarenaError(
-                f"cannot create image {path}: {exc.strerror}; remove it (`fsarena cleanup`) "
-                "or choose another --workdir"
+                f"cannot create image {path}: {exc.strerror}; choose another --workdir"
             ) from exc
 
     def copy_image(self, source: str, dest: str) -> ImageCopy:

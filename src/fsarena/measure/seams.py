@@ -104,8 +104,8 @@ class TaskExecutor(Protocol):
 
     # A task records what outlives a crash (a database server's data) in the ledger;
     # inside a guest there is nothing to record: what it creates ends with it.
-    def track(self, kind: str, ident: str) -> None:
-        """Record a resource in the ledger before creating it (see ledger.py)."""
+    def track(self, kind: str, ident: str, source: str = "") -> None:
+        """Record a resource in the ledger before creating it (a mount with its source device)."""
 
     def untrack(self, kind: str, ident: str) -> None:
         """Forget a resource once it is undone."""
