@@ -180,7 +180,8 @@ def test_a_live_runs_lock_inside_or_around_refuses_cleanup(tmp_path: Path) -> No
         assert live_runs().get(str(live)) == holder.pid
         assert "holds the work directory" in refusal(str(tmp_path))
         assert "holds the work directory" in refusal(str(tmp_path / "runs"))
-        assert "of a live run" in refusal(str(live / "mnt"))
+        assert "inside the work directory" in refusal(str(live / "mnt"))
+        assert f"process {holder.pid}) is using {live}" in refusal(str(live))
         assert refusal(str(tmp_path / "elsewhere")) == ""
         with pytest.raises(FsarenaError, match="refusing"), workdir_lock(str(tmp_path)):
             cleanup(str(tmp_path))

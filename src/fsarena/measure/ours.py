@@ -24,7 +24,7 @@ user can do about it, and never touched. `cleanup` undoes only the claims, and
 only with the work directory's lock held by this process; it refuses system
 directories and any directory holding (or inside) another live run's work
 directory. The lock is a flock on WORKDIR/lock (run/launch.py); live ones are
-found in /proc/locks and the processes' open files.
+found through the processes' open files and their fdinfo.
 
 Standard library only, like the ledger.
 """
@@ -135,28 +135,26 @@ def loop_table() -> list[Loop]:
     ]
 
 
-def _flocked_inodes(locks: str = "/proc/locks") -> set[int]:
-    """Inodes with a granted flock (lines like `1: FLOCK ADVISORY WRITE 42 fd:01:1234 0 EOF`)."""
-    found = set()
-    with contextlib.suppress(OSError), open(locks) as f:
-        for line in f:
+def _flock_holder(fdinfo: Path) -> int | None:
+    """The pid holding a flock on the file an fd refers to (fdinfo's `lock:` lines), if any.
+
+    e.g. `lock:\t1: FLOCK  ADVISORY  WRITE 4242 fe:00:9977860 0 EOF`; a waiter's line has "->".
+    """
+    with contextlib.suppress(OSError, ValueError):
+        for line in fdinfo.read_text().splitlines():
             parts = line.split()
-            if len(parts) > 5 and parts[1] == "FLOCK":  # "->" in parts[1]: a waiter, not a holder
-                found.add(int(parts[5].rsplit(":", 1)[1]))
-    return found
+            if parts[:1] == ["lock:"] and len(parts) > 5 and parts[2] == "FLOCK":
+                return int(parts[5])
+    return None
 
 
 def live_runs() -> dict[str, int]:
-    """Work directory -> a pid holding its lock, for every run alive on this machine.
+    """Work directory -> the pid holding its lock, for every run alive on this machine.
 
-    A lock is a flock on a file named `lock`: found by the holder's open file whose
-    inode /proc/locks lists (by inode alone: a btrfs subvolume's device numbers differ
-    between stat and /proc/locks, and a false match only makes cleanup refuse).
+    A run's lock is a flock on WORKDIR/lock: found through the processes' open files
+    named `lock` whose fdinfo shows a flock on them (whoever holds it).
     """
-    inodes = _flocked_inodes()
     found: dict[str, int] = {}
-    if not inodes:
-        return found
     for proc in Path("/proc").iterdir():
         if not proc.name.isdigit():
             continue
@@ -164,8 +162,11 @@ def live_runs() -> dict[str, int]:
             for fd in (proc / "fd").iterdir():
                 with contextlib.suppress(OSError):
                     target = os.readlink(fd)
-                    if os.path.basename(target) == LOCK_FILE and os.stat(fd).st_ino in inodes:
-                        found.setdefault(os.path.dirname(target), int(proc.name))
+                    if os.path.basename(target) != LOCK_FILE:
+                        continue
+                    holder = _flock_holder(proc / "fdinfo" / fd.name)
+                    if holder is not None:
+                        found.setdefault(os.path.dirname(target), holder)
     return found
 
 
@@ -401,11 +402,15 @@ def refusal(workdir: str) -> str:
                 f"nothing was touched: wait for it to end, then clean up only the directory "
                 f"a run used: `fsarena cleanup --workdir {directory}`"
             )
+        if directory in roots:
+            return (
+                f"a run (process {pid}) is using {workdir}; it cleans up after itself "
+                "(stop it with Ctrl-C)"
+            )
         if any(under(r, directory) for r in roots):
             return (
-                f"{workdir} is the work directory {directory} of a live run (process {pid}), "
-                "or inside it; nothing was touched: it cleans up after itself (stop it with "
-                "Ctrl-C)"
+                f"{workdir} is inside the work directory {directory} of a live run "
+                f"(process {pid}); nothing was touched: it cleans up after itself"
             )
     return ""
 
