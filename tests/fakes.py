@@ -128,6 +128,10 @@ class FakeExecutor:
         self.calls.append(("cgroup", str(limit_bytes)))
         return "/sys/fs/cgroup/memory/fsarena-fake-0"
 
+    def create_task_cgroup(self) -> str:
+        self.calls.append(("cgroup", "task"))
+        return "/sys/fs/cgroup/pids/fsarena-fake-task"
+
     def remove_cgroup(self, path: str) -> None:
         self.calls.append(("cgroup_removed", path))
 

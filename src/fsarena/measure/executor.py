@@ -280,6 +280,9 @@ class RealExecutor:
     def create_memory_cgroup(self, limit_bytes: int) -> str:
         return cgroups.create_memory_cgroup(limit_bytes, before=lambda p: self.track("cgroup", p))
 
+    def create_task_cgroup(self) -> str:
+        return cgroups.create_task_cgroup(before=lambda p: self.track("cgroup", p))
+
     def remove_cgroup(self, path: str) -> None:
         cgroups.remove_cgroup(path)
         self.untrack("cgroup", path)

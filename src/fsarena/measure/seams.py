@@ -100,7 +100,11 @@ class TaskExecutor(Protocol):
 
     def create_memory_cgroup(self, limit_bytes: int) -> str: ...
 
-    def remove_cgroup(self, path: str) -> None: ...
+    def create_task_cgroup(self) -> str:
+        """A cgroup with no limit that holds a task's processes (removing it ends them all)."""
+
+    def remove_cgroup(self, path: str) -> None:
+        """Remove a cgroup fsarena made, ending every process still in it first."""
 
     # A task records what outlives a crash (a database server's data) in the ledger;
     # inside a guest there is nothing to record: what it creates ends with it.
