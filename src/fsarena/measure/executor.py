@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from fsarena.errors import FsarenaError
-from fsarena.measure import cgroups
+from fsarena.measure import cgroups, tooltext
 from fsarena.measure.core import Command, Timed, measure_commands
 from fsarena.measure.ledger import Ledger
 from fsarena.measure.native import find_native_tool
@@ -75,6 +75,15 @@ def _run(argv: Sequence[str], timeout_s: float | None = None) -> subprocess.Comp
             out.read().decode(errors="replace"),
             err.read().decode(errors="replace"),
         )
+
+
+def _kernel_said(argv: Sequence[str], records: list[str]) -> str:
+    """What the kernel logged about a failed mount's device (mount(8) only points at dmesg)."""
+    if not Path(argv[0]).name.startswith("mount"):
+        return ""
+    devices = [Path(a).name for a in argv if a.startswith("/dev/")]
+    lines = tooltext.about(records, *devices)[-3:]
+    return f"; the kernel said: {' | '.join(lines)}" if lines else ""
 
 
 BLKFLSBUF = 0x1261  # linux/fs.h: _IO(0x12, 97), write back and invalidate a device's buffers
@@ -243,12 +252,18 @@ class RealExecutor:
             return sum(1 for _ in f)
 
     def output(self, argv: Sequence[str]) -> str:
-        result = _run(argv, self.call_timeout_s)
+        with tooltext.kernel_messages() as kernel:
+            result = _run(argv, self.call_timeout_s)
         if result.returncode != 0:
-            detail = [x.strip() for x in (result.stderr or result.stdout).splitlines() if x.strip()]
-            # The last lines: mount(8) puts its reason first and a hint about dmesg last.
-            tail = " ".join(detail[-3:]) if detail else f"exit code {result.returncode}"
-            raise FsarenaError(f"`{' '.join(argv)}` failed: {tail}")
+            text = result.stderr or result.stdout
+            detail = tooltext.meaningful(text)
+            # Without a usage text, the last lines: mount(8) puts its reason first and a
+            # hint about dmesg last; with one (a bad mkfs option), the lines before it.
+            usage_cut = len(detail) < len([x for x in text.splitlines() if x.strip()])
+            shown = detail[:3] if usage_cut else detail[-3:]
+            tail = " ".join(shown) if shown else f"exit code {result.returncode}"
+            said = _kernel_said(argv, kernel)
+            raise FsarenaError(f"`{' '.join(argv)}` failed: {tail}{said}")
         return result.stdout
 
     def read_text(self, path: str) -> str:
