@@ -64,7 +64,7 @@ def fsarena_style_run(workdir: Path, hold_lock: bool) -> Iterator[dict[str, str]
     Undone on exit, whatever cleanup did (only this scenario's loop device is detached).
     """
     image, mnt, source = (
-        workdir / "images" / "ext4.img",
+        workdir / "images" / "ext4-r1.img",  # the names a run gives them
         workdir / "mnt" / "ext4",
         workdir / "source",
     )
@@ -147,6 +147,18 @@ def killed_in_a_subdirectory(workdir: Path) -> dict[str, Any]:
     return {"parent": parent, "itself": itself, "before": before, "kept": kept, "after": after}
 
 
+def rerun_over_leftovers(workdir: Path) -> dict[str, Any]:
+    """A run killed with -9 left its resources; the user runs again without cleanup."""
+    with fsarena_style_run(workdir / "w", hold_lock=False) as run:
+        before = _run_state(run)
+        argv = [*FSARENA, "run", "--workdir", str(workdir / "w"), "--fs", "ext4", "--scale",
+                "0.01", "-n", "1", "--output", str(workdir / "s.json"),
+                "--results-dir", str(workdir / "results")]  # fmt: skip
+        out = subprocess.run(argv, capture_output=True, text=True, check=False, timeout=600)
+        after = _run_state(run)
+    return {"rc": out.returncode, "stderr": out.stderr, "before": before, "after": after}
+
+
 def root(workdir: Path) -> dict[str, Any]:
     """`fsarena cleanup --workdir /`, scanned only: refused, and no mount changes."""
     before = sorted((m.mount_id, m.target) for m in mount_table())
@@ -156,7 +168,8 @@ def root(workdir: Path) -> dict[str, Any]:
 
 
 SCENARIOS: dict[str, Callable[[Path], dict[str, Any]]] = {
-    f.__name__: f for f in (users_tmpfs, live_parent, killed_in_a_subdirectory, root)
+    f.__name__: f
+    for f in (users_tmpfs, live_parent, killed_in_a_subdirectory, rerun_over_leftovers, root)
 }
 
 if __name__ == "__main__":

@@ -20,7 +20,7 @@ def _in_private_namespace(scenario: str, workdir: Path) -> dict[str, Any]:
     argv = [sys.executable, "-m", "tests.integration.cleanup_scenarios", scenario, str(workdir)]
     out = subprocess.run(
         ["unshare", "--mount", "--propagation", "private", *argv],
-        cwd=REPO, capture_output=True, text=True, check=False, timeout=120,
+        cwd=REPO, capture_output=True, text=True, check=False, timeout=900,
     )  # fmt: skip
     assert out.returncode == 0, out.stderr
     result: dict[str, Any] = json.loads(out.stdout)
@@ -56,6 +56,16 @@ def test_a_killed_run_in_a_subdirectory_is_left_to_its_own_cleanup(workdir: Path
     after = found["after"]
     assert not after["mnt"] and not after["source"] and not after["attached"]
     assert not after["image"]
+
+
+def test_a_run_over_a_killed_runs_leftovers_refuses_and_touches_nothing(workdir: Path) -> None:
+    found = _in_private_namespace("rerun_over_leftovers", workdir)
+    assert found["rc"] == 2, found["stderr"]
+    lines = [line for line in found["stderr"].splitlines() if line.strip()]
+    assert len(lines) == 1 and "an earlier run left mount" in lines[0], lines
+    assert f"`fsarena cleanup --workdir {workdir}/w`" in lines[0]
+    assert found["after"] == found["before"] and found["after"]["image"], "nothing touched"
+    assert not (workdir / "s.json").exists(), "no session for a run that never started"
 
 
 def test_cleanup_of_root_is_refused_and_unmounts_nothing(workdir: Path) -> None:

@@ -12,7 +12,6 @@ from typing import Any
 import click
 
 from fsarena.cli.base import fail
-from fsarena.errors import FsarenaError
 
 
 def write_reports(session: Any, path: Path, fmt: str) -> None:
@@ -65,8 +64,8 @@ def execute(
     from fsarena.cli.progress import RunProgress
     from fsarena.machines.run import executor_for
     from fsarena.measure.ledger import Ledger
-    from fsarena.measure.ours import claims, in_the_way
-    from fsarena.run.launch import Stop, workdir_lock
+    from fsarena.measure.ours import claims
+    from fsarena.run.launch import Stop, refuse_leftovers, workdir_lock
     from fsarena.run.runner import Runner
 
     plan = launch.plan
@@ -74,16 +73,7 @@ def execute(
     ledger = Ledger(plan.workdir)
     with workdir_lock(plan.workdir), stop.installed():
         found = claims(plan.workdir)
-        if found:  # its images and mount points are this run's names: touch none of them
-            raise FsarenaError(
-                f"an earlier run left {found.describe()}; nothing was started: remove it with "
-                f"`fsarena cleanup --workdir {plan.workdir}` (or use another --workdir)"
-            )
-        if blocking := in_the_way(found):
-            raise FsarenaError(
-                f"{blocking[0]}; it is where this run would work: nothing was started "
-                "(or use another --workdir)"
-            )
+        refuse_leftovers(found)  # again, under the lock the run now holds
         for item in found.foreign:
             if item.advice:  # the work directory's own filesystem needs no word
                 click.echo(f"fsarena: note: not fsarena's, left alone: {item}", err=True)

@@ -31,7 +31,7 @@ from fsarena.targets import guard
 from fsarena.targets.source import choose_source, mem_available_bytes, source_size_bytes
 
 if TYPE_CHECKING:
-    from fsarena.measure.ours import Foreign
+    from fsarena.measure.ours import Claims, Foreign
 
 GB = 1e9
 MIB = 1 << 20
@@ -122,6 +122,35 @@ def require_ready(launch: Launch) -> None:
     failed = [f"{r.name}: {r.detail} (fix: {r.fix})" for r in results if not r.ok]
     if failed:
         raise FsarenaError("not ready to run: " + "; ".join(failed))
+    workdir = launch.plan.workdir
+    if Path(workdir).is_dir():  # before the aging probe makes its image there
+        from fsarena.measure.ours import claims, has_record
+
+        if not has_record(workdir):
+            refuse_leftovers(claims(workdir))
+            return
+        with workdir_lock(workdir):
+            refuse_leftovers(claims(workdir))
+
+
+def refuse_leftovers(found: Claims) -> None:
+    """A run never starts over an earlier run's resources, nor over mounts on its own paths.
+
+    Their names are this run's names (images/ext4-r1.img, mnt/ext4): it would fail on
+    them and its teardown would take them for its own.
+    """
+    from fsarena.measure.ours import in_the_way
+
+    if found:
+        raise FsarenaError(
+            f"an earlier run left {found.describe()}; nothing was started: remove it with "
+            f"`fsarena cleanup --workdir {found.workdir}` (or use another --workdir)"
+        )
+    if blocking := in_the_way(found):
+        raise FsarenaError(
+            f"{blocking[0]}; it is where this run would work: nothing was started "
+            "(or use another --workdir)"
+        )
 
 
 def check_leftovers(workdir: str) -> CheckResult:
