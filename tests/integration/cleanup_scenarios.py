@@ -159,6 +159,18 @@ def rerun_over_leftovers(workdir: Path) -> dict[str, Any]:
     return {"rc": out.returncode, "stderr": out.stderr, "before": before, "after": after}
 
 
+def hint_beside_a_live_run(workdir: Path) -> dict[str, Any]:
+    """`run --dry-run` in a directory that holds a live run's work directory (workdir/b)."""
+    with fsarena_style_run(workdir / "b", hold_lock=True) as run:
+        before = _run_state(run)
+        argv = [*FSARENA, "run", "--dry-run", "--workdir", str(workdir), "--fs", "ext4",
+                "--scale", "0.01", "--results-dir", str(workdir / "results")]  # fmt: skip
+        out = subprocess.run(argv, capture_output=True, text=True, check=False, timeout=600)
+        after = _run_state(run)
+    notes = [line for line in out.stdout.splitlines() if line.startswith("note:")]
+    return {"rc": out.returncode, "notes": notes, "before": before, "after": after}
+
+
 def root(workdir: Path) -> dict[str, Any]:
     """`fsarena cleanup --workdir /`, scanned only: refused, and no mount changes."""
     before = sorted((m.mount_id, m.target) for m in mount_table())
@@ -167,9 +179,9 @@ def root(workdir: Path) -> dict[str, Any]:
     return result | {"mounts_unchanged": before == after, "mounts": len(before)}
 
 
+ALL = (users_tmpfs, live_parent, killed_in_a_subdirectory, rerun_over_leftovers)
 SCENARIOS: dict[str, Callable[[Path], dict[str, Any]]] = {
-    f.__name__: f
-    for f in (users_tmpfs, live_parent, killed_in_a_subdirectory, rerun_over_leftovers, root)
+    f.__name__: f for f in (*ALL, hint_beside_a_live_run, root)
 }
 
 if __name__ == "__main__":

@@ -68,6 +68,14 @@ def test_a_run_over_a_killed_runs_leftovers_refuses_and_touches_nothing(workdir:
     assert not (workdir / "s.json").exists(), "no session for a run that never started"
 
 
+def test_the_dry_runs_hint_names_no_live_runs_mount_for_cleanup(workdir: Path) -> None:
+    found = _in_private_namespace("hint_beside_a_live_run", workdir)
+    assert found["rc"] == 0 and found["after"] == found["before"], found
+    assert not any("an earlier run left" in n for n in found["notes"]), found["notes"]
+    live = [n for n in found["notes"] if "not fsarena's, left alone" in n]
+    assert any(f"mount {workdir}/b/mnt/ext4" in n and "held by the live run" in n for n in live)
+
+
 def test_cleanup_of_root_is_refused_and_unmounts_nothing(workdir: Path) -> None:
     found = _in_private_namespace("root", workdir)
     assert found["rc"] == 2 and "/ is a system directory" in found["stderr"], found

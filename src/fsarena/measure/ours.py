@@ -202,6 +202,10 @@ def _same_device(a: str, b: str) -> bool:
     return os.path.realpath(a) == os.path.realpath(b)
 
 
+LIVE = "held by the live run in"
+LIVE_ADVICE = "leave it: that run cleans up after itself"
+
+
 @dataclass(frozen=True)
 class Foreign:
     """Something found in the work directory that fsarena cannot prove it made: left alone."""
@@ -329,10 +333,13 @@ class _Decider:
                 continue
             if any(under(lo.back_file, o) for o in within_ours):
                 continue
+            whose = self._whose(lo.back_file, live)
             yield Foreign(
                 f"loop device {lo.device} (backed by {lo.back_file})",
-                self._whose(lo.back_file, live),
-                f"detach it yourself if it is not in use: losetup -d {lo.device}",
+                whose,
+                LIVE_ADVICE
+                if whose.startswith(LIVE)
+                else f"detach it yourself if it is not in use: losetup -d {lo.device}",
                 lo.back_file,
             )
 
@@ -341,10 +348,13 @@ class _Decider:
             return Foreign(
                 str(m), "the work directory's own filesystem, not mounted by fsarena", "", m.target
             )
+        whose = self._whose(m.target, live)
         return Foreign(
             str(m),
-            self._whose(m.target, live),
-            f"unmount it yourself if it is not in use: umount {m.target}",
+            whose,
+            LIVE_ADVICE
+            if whose.startswith(LIVE)
+            else f"unmount it yourself if it is not in use: umount {m.target}",
             m.target,
         )
 
@@ -352,7 +362,7 @@ class _Decider:
         """Not fsarena's: whether another run (live, or with its own ledger) has it."""
         for directory, pid in live.items():
             if under(path, directory) and directory not in self.roots:
-                return f"held by the live run in {directory} (process {pid})"
+                return f"{LIVE} {directory} (process {pid})"
         parent = os.path.dirname(path)
         while self.inside(parent) and parent not in self.roots:
             if any(e.ident == path for e in Ledger(parent).entries()):
