@@ -65,6 +65,15 @@ def test_a_recorded_mount_is_ours_only_from_its_recorded_source(tmp_path: Path) 
     assert gone.ours == () and gone.gone == (Entry("mount", mnt, "/dev/loop7"),)
 
 
+def test_drivers_that_name_their_mount_are_proven_by_fsarenas_names(tmp_path: Path) -> None:
+    mnt = str(tmp_path / "mnt" / "tmpfs")
+    Ledger(str(tmp_path)).track("mount", mnt, "/dev/loop7")  # the tmpfs profile's device
+    assert _decide(tmp_path, (mnt, "tmpfs", "fsarena-tmpfs")).ours
+    assert not _decide(tmp_path, (mnt, "tmpfs", "mydata")).ours
+    assert _decide(tmp_path, (mnt, "fuse", "fusefat")).ours
+    assert not _decide(tmp_path, (mnt, "fuseblk", "/dev/sdz1")).ours
+
+
 def test_stacked_mounts_only_the_top_one_counts(tmp_path: Path) -> None:
     mnt = str(tmp_path / "mnt" / "ext4")
     Ledger(str(tmp_path)).track("mount", mnt, "/dev/loop7")

@@ -267,13 +267,17 @@ class _Decider:
         return any(under(path, root) for root in self.roots)
 
     def mount_is_ours(self, entry: Entry, top: Mount) -> bool:
-        if entry.source:
-            return _same_device(top.source, entry.source)
-        # A ledger from before sources were recorded: fsarena's tmpfs, or a loop
-        # device backed by an image this ledger recorded.
+        if entry.source and _same_device(top.source, entry.source):
+            return True
+        # Drivers that name the mount themselves: the tmpfs "filesystem" (a tmpfs sized
+        # by its device, named fsarena-tmpfs), a FUSE daemon that gives its own name.
         if top.fstype == "tmpfs":
             return top.source.startswith(TMPFS_PREFIX)
-        return any(_same_device(top.source, d) for d in self.our_loops)
+        if top.fstype.startswith("fuse") and not top.source.startswith("/"):
+            return True
+        # A ledger from before sources were recorded: a loop device backed by an
+        # image this ledger recorded.
+        return not entry.source and any(_same_device(top.source, d) for d in self.our_loops)
 
     def judge(self, entry: Entry) -> str | Foreign:
         """ "ours", "gone", or why it is not ours."""
