@@ -22,9 +22,11 @@ own (cgroup v2, or v1's pids hierarchy), made in prepare and removed when the
 task ends, whatever happened: a background child, or a daemon that left its
 session, is ended with it, before the filesystem is unmounted, and only those
 processes. Joining the cgroup is a shell's `echo $$` and `exec` before the
-command (about a millisecond, inside the timed region, as with bonnie++'s
-memory cgroup). Where no cgroup can be made (a guest kernel without them), the
-command's own session is all there is.
+command, inside the timed region as with bonnie++'s memory cgroup: on the
+development machine 1.3 ms at the 10th percentile, 3.2 ms at the median (60
+runs of `true` each way, load 19), which a sub-second command's figure carries.
+Where no cgroup can be made (a guest kernel without them), the command's own
+session is all there is.
 """
 
 from __future__ import annotations
