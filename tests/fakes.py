@@ -52,7 +52,7 @@ class FakeExecutor:
     tracked: list[tuple[str, str]] = field(default_factory=list)  # the ledger, in order
     copies: set[str] = field(default_factory=set)  # image files copy_image made (they exist)
 
-    def track(self, kind: str, ident: str) -> None:
+    def track(self, kind: str, ident: str, source: str = "") -> None:
         self.tracked.append((kind, ident))
 
     def untrack(self, kind: str, ident: str) -> None:
@@ -127,6 +127,10 @@ class FakeExecutor:
     def create_memory_cgroup(self, limit_bytes: int) -> str:
         self.calls.append(("cgroup", str(limit_bytes)))
         return "/sys/fs/cgroup/memory/fsarena-fake-0"
+
+    def create_task_cgroup(self) -> str:
+        self.calls.append(("cgroup", "task"))
+        return "/sys/fs/cgroup/pids/fsarena-fake-task"
 
     def remove_cgroup(self, path: str) -> None:
         self.calls.append(("cgroup_removed", path))

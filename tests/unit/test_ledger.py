@@ -8,7 +8,16 @@ from pathlib import Path
 import pytest
 
 from fsarena.measure import ledger
-from fsarena.measure.ledger import Entry, Ledger, cleanup, leftovers
+from fsarena.measure.ledger import Entry, Ledger
+from fsarena.measure.ours import CleanupReport, claims
+from fsarena.measure.ours import cleanup as undo_ours
+from fsarena.run.launch import workdir_lock
+
+
+def cleanup(workdir: str) -> CleanupReport:
+    """As `fsarena cleanup` does it: under the work directory's lock."""
+    with workdir_lock(workdir):
+        return undo_ours(workdir)
 
 
 def test_track_and_untrack_persist_in_the_state_file(tmp_path: Path) -> None:
@@ -51,8 +60,8 @@ def test_cleanup_undoes_newest_first_and_reports(
     book.track("image", str(image))
     book.track("note", "first")
     book.track("note", "second")
-    found = leftovers(str(tmp_path))
-    assert Entry("image", str(image)) in found.entries
+    found = claims(str(tmp_path))
+    assert Entry("image", str(image)) in found.ours
     report = cleanup(str(tmp_path))
     assert order == ["second", "first"]
     assert report.done == ("noted second", "noted first", f"deleted {image}")
@@ -75,8 +84,15 @@ def test_a_failed_undo_stays_recorded(tmp_path: Path, monkeypatch: pytest.Monkey
 
 def test_state_file_is_plain_json(tmp_path: Path) -> None:
     Ledger(str(tmp_path)).track("mount", "/w/mnt/ext4")
+    Ledger(str(tmp_path)).track("mount", "/w/mnt/xfs", "/dev/loop4")
     data = json.loads((tmp_path / ledger.STATE_FILE).read_text())
-    assert data == {"resources": [{"kind": "mount", "ident": "/w/mnt/ext4"}]}
+    assert data == {
+        "resources": [
+            {"kind": "mount", "ident": "/w/mnt/ext4"},
+            {"kind": "mount", "ident": "/w/mnt/xfs", "source": "/dev/loop4"},
+        ]
+    }
+    assert Ledger(str(tmp_path)).entries()[1] == Entry("mount", "/w/mnt/xfs", "/dev/loop4")
 
 
 def test_check_does_not_call_a_live_runs_resources_leftovers(tmp_path: Path) -> None:

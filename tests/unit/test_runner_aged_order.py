@@ -64,7 +64,7 @@ def test_execution_order_of_an_aged_run(tmp_path: Path, monkeypatch: pytest.Monk
         # attached, then mounted: the restore comes before the mount.
         "mkdir", "copy_image", "call:fallocate", "attach", "mkdir", *TASKS, "detach", "remove",
         "create_image", "attach", "mkdir", "call:mkfs.ext4", *TASKS, "detach", "remove",
-        "call:umount", "remove",  # the source
+        "call:umount",  # the source (a tmpfs: no image of its own)
         "remove",  # the snapshot, when the run ends
     ]  # fmt: skip
     copies = [c[1:] for c in host.calls if c[0] == "copy_image"]

@@ -6,7 +6,9 @@ from pathlib import Path
 
 from fsarena.measure import ledger
 from fsarena.measure import sysctls as settings
-from fsarena.measure.ledger import Ledger, cleanup
+from fsarena.measure.ledger import Ledger
+from fsarena.measure.ours import cleanup
+from fsarena.run.launch import workdir_lock
 
 
 def test_plain_setting_is_restored_once(tmp_path: Path) -> None:
@@ -86,7 +88,8 @@ def test_cleanup_after_kill_restores_a_tracked_setting(tmp_path: Path) -> None:
     assert change is not None
     Ledger(str(tmp_path)).track("setting", change.ident())
     settings.apply(change)
-    report = cleanup(str(tmp_path))
+    with workdir_lock(str(tmp_path)):
+        report = cleanup(str(tmp_path))
     assert knob.read_text() == "10\n"
     assert report.done == (f"restored {knob} to 10",)
     assert not (tmp_path / ledger.STATE_FILE).exists()

@@ -5,7 +5,9 @@ from __future__ import annotations
 import datetime as dt
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -17,6 +19,9 @@ from fsarena.cli.running import run, tune
 from fsarena.cli.store import store
 from fsarena.errors import FsarenaError
 from fsarena.plan import DEFAULT_SUITE, DEFAULT_WORKDIR
+
+if TYPE_CHECKING:
+    from fsarena.measure.ours import Foreign
 
 # The commands' machinery (pydantic models, the plan, the runner, the tasks) is imported
 # in the command that needs it: `fsarena --help` stays light (issue 13: <= 0.2 s, 40 MB).
@@ -199,20 +204,33 @@ def _list_filesystems() -> None:
     "--workdir", default=DEFAULT_WORKDIR, show_default=True, help="The run's work directory."
 )
 def cleanup(workdir: str) -> None:
-    """Remove what a killed run (kill -9, power cut) left: mounts, loops, images, processes."""
-    from fsarena.measure.ledger import cleanup as undo_all
+    """Undo what a killed run (kill -9, power cut) left: only what fsarena's ledger recorded.
+
+    Mounts, loop devices, images and processes the work directory's ledger proves
+    are fsarena's; anything else there is listed and left alone.
+    """
+    from fsarena.measure.ours import claims, has_record, refusal
+    from fsarena.measure.ours import cleanup as undo_ours
     from fsarena.run.launch import workdir_lock
 
     workdir = os.path.abspath(workdir)
+    if why := refusal(workdir):  # before anything, the lock file included, is made
+        raise FsarenaError(f"refusing to clean up: {why}")
     if not Path(workdir).is_dir():
         click.echo(f"nothing to clean: {workdir} does not exist")
         return
     if os.geteuid() != 0:
         raise FsarenaError("fsarena cleanup needs root (umount, losetup): run it with sudo")
+    if not has_record(workdir):  # no run ever used it: nothing here can be fsarena's
+        _left_alone(claims(workdir).foreign)
+        click.echo(f"nothing to clean in {workdir}: no fsarena run has used it")
+        return
     try:
         with workdir_lock(workdir):
-            report = undo_all(workdir)
-    except FsarenaError:
+            report = undo_ours(workdir)
+    except FsarenaError as exc:
+        if "another fsarena run" not in str(exc):
+            raise
         raise FsarenaError(
             f"a run is using {workdir}; it cleans up after itself (stop it with Ctrl-C)"
         ) from None
@@ -220,10 +238,16 @@ def cleanup(workdir: str) -> None:
         click.echo(f"removed: {line}")
     for line in report.failed:
         click.echo(f"FAILED: {line}", err=True)
+    _left_alone(report.left_alone)
     summary = f"{len(report.done)} removed, {len(report.failed)} could not be removed"
     click.echo(summary if report.done or report.failed else f"nothing to clean in {workdir}")
     if report.failed:
         sys.exit(1)
+
+
+def _left_alone(found: Sequence[Foreign]) -> None:
+    for item in found:
+        click.echo(f"left alone, not fsarena's: {item}")
 
 
 # ---------------------------------------------------------------- crashtest

@@ -137,21 +137,20 @@ def execute(
     """The run itself, under the work directory's lock, stopped cleanly by a signal."""
     from fsarena.cli.progress import RunProgress
     from fsarena.machines.run import executor_for
-    from fsarena.measure.ledger import Ledger, leftovers
-    from fsarena.run.launch import Stop, workdir_lock
+    from fsarena.measure.ledger import Ledger
+    from fsarena.measure.ours import claims
+    from fsarena.run.launch import Stop, refuse_leftovers, workdir_lock
     from fsarena.run.runner import Runner, SessionUnsaved
 
     plan = launch.plan
     stop = Stop()
     ledger = Ledger(plan.workdir)
     with workdir_lock(plan.workdir), stop.installed():
-        left = leftovers(plan.workdir)
-        if left:
-            click.echo(
-                f"fsarena: warning: an earlier run left {left.describe()}; "
-                f"remove it with `fsarena cleanup --workdir {plan.workdir}`",
-                err=True,
-            )
+        found = claims(plan.workdir)
+        refuse_leftovers(found)  # again, under the lock the run now holds
+        for item in found.foreign:
+            if item.advice:  # the work directory's own filesystem needs no word
+                click.echo(f"fsarena: note: not fsarena's, left alone: {item}", err=True)
         ledger.mark_children()
         os.environ["LC_MESSAGES"] = "C"  # tools' errors in English, as faults.py reads them
         progress = RunProgress(plan, sys.stderr, "quiet" if quiet else "auto")

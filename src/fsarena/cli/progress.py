@@ -24,6 +24,7 @@ from rich.progress import (
 
 from fsarena.analysis.phrases import number
 from fsarena.measure.metrics import METRICS
+from fsarena.measure.tooltext import brief
 from fsarena.plan.core import Plan
 from fsarena.report.units import bytes_text, value_text
 from fsarena.run.sessions import Event
@@ -41,7 +42,7 @@ def _value(key: str, raw: float) -> str:
 
 def describe_run(run: Run) -> str:
     """One line: the task, its status and its headline figures (or why it failed)."""
-    detail = run.error
+    detail = brief(run.error)  # a tool's usage text stays in the session, not on this line
     if run.status == "ok" and run.measurement is not None:
         m = run.measurement
         detail = (

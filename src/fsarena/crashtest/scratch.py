@@ -17,10 +17,11 @@ from pathlib import Path
 
 from fsarena.errors import FsarenaError
 from fsarena.filesystems.profiles import FilesystemProfile
-from fsarena.measure.ledger import release_under
+from fsarena.measure.ledger import Ledger, release_under
 from fsarena.measure.native import native_tool
 
 FUSERMOUNT = "fusermount3"
+TMPFS_NAME = "fsarena-crash"  # the tmpfs's source name: with its mount point, proof it is ours
 
 
 def run(argv: Sequence[str], timeout_s: float = 120.0) -> subprocess.CompletedProcess[str]:
@@ -57,11 +58,18 @@ def is_mounted(path: Path) -> bool:
 
 @contextlib.contextmanager
 def tmpfs(path: Path, size_bytes: int) -> Iterator[Path]:
-    """A private tmpfs at path, unmounted (with everything in it) on exit."""
+    """A private tmpfs at path, unmounted (with everything in it) on exit.
+
+    Recorded in the ledger of path's parent (the work directory) with its source
+    name, so that `fsarena cleanup` can prove it is fsarena's after a kill -9 (and
+    release the loop devices and FUSE mount inside it with it).
+    """
     path.mkdir(parents=True, exist_ok=True)
     if is_mounted(path):
         raise FsarenaError(f"{path} is already a mount point; is another crash test using it?")
-    call(["mount", "-t", "tmpfs", "-o", f"size={size_bytes},mode=0700", "fsarena-crash", str(path)])
+    ledger = Ledger(str(path.parent))
+    ledger.track("mount", str(path), TMPFS_NAME)
+    call(["mount", "-t", "tmpfs", "-o", f"size={size_bytes},mode=0700", TMPFS_NAME, str(path)])
     try:
         yield path
     finally:
@@ -69,6 +77,7 @@ def tmpfs(path: Path, size_bytes: int) -> Iterator[Path]:
         # name leaves a loop device nobody knows of, holding the tmpfs busy.
         release_under(str(path))
         _umount_when_free(path)
+        ledger.untrack("mount", str(path))
 
 
 def _umount_when_free(path: Path, timeout_s: float = 5.0) -> None:

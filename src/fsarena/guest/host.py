@@ -262,11 +262,14 @@ class GuestExecutor:
     def create_memory_cgroup(self, limit_bytes: int) -> str:
         return str(self._ask("create_memory_cgroup", limit_bytes=limit_bytes))
 
+    def create_task_cgroup(self) -> str:
+        return str(self._ask("create_task_cgroup"))
+
     def remove_cgroup(self, path: str) -> None:
         if not self._closed:  # a stopped guest's cgroups ended with it
             self._ask("remove_cgroup", path=path)
 
-    def track(self, kind: str, ident: str) -> None:
+    def track(self, kind: str, ident: str, source: str = "") -> None:
         """Nothing to record: what a guest creates inside itself ends with it."""
 
     def untrack(self, kind: str, ident: str) -> None:

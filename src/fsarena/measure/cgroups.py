@@ -87,6 +87,41 @@ def create_memory_cgroup(
     return str(path)
 
 
+def task_hierarchy(base: Path = CGROUP_ROOT) -> Path:
+    """Where a cgroup that only holds a task's processes is made: v2's root, else v1's pids.
+
+    Any hierarchy tracks processes; v1's pids (else memory) hierarchy is used so that no
+    limit and no accounting of another controller comes with it.
+    """
+    v2 = v2_root(base)
+    if v2 is not None and (v2[0] / "cgroup.procs").exists():
+        return v2[0]
+    for controller in ("pids", "memory"):
+        root = base / controller
+        if (root / "cgroup.procs").exists():
+            return root
+    raise FsarenaError(f"no cgroup hierarchy under {base} to hold a command's processes")
+
+
+def create_task_cgroup(
+    before: Callable[[str], None] | None = None, base: Path = CGROUP_ROOT
+) -> str:
+    """Make fsarena-PID-N, with no limit, to hold every process of a task; returns its directory.
+
+    What a command leaves running (a background child, a daemon that left its session)
+    stays in it, so remove_cgroup ends exactly those processes and nothing else.
+    `before` is told the directory before it is made (the resource ledger's intent).
+    """
+    path = child_path(task_hierarchy(base))
+    if before is not None:
+        before(str(path))
+    try:
+        path.mkdir()
+    except OSError as exc:
+        raise FsarenaError(f"cannot make cgroup {path}: {exc}; run as root") from exc
+    return str(path)
+
+
 def peak_file(path: str) -> str:
     """The file holding the cgroup's peak memory use (bytes)."""
     v1 = Path(path, "memory.max_usage_in_bytes")

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from fsarena.errors import FsarenaError
-from fsarena.measure import cgroups
+from fsarena.measure import cgroups, tooltext
 from fsarena.measure.core import Command, Timed, measure_commands
 from fsarena.measure.ledger import Ledger
 from fsarena.measure.native import find_native_tool
@@ -77,6 +77,15 @@ def _run(argv: Sequence[str], timeout_s: float | None = None) -> subprocess.Comp
         )
 
 
+def _kernel_said(argv: Sequence[str], records: list[str]) -> str:
+    """What the kernel logged about a failed mount's device (mount(8) only points at dmesg)."""
+    if not Path(argv[0]).name.startswith("mount"):
+        return ""
+    devices = [Path(a).name for a in argv if a.startswith("/dev/")]
+    lines = tooltext.about(records, *devices)[-3:]
+    return f"; the kernel said: {' | '.join(lines)}" if lines else ""
+
+
 BLKFLSBUF = 0x1261  # linux/fs.h: _IO(0x12, 97), write back and invalidate a device's buffers
 
 
@@ -110,9 +119,9 @@ class RealExecutor:
     # the measurement seam knows guests only through this, so it imports nothing of them.
     boot: Callable[[GuestSpec, TaskExecutor], Guest] | None = None
 
-    def track(self, kind: str, ident: str) -> None:
+    def track(self, kind: str, ident: str, source: str = "") -> None:
         if self.ledger is not None:
-            self.ledger.track(kind, ident)
+            self.ledger.track(kind, ident, source)
 
     def untrack(self, kind: str, ident: str) -> None:
         if self.ledger is not None:
@@ -202,14 +211,20 @@ class RealExecutor:
         # cannot preallocate, the image stays sparse; every run reads back how much of it
         # is allocated (measure.core.read_loop_state), so the report can say so.
         Path(path).parent.mkdir(parents=True, exist_ok=True)
+        if os.path.lexists(path):  # not this run's: never recorded (cleanup would delete it)
+            raise FsarenaError(
+                f"cannot create image {path}: it exists and this run did not make it; "
+                f"if an earlier run left it, `fsarena cleanup --workdir {Path(path).parent.parent}`"
+                ", else choose another --workdir"
+            )
         self.track("image", path)
         try:
             with open(path, "xb") as f:
                 f.truncate(size_bytes)
         except OSError as exc:
+            self.untrack("image", path)
             raise FsarenaError(
-                f"cannot create image {path}: {exc.strerror}; remove it (`fsarena cleanup`) "
-                "or choose another --workdir"
+                f"cannot create image {path}: {exc.strerror}; choose another --workdir"
             ) from exc
         done = _run(["fallocate", "--length", str(size_bytes), path])
         if done.returncode != 0 and "not supported" not in done.stderr:
@@ -264,12 +279,18 @@ class RealExecutor:
             return sum(1 for _ in f)
 
     def output(self, argv: Sequence[str]) -> str:
-        result = _run(argv, self.call_timeout_s)
+        with tooltext.kernel_messages() as kernel:
+            result = _run(argv, self.call_timeout_s)
         if result.returncode != 0:
-            detail = [x.strip() for x in (result.stderr or result.stdout).splitlines() if x.strip()]
-            # The last lines: mount(8) puts its reason first and a hint about dmesg last.
-            tail = " ".join(detail[-3:]) if detail else f"exit code {result.returncode}"
-            raise FsarenaError(f"`{' '.join(argv)}` failed: {tail}")
+            text = result.stderr or result.stdout
+            detail = tooltext.meaningful(text)
+            # Without a usage text, the last lines: mount(8) puts its reason first and a
+            # hint about dmesg last; with one (a bad mkfs option), the lines before it.
+            usage_cut = len(detail) < len([x for x in text.splitlines() if x.strip()])
+            shown = detail[:3] if usage_cut else detail[-3:]
+            tail = " ".join(shown) if shown else f"exit code {result.returncode}"
+            said = _kernel_said(argv, kernel)
+            raise FsarenaError(f"`{' '.join(argv)}` failed: {tail}{said}")
         return result.stdout
 
     def read_text(self, path: str) -> str:
@@ -300,6 +321,9 @@ class RealExecutor:
 
     def create_memory_cgroup(self, limit_bytes: int) -> str:
         return cgroups.create_memory_cgroup(limit_bytes, before=lambda p: self.track("cgroup", p))
+
+    def create_task_cgroup(self) -> str:
+        return cgroups.create_task_cgroup(before=lambda p: self.track("cgroup", p))
 
     def remove_cgroup(self, path: str) -> None:
         cgroups.remove_cgroup(path)

@@ -1,19 +1,22 @@
 """The resource ledger: everything fsarena creates on the machine, in a state file, until undone.
 
 Every mount point, loop device, image, tmpfs or cgroup a run creates, and
-every shared kernel setting it changes (settings.py: a throttle rule on the
-root blkio cgroup, vm.dirty_bytes), is written to WORKDIR/state.json *before*
-it is created (an intent), and removed from it once undone. A run killed
-with SIGKILL, or a power cut, leaves the file behind; `fsarena cleanup` reads
-it and undoes each entry, newest first.
+every shared kernel setting it changes (measure/sysctls.py: a throttle rule on
+the root blkio cgroup, vm.dirty_bytes), is written to WORKDIR/state.json
+*before* it is created (an intent), and removed from it once undone. A mount
+is recorded with its source (the device or tmpfs name it is mounted from), so
+that a mount someone else made at the same place is never taken for it. A run
+killed with SIGKILL, or a power cut, leaves the file behind; `fsarena cleanup`
+reads it and undoes each entry that is still provably fsarena's, newest first:
+measure/ours.py decides that, and every cleanup goes through it.
 
 Undo actions are data, not closures, so that a fresh process can perform them:
 each kind of resource has one idempotent undo function in UNDO that checks the
 machine before acting (a loop device is found by its backing file, never by a
-number that may since belong to someone else). To register a new kind of
-resource (a zram device, a FUSE daemon), add one function to UNDO and call
-`track(kind, ident)` before creating it and `untrack(kind, ident)` after
-undoing it.
+number that may since belong to someone else). A mount's undo is ours.py's
+(it needs the proof of ownership). To register a new kind of resource (a zram
+device, a FUSE daemon), add one function to UNDO and call `track(kind, ident)`
+before creating it and `untrack(kind, ident)` after undoing it.
 
 Child processes of a run carry FSARENA_WORKDIR in their environment, so that
 cleanup can find a task's processes that outlived a killed run (they hold
@@ -48,10 +51,15 @@ MARKER = "FSARENA_WORKDIR"  # environment variable inherited by every child of a
 
 @dataclass(frozen=True)
 class Entry:
-    """One resource: its kind (a key of UNDO) and what identifies it (a path)."""
+    """One resource: its kind ("mount" or a key of UNDO), what identifies it (a path), its source.
+
+    `source` is the proof a mount is fsarena's: the device (or tmpfs name) it was
+    mounted from; "" for other kinds, and in ledgers written before it was recorded.
+    """
 
     kind: str
     ident: str
+    source: str = ""
 
     def __str__(self) -> str:
         return f"{self.kind} {self.ident}"
@@ -85,8 +93,20 @@ def mounts_at(mountpoint: str) -> int:
     )
 
 
+def umount(mountpoint: str, lazy: bool = False) -> bool:
+    """One umount of the filesystem on top at a path; a failed lazy one raises OSError."""
+    out = _run(["umount", "-l", mountpoint] if lazy else ["umount", mountpoint])
+    if out.returncode != 0 and lazy:
+        raise OSError(f"cannot unmount {mountpoint}: {out.stderr.strip()}")
+    return out.returncode == 0
+
+
 def _undo_mount(mountpoint: str) -> str:
-    """Unmount everything stacked at the path; lazily if a process still holds it."""
+    """Unmount everything stacked at the path; lazily if a process still holds it.
+
+    Only for mounts inside a filesystem fsarena proved its own (release_under):
+    a recorded mount point is unmounted by ours.unmount_ours, which checks its source.
+    """
     done = ""
     released = False
     for _ in range(8):
@@ -131,6 +151,9 @@ def _undo_loop(image: str) -> str:
 
 
 def _undo_file(path: str) -> str:
+    attached = loops_backed_by(path) if os.path.exists(path) else []
+    if attached:  # another run's loop device (the ledger's would have been detached first)
+        raise OSError(f"still attached to {', '.join(attached)}; left in place")
     try:
         os.unlink(path)
     except FileNotFoundError:
@@ -165,9 +188,9 @@ def _undo_cgroup(path: str) -> str:
 
 
 # How to undo each kind of resource, from its identifier alone. Idempotent:
-# each returns what it did ("" if there was nothing left to undo).
+# each returns what it did ("" if there was nothing left to undo). "mount" is
+# not here: unmounting needs the proof that the mount is fsarena's (ours.py).
 UNDO: dict[str, Callable[[str], str]] = {
-    "mount": _undo_mount,  # a mount point, tmpfs included
     "loop": _undo_loop,  # the backing image of a loop device
     "image": _undo_file,  # an image file
     "tree": _undo_tree,  # a directory of files (in the work directory's scratch)
@@ -195,30 +218,37 @@ class Ledger:
             # the work directory still finds its mounts and loop devices.
             return []
         items = raw.get("resources", []) if isinstance(raw, dict) else []
-        return [Entry(str(i["kind"]), str(i["ident"])) for i in items if isinstance(i, dict)]
+        return [
+            Entry(str(i["kind"]), str(i["ident"]), str(i.get("source") or ""))
+            for i in items
+            if isinstance(i, dict)
+        ]
 
-    def track(self, kind: str, ident: str) -> None:
-        """Record a resource before creating it."""
-        if kind not in UNDO:
+    def track(self, kind: str, ident: str, source: str = "") -> None:
+        """Record a resource before creating it (a mount with the device it mounts)."""
+        if kind != "mount" and kind not in UNDO:  # a mount: a mount point and its source
             raise ValueError(f"no undo registered for resource kind {kind!r}")
         with self._lock:
             entries = self.entries()
-            if Entry(kind, ident) not in entries:
-                self._write([*entries, Entry(kind, ident)])
+            same = [e for e in entries if (e.kind, e.ident) == (kind, ident)]
+            if same != [Entry(kind, ident, source)]:
+                others = [e for e in entries if (e.kind, e.ident) != (kind, ident)]
+                self._write([*others, Entry(kind, ident, source)])
 
     def untrack(self, kind: str, ident: str) -> None:
         """Forget a resource once it is undone."""
         with self._lock:
             entries = self.entries()
-            if Entry(kind, ident) in entries:
-                self._write([e for e in entries if e != Entry(kind, ident)])
+            kept = [e for e in entries if (e.kind, e.ident) != (kind, ident)]
+            if kept != entries:
+                self._write(kept)
 
     def _write(self, entries: list[Entry]) -> None:
         if not entries:
             self.path.unlink(missing_ok=True)
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        data = {"resources": [{"kind": e.kind, "ident": e.ident} for e in entries]}
+        data = {"resources": [_as_dict(e) for e in entries]}
         fd, tmp = tempfile.mkstemp(prefix=".state.", dir=self.workdir)
         with os.fdopen(fd, "w") as f:
             json.dump(data, f, indent=1)
@@ -231,20 +261,9 @@ class Ledger:
         os.environ[MARKER] = self.workdir
 
 
-@dataclass(frozen=True)
-class Leftovers:
-    """What a dead run left: ledger entries, untracked mounts and loops, stray processes."""
-
-    entries: tuple[Entry, ...]
-    processes: tuple[int, ...]
-
-    def __bool__(self) -> bool:
-        return bool(self.entries or self.processes)
-
-    def describe(self) -> str:
-        parts = [str(e) for e in self.entries]
-        parts += [f"process {pid}" for pid in self.processes]
-        return ", ".join(parts)
+def _as_dict(entry: Entry) -> dict[str, str]:
+    found = {"kind": entry.kind, "ident": entry.ident}
+    return found | {"source": entry.source} if entry.source else found
 
 
 def _under(path: str, workdir: str) -> bool:
@@ -252,7 +271,7 @@ def _under(path: str, workdir: str) -> bool:
 
 
 def _scan(workdir: str) -> list[Entry]:
-    """Mounts and loop devices inside the work directory that the ledger may have missed."""
+    """Mounts below root and loop devices backed by files under it, deepest mounts first."""
     found: list[Entry] = []
     for m in json_items(["findmnt", "-J", "--list", "-o", "TARGET"], "filesystems"):
         if _under(str(m["target"]), workdir):
@@ -278,78 +297,13 @@ def release_under(root: str) -> list[str]:
     for entry in _scan(root):
         if entry.kind == "mount" and entry.ident == root:
             continue
-        what = UNDO[entry.kind](entry.ident)
+        what = _undo_mount(entry.ident) if entry.kind == "mount" else UNDO[entry.kind](entry.ident)
         if what:
             done.append(what)
     return done
 
 
-def _marked_processes(workdir: str) -> list[int]:
-    """Processes (other than this one) that a run in this work directory started."""
-    wanted = f"{MARKER}={workdir}".encode()
-    found = []
-    for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit() or int(proc.name) == os.getpid():
-            continue
-        try:
-            environ = (proc / "environ").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if wanted in environ:
-            found.append(int(proc.name))
-    return found
-
-
-def leftovers(workdir: str) -> Leftovers:
-    """What is left of earlier runs in a work directory (call with its lock held)."""
-    workdir = os.path.abspath(workdir)
-    entries = Ledger(workdir).entries()
-    extra = [e for e in _scan(workdir) if e not in entries]
-    live = [e for e in entries if _exists(e)]
-    return Leftovers(tuple(live + extra), tuple(_marked_processes(workdir)))
-
-
-def _exists(entry: Entry) -> bool:
-    if entry.kind == "mount":
-        return mounts_at(entry.ident) > 0
-    if entry.kind == "loop":
-        return bool(loops_backed_by(entry.ident))
-    # Kinds added by other modules are assumed present: their undo decides.
-    return entry.kind not in ("image", "cgroup") or os.path.exists(entry.ident)
-
-
-@dataclass(frozen=True)
-class CleanupReport:
-    done: tuple[str, ...]
-    failed: tuple[str, ...]
-
-
-def cleanup(workdir: str) -> CleanupReport:
-    """Undo everything a dead run left in a work directory, newest first; report it."""
-    workdir = os.path.abspath(workdir)
-    ledger = Ledger(workdir)
-    done: list[str] = []
-    failed: list[str] = []
-    for pid in _marked_processes(workdir):
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
-            done.append(f"killed process {pid} left running by the run")
-    _wait_gone(_marked_processes, workdir)
-    recorded = ledger.entries()
-    untracked = [e for e in _scan(workdir) if e not in recorded]
-    for entry in [*untracked, *reversed(recorded)]:
-        try:
-            what = UNDO[entry.kind](entry.ident) if entry.kind in UNDO else ""
-        except OSError as exc:
-            failed.append(f"{entry}: {exc}")
-            continue
-        if what:
-            done.append(what)
-        ledger.untrack(entry.kind, entry.ident)
-    return CleanupReport(tuple(done), tuple(failed))
-
-
-def _wait_gone(find: Callable[[str], list[int]], workdir: str, timeout_s: float = 5.0) -> None:
+def wait_gone(find: Callable[[str], list[int]], workdir: str, timeout_s: float = 5.0) -> None:
     """Killed processes release their files only once the kernel reaped them."""
     deadline = time.monotonic() + timeout_s
     while find(workdir) and time.monotonic() < deadline:

@@ -100,12 +100,16 @@ class TaskExecutor(Protocol):
 
     def create_memory_cgroup(self, limit_bytes: int) -> str: ...
 
-    def remove_cgroup(self, path: str) -> None: ...
+    def create_task_cgroup(self) -> str:
+        """A cgroup with no limit that holds a task's processes (removing it ends them all)."""
+
+    def remove_cgroup(self, path: str) -> None:
+        """Remove a cgroup fsarena made, ending every process still in it first."""
 
     # A task records what outlives a crash (a database server's data) in the ledger;
     # inside a guest there is nothing to record: what it creates ends with it.
-    def track(self, kind: str, ident: str) -> None:
-        """Record a resource in the ledger before creating it (see ledger.py)."""
+    def track(self, kind: str, ident: str, source: str = "") -> None:
+        """Record a resource in the ledger before creating it (a mount with its source device)."""
 
     def untrack(self, kind: str, ident: str) -> None:
         """Forget a resource once it is undone."""

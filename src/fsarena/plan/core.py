@@ -16,6 +16,7 @@ from fsarena.datasets.core import DatasetSpec
 from fsarena.errors import FsarenaError
 from fsarena.filesystems.profiles import FilesystemProfile
 from fsarena.filesystems.variants import profile_for, resolve
+from fsarena.measure.room import room_needed_bytes
 from fsarena.plan import DEFAULT_SUITE as DEFAULT_SUITE  # re-exported: defined light
 from fsarena.plan import DEFAULT_WORKDIR as DEFAULT_WORKDIR
 from fsarena.plan import catalog, stopping
@@ -173,11 +174,10 @@ class Plan(BaseModel):
 
     def needed_bytes(self) -> int:
         """Room the datasets need on the test filesystem (see image_size_for)."""
-        specs = self.dataset_specs().values()
-        largest = max((s.total_bytes for s in specs), default=0)
-        files = sum(n if isinstance(n := getattr(s, "files", 1), int) else 1 for s in specs)
-        together = sum(s.total_bytes for s in specs) + files * 2 * 8192
-        return int(max(2 * largest, together) * 1.3) + 256 * MIB
+        return room_needed_bytes(
+            (s.total_bytes, n if isinstance(n := getattr(s, "files", 1), int) else 1)
+            for s in self.dataset_specs().values()
+        )
 
     @model_validator(mode="after")
     def _your_data_fits(self) -> Plan:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from fsarena.errors import FIX_MARK
+from fsarena.measure.room import room_needed_bytes
 from fsarena.session.store import Run, Session
 
 MIB = 1 << 20
@@ -173,6 +174,9 @@ def _fixes(session: Session, causes: tuple[Cause, ...]) -> list[str]:
         if cause.fault in ("enospc", "timeout"):
             fixes.append(_bigger(session, cause.fault))
             continue
+        if cause.fault in OWN_FAULTS:  # nothing `fsarena check` looks at would change it
+            fixes.append(OWN_FAULTS[cause.fault].format(task=cause.task))
+            continue
         for fs in cause.filesystems:
             if fs.split("@")[0] in variants and cause.task in ("mkfs", "mount"):
                 own.setdefault(cause.task, []).append(f"[filesystems.{fs.split('@')[0]}]")
@@ -188,6 +192,16 @@ def _fixes(session: Session, causes: tuple[Cause, ...]) -> list[str]:
     return list(dict.fromkeys(fixes))
 
 
+# Faults of the task's own doing (run/faults.py codes): what to do instead of `fsarena check`.
+OWN_FAULTS = {
+    "exit": "{task}'s command failed on its own (its message is above): run it by hand "
+    "on a filesystem of that type to see why",
+    "verify": "{task} ran but its result was wrong (the check that failed is above)",
+    "umount": "a process kept the filesystem busy at unmount (a task's background "
+    "process?); `fuser -vm MOUNTPOINT` names it while a run is going",
+}
+
+
 def _stopped(session: Session) -> bool:
     return any(w.code == "stopped" for w in session.warnings)
 
@@ -198,6 +212,18 @@ def _bigger(session: Session, fault: str) -> str:
         timeout = float(session.plan.task_timeout_s or 3600)
         return f"run again with --task-timeout {2 * timeout:g} (or a smaller --scale)"
     sizes = [p.image_size_bytes for p in session.profiles_as_run.values()]
-    bigger = 2 * max(sizes, default=0) // MIB
-    more = f"--image-size {bigger}M" if bigger else "a bigger --image-size"
-    return f"run again with {more} (or a smaller --scale)"
+    had = max(sizes, default=0)
+    data = [(d.total_bytes, d.files or 1) for d in session.datasets.values()]
+    need = room_needed_bytes(data) if data else 0
+    if not had:
+        return "run again with a bigger --image-size (or a smaller --scale)"
+    if need > had:  # what the datasets need, as the plan sizes images (measure/room.py)
+        return (
+            f"run again with --image-size {-(-need // MIB)}M, the room its datasets need "
+            f"({had // MIB}M was too small), or a smaller --scale"
+        )
+    return (
+        f"run again with a bigger --image-size than {had // MIB}M, which held the datasets' "
+        f"{need // MIB}M: the task wrote more than its data (twice, {2 * had // MIB}M, is a "
+        "guess), or a smaller --scale"
+    )

@@ -72,7 +72,7 @@ def probe_rate(plan: Plan, executor: Executor) -> ProbedRate | None:
             executor.call(profile.mkfs_argv(device))
             executor.make_dir(mountpoint)
             undo.callback(executor.remove_path, mountpoint)
-            executor.track("mount", mountpoint)
+            executor.track("mount", mountpoint, device)
             undo.callback(executor.untrack, "mount", mountpoint)
             executor.call(profile.mount_argv(device, mountpoint))
             undo.callback(executor.call, ("umount", mountpoint))

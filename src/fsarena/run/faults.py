@@ -42,6 +42,13 @@ FAULTS: tuple[Fault, ...] = (
         ("unknown filesystem type", "filesystem unavailable"),
         "this kernel or host cannot run the filesystem; `fsarena check` says why",
     ),
+    # Before "mount": umount's own messages ("umount: /w/mnt/ext4: target is busy.")
+    # contain "mount: ", and a failed unmount is not a failed mount.
+    Fault(
+        "umount",
+        ("`umount ", "umount: "),
+        "unmounting the filesystem failed: a process still used it",
+    ),
     Fault(
         "mount",
         ("`mount ", "mount: ", "wrong fs type", "mounted"),

@@ -17,6 +17,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
+from typing import TYPE_CHECKING
 
 from fsarena.errors import FsarenaError
 from fsarena.filesystems.drivers import choose
@@ -28,6 +29,9 @@ from fsarena.run.runner import shuffled_orders
 from fsarena.run.sessions import source_bytes
 from fsarena.targets import guard
 from fsarena.targets.source import choose_source, mem_available_bytes, source_size_bytes
+
+if TYPE_CHECKING:
+    from fsarena.measure.ours import Claims, Foreign
 
 GB = 1e9
 MIB = 1 << 20
@@ -118,22 +122,64 @@ def require_ready(launch: Launch) -> None:
     failed = [f"{r.name}: {r.detail} (fix: {r.fix})" for r in results if not r.ok]
     if failed:
         raise FsarenaError("not ready to run: " + "; ".join(failed))
+    workdir = launch.plan.workdir
+    if Path(workdir).is_dir():  # before the aging probe makes its image there
+        from fsarena.measure.ours import claims, has_record
+
+        if not has_record(workdir):
+            refuse_leftovers(claims(workdir))
+            return
+        with workdir_lock(workdir):
+            refuse_leftovers(claims(workdir))
+
+
+def refuse_leftovers(found: Claims) -> None:
+    """A run never starts over an earlier run's resources, nor over mounts on its own paths.
+
+    Their names are this run's names (images/ext4-r1.img, mnt/ext4): it would fail on
+    them and its teardown would take them for its own.
+    """
+    from fsarena.measure.ours import in_the_way
+
+    if found:
+        raise FsarenaError(
+            f"an earlier run left {found.describe()}; nothing was started: remove it with "
+            f"`fsarena cleanup --workdir {found.workdir}` (or use another --workdir)"
+        )
+    if blocking := in_the_way(found):
+        raise FsarenaError(
+            f"{blocking[0]}; it is where this run would work: nothing was started "
+            "(or use another --workdir)"
+        )
 
 
 def check_leftovers(workdir: str) -> CheckResult:
-    """`fsarena check`: what killed runs left in the work directory (not a live run's)."""
-    from fsarena.measure.ledger import leftovers
+    """`fsarena check`: what killed runs left in the work directory (not a live run's).
+
+    Only what the work directory's ledger proves is fsarena's is named for cleanup;
+    other mounts found there are listed as not fsarena's (measure/ours.py decides).
+    """
+    from fsarena.measure.ours import claims, has_record
 
     name = "leftovers of killed runs"
     if not Path(workdir).is_dir():
         return CheckResult(name, True, "none")
+    if not has_record(workdir):  # no run used it: take no lock, make no file
+        return CheckResult(name, True, _foreign_note(claims(workdir).foreign) or "none")
     try:
         with workdir_lock(workdir):
-            left = leftovers(workdir)
+            found = claims(workdir)
     except FsarenaError:
         return CheckResult(name, True, f"a run is using {workdir} now; it cleans up after itself")
     fix = f"fsarena cleanup --workdir {workdir}"
-    return CheckResult(name, not left, left.describe() if left else "none", fix)
+    detail = "; ".join(x for x in (found.describe(), _foreign_note(found.foreign)) if x)
+    return CheckResult(name, not found, detail or "none", fix if found else "")
+
+
+def _foreign_note(found: Sequence[Foreign]) -> str:
+    """Mounts and loop devices in the work directory that are not fsarena's (its own aside)."""
+    shown = [f for f in found if f.advice]  # the work directory's own filesystem needs nothing
+    return "; ".join(f"not fsarena's, left alone: {f}" for f in shown)
 
 
 def check_device(device: str, workdir: str) -> CheckResult:
@@ -193,7 +239,9 @@ class Stop:
 def workdir_lock(workdir: str) -> Iterator[None]:
     """One run per work directory: two would share mount points and images."""
     Path(workdir).mkdir(parents=True, exist_ok=True)
-    with open(Path(workdir, "lock"), "w") as handle:
+    from fsarena.measure.ours import LOCK_FILE
+
+    with open(Path(workdir, LOCK_FILE), "w") as handle:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -260,9 +308,32 @@ def describe(launch: Launch, results_dir: Path) -> list[str]:
         lines += plan_lines(plan.machine)
     lines.append(f"time: {estimate(plan, results_dir)}")
     lines += [f"note: {n}" for n in launch.notes]
-    if Path(plan.workdir).is_dir() and not (left := check_leftovers(plan.workdir)).ok:
-        lines.append(f"note: an earlier run left {left.detail}; remove it with `{left.fix}`")
+    lines += [f"note: {line}" for line in leftover_lines(plan.workdir)]
     lines.append("dry run: nothing was created, formatted or mounted")
+    return lines
+
+
+def leftover_lines(workdir: str) -> list[str]:
+    """What `run` and `--dry-run` say about earlier runs' resources and others' mounts."""
+    from fsarena.measure.ours import claims, has_record
+
+    if not Path(workdir).is_dir():
+        return []
+    if not has_record(workdir):
+        found = claims(workdir)
+    else:
+        try:
+            with workdir_lock(workdir):
+                found = claims(workdir)
+        except FsarenaError:
+            return [f"a run is using {workdir} now"]
+    lines = [f"not fsarena's, left alone: {f}" for f in found.foreign if f.advice]
+    if found:
+        lines.insert(
+            0,
+            f"an earlier run left {found.describe()}; "
+            f"remove it with `fsarena cleanup --workdir {workdir}`",
+        )
     return lines
 
 

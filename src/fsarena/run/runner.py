@@ -366,7 +366,7 @@ class Runner:
             sequence = FsSequence(
                 self, ctx, repetition, warmup=warmup, label=label, aged=aged, image=image
             )
-            self.executor.track("mount", mountpoint)
+            self.executor.track("mount", mountpoint, device)  # the proof it is ours
             stack.callback(self.undo, f"unmount {mountpoint}", sequence.unmount)
             if restore is not None:
                 sequence.state = FsState.UNMOUNTED  # the aged filesystem, as snapshotted

@@ -58,6 +58,7 @@ class GuestTarget:
     device: str | None = None  # the plan's real device: not for guests (images only)
     guest: Guest | None = None
     restore_from: str | None = None  # an aged filesystem's snapshot, copied in place of mkfs
+    created: bool = False  # the image exists because this target made it
 
     kind = "guest-disk"
 
@@ -72,11 +73,14 @@ class GuestTarget:
                 f"{self.device}: run it in a session without --device"
             )
         if self.restore_from is None:
-            executor.create_image(self.image, self.size_bytes)
+            executor.create_image(self.image, self.size_bytes)  # refuses an existing file
         else:  # the aged image, copied before the guest boots with it
             executor.make_dir(str(Path(self.image).parent))
+            if executor.exists(self.image):
+                raise FsarenaError(f"{self.image} exists and this run did not make it")
             executor.track("image", self.image)  # `fsarena cleanup` removes it after a crash
             executor.copy_image(self.restore_from, self.image)
+        self.created = True
         self.guest = executor.start_guest(self.spec())
         return self.guest.target_device
 
@@ -101,7 +105,9 @@ class GuestTarget:
         if self.guest is not None:
             self.guest.close()
             self.guest = None
-        executor.remove_path(self.image)
+        if self.created:  # never an earlier run's image
+            executor.remove_path(self.image)
+            self.created = False
 
     def describe(self) -> dict[str, object]:
         return {"kind": self.kind, "size_bytes": self.size_bytes, "guest": self.profile.guest}

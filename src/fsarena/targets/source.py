@@ -17,6 +17,7 @@ from fsarena.filesystems.profiles import PROFILES, SOURCE_FILESYSTEM
 from fsarena.measure.executor import Executor
 
 MIB = 1 << 20
+TMPFS_NAME = "fsarena-source"  # the tmpfs's source name: with its mount point, proof it is ours
 TMPFS_SHARE_OF_AVAILABLE = 0.4
 
 
@@ -56,22 +57,26 @@ class Source:
     image: str = ""
     device: str | None = None
     mounted: bool = field(default=False)
+    created: bool = field(default=False)  # the image, by this run (never an earlier run's)
 
     def setup(self, executor: Executor) -> None:
         executor.make_dir(self.mountpoint)
-        executor.track("mount", self.mountpoint)
         if self.kind == "tmpfs":
             opts = f"size={self.size_bytes},mode=0755"
-            executor.call(["mount", "-t", "tmpfs", "-o", opts, "fsarena-source", self.mountpoint])
+            executor.track("mount", self.mountpoint, TMPFS_NAME)
+            executor.call(["mount", "-t", "tmpfs", "-o", opts, TMPFS_NAME, self.mountpoint])
         else:
             executor.create_image(self.image, self.size_bytes)
+            self.created = True
             self.device = executor.attach_loop(self.image)
             profile = PROFILES[SOURCE_FILESYSTEM]
             executor.call(profile.mkfs_argv(self.device))
+            executor.track("mount", self.mountpoint, self.device)
             executor.call(profile.mount_argv(self.device, self.mountpoint))
         self.mounted = True
 
     def teardown(self, executor: Executor) -> None:
+        """Undo only what setup made: an image that was there before is not this run's."""
         if self.mounted:
             executor.call(["umount", self.mountpoint])
             self.mounted = False
@@ -79,8 +84,9 @@ class Source:
         if self.device is not None:
             executor.detach_loop(self.device)
             self.device = None
-        if self.image:
+        if self.image and self.created:
             executor.remove_path(self.image)
+            self.created = False
 
     def describe(self) -> dict[str, object]:
         return {"kind": self.kind, "size_bytes": self.size_bytes}

@@ -16,6 +16,17 @@ untimed, afresh every repetition, and the copy is verified against the
 dataset's manifest (a check of the run), so the command works in its own
 copy on the test filesystem. A command that fails (exit status not 0) is a
 failed run with its stderr's tail, never a crash.
+
+Every command of the task (prepare, command, verify) runs in a cgroup of its
+own (cgroup v2, or v1's pids hierarchy), made in prepare and removed when the
+task ends, whatever happened: a background child, or a daemon that left its
+session, is ended with it, before the filesystem is unmounted, and only those
+processes. Joining the cgroup is a shell's `echo $$` and `exec` before the
+command, inside the timed region as with bonnie++'s memory cgroup: on the
+development machine 1.3 ms at the 10th percentile, 3.2 ms at the median (60
+runs of `true` each way, load 19), which a sub-second command's figure carries.
+Where no cgroup can be made (a guest kernel without them), the command's own
+session is all there is.
 """
 
 from __future__ import annotations
@@ -26,6 +37,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from fsarena.errors import FsarenaError
+from fsarena.measure import cgroups
 from fsarena.measure.core import Command
 from fsarena.tasks.base import CP, Check, Task, TaskContext, verify_copy
 
@@ -93,6 +105,7 @@ class CommandTask(Task):
     kind = USER_KIND
     spec: UserCommand = UserCommand(command="true")
     _copied: Check | None = None
+    _cgroup: str = ""  # holds every process of the task's commands (see the module doc)
 
     def _workdir(self, ctx: TaskContext) -> str:
         return ctx.path(self.spec.cwd) if self.spec.cwd else ctx.mountpoint
@@ -104,9 +117,14 @@ class CommandTask(Task):
             for d in self.spec.datasets
             if d in ctx.datasets
         ]
-        return ("env", *env, "sh", "-c", script)
+        argv = ("env", *env, "sh", "-c", script)
+        return cgroups.enter_argv(self._cgroup, argv) if self._cgroup else argv
 
     def prepare(self, ctx: TaskContext) -> None:
+        try:
+            self._cgroup = ctx.executor.create_task_cgroup()
+        except FsarenaError:
+            self._cgroup = ""  # no cgroups here: the command's own session is all there is
         if self.spec.copy_in:
             self._copy_in(ctx)
         ctx.executor.make_dir(self._workdir(ctx))
@@ -136,6 +154,12 @@ class CommandTask(Task):
 
     def commands(self, ctx: TaskContext) -> list[Command]:
         return [Command(self._shell(ctx, self.spec.command), cwd=self._workdir(ctx))]
+
+    def cleanup(self, ctx: TaskContext) -> None:
+        """End whatever the commands left running (in the task's cgroup only), then remove it."""
+        if self._cgroup:
+            ctx.executor.remove_cgroup(self._cgroup)
+            self._cgroup = ""
 
     def verify(self, ctx: TaskContext) -> list[Check]:
         copied = [self._copied] if self._copied is not None else []
