@@ -7,14 +7,19 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 
 from fsarena.cli.base import fail
 
+if TYPE_CHECKING:  # imported where used: `fsarena --help` loads none of the run's modules
+    from fsarena.measure.ledger import Ledger
+    from fsarena.run.launch import Launch
+    from fsarena.session.store import Session
 
-def write_reports(session: Any, path: Path, fmt: str) -> None:
+
+def write_reports(session: Session, path: Path, fmt: str) -> None:
     """The report on stdout and the HTML beside the session; their time saved with it."""
     from fsarena.report import build, render_comparison, write
     from fsarena.session.store import save
@@ -31,7 +36,7 @@ def write_reports(session: Any, path: Path, fmt: str) -> None:
     save(session, path)
 
 
-def session_for(launch: Any, path: Path, recorded: Any) -> Any:
+def session_for(launch: Launch, path: Path, recorded: Session | None) -> Session:
     """A new session, or the resumed one after checking nothing it depends on changed."""
     from fsarena.run.preflight import host_facts, tool_versions
     from fsarena.run.resume import check_unchanged
@@ -58,7 +63,7 @@ def session_for(launch: Any, path: Path, recorded: Any) -> Any:
 
 
 def execute(
-    launch: Any, session: Any, path: Path, quiet: bool, reserve_s: float, first: bool
+    launch: Launch, session: Session, path: Path, quiet: bool, reserve_s: float, first: bool
 ) -> None:
     """The run itself, under the work directory's lock, stopped cleanly by a signal."""
     from fsarena.cli.progress import RunProgress
@@ -101,7 +106,7 @@ def execute(
             _report_leftovers(ledger, plan.workdir)
 
 
-def _interrupted(session: Any, path: Path, name: str, ledger: Any) -> str:
+def _interrupted(session: Session, path: Path, name: str, ledger: Ledger) -> str:
     kept = sum(r.status == "ok" for r in session.runs)
     left = ", ".join(str(e) for e in ledger.entries())
     state = f"left behind: {left}" if left else "nothing left mounted or attached"
@@ -113,7 +118,7 @@ def _interrupted(session: Any, path: Path, name: str, ledger: Any) -> str:
     )
 
 
-def _report_leftovers(ledger: Any, workdir: str) -> None:
+def _report_leftovers(ledger: Ledger, workdir: str) -> None:
     entries = ledger.entries()
     if entries:
         click.echo(

@@ -13,60 +13,60 @@ from functools import partial
 
 from fsarena.aging.gitreplay import HOST_COPY
 from fsarena.aging.workload import AgingPlan
-from fsarena.errors import FsarenaError
 from fsarena.filesystems.profiles import FilesystemProfile
-from fsarena.run.sequence import FsSequence, RunnerSteps
+from fsarena.run.scope import RunScope
+from fsarena.run.sequence import FsSequence
 from fsarena.run.sessions import Event
 from fsarena.session.records import AgingRecord
 
 
-def aging_plan(runner: RunnerSteps, profile: FilesystemProfile) -> AgingPlan | None:
-    age = runner.plan.age
+def aging_plan(scope: RunScope, profile: FilesystemProfile) -> AgingPlan | None:
+    age = scope.plan.age
     if age is None:
         return None
-    return AgingPlan(age, runner.plan.image_size_for(profile), runner.plan.seed)
+    return AgingPlan(age, scope.plan.image_size_for(profile), scope.plan.seed)
 
 
-def snapshot_path(runner: RunnerSteps, profile: FilesystemProfile) -> str:
-    return runner._workdir("images", f"{profile.name}-aged-s{runner.plan.seed}.snapshot")
+def snapshot_path(scope: RunScope, profile: FilesystemProfile) -> str:
+    return scope.workdir("images", f"{profile.name}-aged-s{scope.plan.seed}.snapshot")
 
 
-def remove_snapshots(runner: RunnerSteps) -> None:
+def remove_snapshots(scope: RunScope) -> None:
     """The aged images' snapshots, and git replay's host copy: nothing of aging outlives a run."""
-    for profile in runner.plan.profiles() if runner.plan.age is not None else ():
-        path = snapshot_path(runner, profile)
-        runner.undo(f"remove the aged snapshot {path}", partial(runner.executor.remove_path, path))
-    copy = runner._workdir("scratch", HOST_COPY)
-    if runner.plan.age is not None and runner.plan.age.kind == "git-replay":
+    for profile in scope.plan.profiles() if scope.plan.age is not None else ():
+        path = snapshot_path(scope, profile)
+        scope.undo(f"remove the aged snapshot {path}", partial(scope.executor.remove_path, path))
+    copy = scope.workdir("scratch", HOST_COPY)
+    if scope.plan.age is not None and scope.plan.age.kind == "git-replay":
         what = f"remove git replay's host copy {copy}"
-        runner.undo(what, partial(runner.executor.remove_path, copy))
+        scope.undo(what, partial(scope.executor.remove_path, copy))
 
 
-def age(runner: RunnerSteps, sequence: FsSequence, label: str, snapshot: str) -> bool:
-    """Age the filesystem once and snapshot it; False (runs recorded) if that failed."""
+def age(scope: RunScope, sequence: FsSequence, label: str, snapshot: str) -> AgingRecord:
+    """Age the filesystem once, snapshot it, and keep its record in the session.
+
+    Raises what aging raised (FsarenaError, OSError): the caller records the
+    sequence as failed.
+    """
     ctx = sequence.ctx
-    runner.on_event(Event("setup", f"aging {ctx.profile.name} ({label})"))
-    runner.executor.track("image", snapshot)  # `fsarena cleanup` removes it after a crash
-    try:
-        record = sequence.age(snapshot)
-    except (FsarenaError, OSError) as exc:
-        runner._record_all(label, sequence.repetition, f"aging failed: {exc}", "failed")
-        return False
+    scope.say(Event("setup", f"aging {ctx.profile.name} ({label})"))
+    scope.executor.track("image", snapshot)  # `fsarena cleanup` removes it after a crash
+    record = sequence.age(snapshot)
     aged = AgingRecord.model_validate(record)
-    if earlier := runner.session.aging.get(ctx.profile.name):  # --device ages every time
+    if earlier := scope.session.aging.get(ctx.profile.name):  # --device ages every time
         aged.aged_times = earlier.aged_times + 1
         aged.same_as_before = aged.manifest_digest == earlier.manifest_digest
-    runner.session.aging[ctx.profile.name] = aged
+    scope.session.aging[ctx.profile.name] = aged
     if record["stopped_by"] == "time":
-        runner.session.warn(
+        scope.session.warn(
             "aging",
             f"{ctx.profile.name}: churn stopped at its time cap after "
             f"{record['bytes_written'] / 1e9:.1f} GB, so its file set differs from the "
             "fresh copy's: raise time_cap_s or lower written_factor",
         )
-    runner._save()
+    scope.save()
     rate = record["bytes_written"] / max(record["wall_s"], 1e-9) / 1e6
-    runner.on_event(
+    scope.say(
         Event("setup", f"aged {ctx.profile.name}: {record['wall_s']:.0f} s, {rate:,.0f} MB/s")
     )
-    return True
+    return aged

@@ -5,28 +5,26 @@ prepare, cold caches (cold.py; not before an untimed probe), the timed
 commands (+ syncfs if it writes), verify, record. A failed task ends its
 sequence (the rest are recorded as skipped, with the reason); a task the
 filesystem cannot run is skipped and the sequence goes on. The runner
-(runner.py) makes the target and the context and hands them to a sequence.
+(runner.py) makes the target and the context and hands them, with the run's
+scope (scope.py), to a sequence.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol
+from typing import Any
 
 from fsarena.aging.phase import age_mounted
 from fsarena.aging.snapshot import snapshot
 from fsarena.errors import FsarenaError
 from fsarena.measure.core import Command, Measurement
-from fsarena.measure.executor import Executor
 from fsarena.measure.metrics import metric_value
-from fsarena.plan.core import Plan
 from fsarena.run.cold import make_cold, per_filesystem
 from fsarena.run.faults import explain
-from fsarena.run.sessions import Event, now
-from fsarena.session.store import CheckRecord, Run, RunStatus, Session
-from fsarena.targets import GuestSourceDisk
+from fsarena.run.scope import RunScope
+from fsarena.run.sessions import now
+from fsarena.session.store import CheckRecord, Run, RunStatus
 from fsarena.targets.ceiling import TOLERANCE
 from fsarena.tasks import FsState, Task, TaskContext
 from fsarena.tasks.base import Unsupported
@@ -34,34 +32,6 @@ from fsarena.tasks.lifecycle import Mkfs, Mount, Umount
 
 # How long teardown waits for a busy mount to be released by processes it killed.
 UMOUNT_PATIENCE_S = 10.0
-
-
-class SequenceRunner(Protocol):
-    """What a sequence needs of the run it belongs to (the Runner)."""
-
-    plan: Plan
-    executor: Executor
-    session: Session
-    source_kind: str
-
-    def record(self, run: Run, warmup: bool = False) -> None: ...
-
-
-class RunnerSteps(SequenceRunner, Protocol):
-    """What the run's set-up steps (source.py, aged.py) use of the Runner."""
-
-    @property
-    def on_event(self) -> Callable[[Event], None]: ...
-
-    _guest_source: GuestSourceDisk | None
-
-    def undo(self, what: str, action: Callable[[], None]) -> None: ...
-
-    def _workdir(self, *parts: str) -> str: ...
-
-    def _save(self) -> None: ...
-
-    def _record_all(self, label: str, repetition: int, why: str, status: RunStatus) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -94,7 +64,7 @@ class Outcome:
 class FsSequence:
     """One repetition of the task list on one fresh filesystem."""
 
-    runner: SequenceRunner
+    scope: RunScope
     ctx: TaskContext
     repetition: int
     state: FsState = FsState.BLANK
@@ -109,13 +79,13 @@ class FsSequence:
 
     def cold(self) -> None:
         """Empty the caches a timed execution could hit: its filesystem's, or the machine's."""
-        per_fs = per_filesystem(self.ctx, self.runner.source_kind)
-        make_cold(self.runner.executor, self.ctx, self.state is FsState.MOUNTED, per_fs)
+        per_fs = per_filesystem(self.ctx, self.scope.source_kind)
+        make_cold(self.scope.executor, self.ctx, self.state is FsState.MOUNTED, per_fs)
 
     def run_all(self) -> None:
         stopped_by = ""
-        for name in self.runner.plan.tasks:
-            task = self.runner.plan.task_class(name)()
+        for name in self.scope.plan.tasks:
+            task = self.scope.plan.task_class(name)()
             if self.aged and task.formats:
                 why = "not applicable: an aged filesystem is restored from its snapshot, never made"
                 self._record(task, "skipped", Outcome(skipped=why), now())
@@ -134,7 +104,7 @@ class FsSequence:
         code, error = explain(outcome.error) if status == "failed" else ("", outcome.error)
         if outcome.skipped:
             code = "unsupported"  # not a failure: this filesystem cannot run the task
-        self.runner.record(
+        self.scope.record(
             Run(
                 filesystem=self.label or self.ctx.profile.name,
                 task=task.name,
@@ -185,11 +155,11 @@ class FsSequence:
         extra = outcome.measurement.extra if outcome.measurement else {}
         if extra.get("fits_page_cache") != 1.0:
             return
-        self.runner.session.warn(
+        self.scope.session.warn(
             "fits_page_cache",
             f"{task.name}: its working set ({extra['working_set_bytes'] / 1e6:,.0f} MB) fits in "
             f"the {extra['page_cache_limit_bytes'] / 1e6:,.0f} MB of page cache it may use at "
-            f"scale {self.runner.plan.scale:g}, so it measures memory more than the "
+            f"scale {self.scope.plan.scale:g}, so it measures memory more than the "
             "filesystem: use a larger --scale for a disk-bound figure",
         )
 
@@ -201,7 +171,7 @@ class FsSequence:
             # syncfs(2) of the test filesystem, inside the timed region (or sync(2)
             # where the driver ignores syncfs: the profile says which).
             commands.append(Command(self.ctx.profile.sync_argv(self.ctx.mountpoint)))
-        timeout = self.runner.plan.task_timeout_s
+        timeout = self.scope.plan.task_timeout_s
         repeats: list[Measurement] = []
         while True:
             timed = self.ctx.executor.measure(commands, self.ctx.device, timeout)
@@ -240,7 +210,7 @@ class FsSequence:
         """Why the task's throughput cannot be real, or "" when it can."""
         if not self.ctx.profile.on_device:
             return ""  # tmpfs: memory, not the device, sets its pace
-        ceiling = self.runner.session.ceiling(task.payload) if task.payload else None
+        ceiling = self.scope.session.ceiling(task.payload) if task.payload else None
         rate = metric_value(m, "throughput_bytes_per_s")
         if ceiling is None or rate is None or rate <= ceiling * TOLERANCE:
             return ""
@@ -281,14 +251,14 @@ class FsSequence:
         self._reach(frozenset({FsState.UNMOUNTED}))
         if not self.image:  # --device: no image to copy; every aged repetition ages again
             return {**record, "snapshot_method": "none (--device: aged every repetition)"}
-        return {**record, **snapshot(self.runner.executor, self.image, snapshot_path)}
+        return {**record, **snapshot(self.scope.executor, self.image, snapshot_path)}
 
     def unmount(self) -> None:
         """Teardown: unmount whatever this sequence left mounted."""
         if self.state is FsState.MOUNTED or self.ctx.executor.is_mounted(self.ctx.mountpoint):
             self._umount_once_released()
             self.state = FsState.UNMOUNTED
-        self.runner.executor.untrack("mount", self.ctx.mountpoint)
+        self.scope.executor.untrack("mount", self.ctx.mountpoint)
 
     def _umount_once_released(self) -> None:
         """umount, waiting a moment while the mount is busy.
