@@ -18,7 +18,7 @@ import pytest
 SRC = Path(__file__).resolve().parents[2] / "src"
 ROOT = SRC / "fsarena"
 
-# package -> the packages it may import directly (itself and errors always allowed).
+# package -> the packages it may import directly (itself and the leaves always allowed).
 # Lower rows never import higher ones; the table has no cycle (checked below).
 ALLOWED: dict[str, set[str]] = {
     # the measurement seam: the record, the collector, executors, ledger, cgroups.
@@ -50,7 +50,9 @@ ALLOWED: dict[str, set[str]] = {
         "machines", "measure", "plan", "report", "run", "session", "store", "targets", "tasks",
     },
 }  # fmt: skip
-ALWAYS = {"errors", "__init__", "__main__"}
+# Leaves every package may import: they import nothing of fsarena (checked below).
+LEAVES = {"errors", "kinds"}
+ALWAYS = {*LEAVES, "__init__", "__main__"}
 
 
 def module_name(path: Path) -> str:
@@ -111,6 +113,11 @@ def test_allowed_imports(module: str) -> None:
     for target in imports_of(module):
         other = package_of(target)
         assert other in ALLOWED[me] | ALWAYS | {me}, f"{module} imports {target}"
+
+
+@pytest.mark.parametrize("leaf", sorted(LEAVES))
+def test_leaves_import_nothing_of_fsarena(leaf: str) -> None:
+    assert imports_of(f"fsarena.{leaf}") == frozenset()
 
 
 def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:

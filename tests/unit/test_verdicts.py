@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from fsarena.analysis.kinds import KINDS
 from fsarena.analysis.phrases import interval_text, ratio_text
 from fsarena.analysis.ranking import Pair
 from fsarena.analysis.verdicts import Verdicts, caveats
+from fsarena.kinds import KINDS
 from fsarena.measure.metrics import METRICS, Metric
 from fsarena.report import build, render
 from tests.sessions import make_session

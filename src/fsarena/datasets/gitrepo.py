@@ -15,7 +15,6 @@ copied (`cp -a`) to the source for each run.
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import os
 import random
@@ -177,7 +176,3 @@ def _git(argv: list[str], env: dict[str, str] | None = None) -> None:
 def _digest(path: Path) -> str:
     with open(path, "rb") as f:
         return file_digest(f)
-
-
-def with_tree_size(spec: GitRepoSpec, tree_bytes: int) -> GitRepoSpec:
-    return dataclasses.replace(spec, source_bytes=tree_bytes)

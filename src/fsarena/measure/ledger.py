@@ -1,7 +1,7 @@
 """The resource ledger: everything fsarena creates on the machine, in a state file, until undone.
 
 Every mount point, loop device, image, tmpfs or cgroup a run creates, and
-every shared kernel setting it changes (settings.py: a throttle rule on the
+every shared kernel setting it changes (measure/sysctls.py: a throttle rule on the
 root blkio cgroup, vm.dirty_bytes), is written to WORKDIR/state.json *before*
 it is created (an intent), and removed from it once undone. A run killed
 with SIGKILL, or a power cut, leaves the file behind; `fsarena cleanup` reads

@@ -214,13 +214,6 @@ def verify_tree(ctx: TaskContext, dataset: str, root: str, what: str) -> Check:
     return Check(f"{what} of {dataset} intact", check.ok, check.detail)
 
 
-def ensure_copy(ctx: TaskContext, dataset: str, dest: str) -> None:
-    """Untimed: put the dataset at dest if an earlier task has not (for suites that skip it)."""
-    if not ctx.executor.exists(dest):
-        ctx.executor.call((*CP, "-r", ctx.dataset(dataset).root, dest))
-        ctx.executor.call(("sync", "-f", ctx.mountpoint))
-
-
 # Every task's time and CPU, as article D printed (real, user, sys), then the device's bytes.
 REAL_USER_SYS = ("wall_s", "user_s", "sys_s", "cpu_pct", "device_read_bytes", "device_write_bytes")
 # Article C printed MB/s: the payload's throughput first, then time and CPU.
@@ -232,25 +225,3 @@ RATE_FIRST = (
     "cpu_pct",
     "device_write_bytes",
 )
-
-TASK_KINDS: Mapping[str, str] = {
-    "lifecycle": "filesystem lifecycle (mkfs, mount, umount)",
-    "large_files": "large files",
-    "file_trees": "file trees",
-    "listing_search": "listing and search",
-    "small_files": "many small files",
-    "archives": "archives (tar, gzip, bzip2: CPU-bound)",
-    "space": "space efficiency",
-    "synthetic": "synthetic benchmarks (bonnie++)",
-    "safety": "power-loss safety",
-    "databases": "databases (SQLite commits, PostgreSQL OLTP)",
-    "small_synced_files": "small synced files (mail spools, queues)",
-    "file_serving": "file serving (Samba-style, dbench)",
-    "random_io": "random I/O (VM and database images, fio)",
-    "aged_reads": "reads of a whole aged tree (layout-sensitive: Conway et al., FAST '17)",
-    "layout": "on-disk layout (extents, layout score, free space)",
-    "development": "development (git)",
-    "packages_containers": "packages and containers",
-    "backups": "backups (rsync)",
-    "your_workload": "your workload",
-}
