@@ -226,7 +226,7 @@ def crashtest(
     from fsarena.crashtest.workload import select
     from fsarena.filesystems.profiles import PROFILES
     from fsarena.filesystems.variants import resolve
-    from fsarena.plan.core import _fresh_seed
+    from fsarena.plan.core import fresh_seed
     from fsarena.run.crashtest import run_crashtest
     from fsarena.run.launch import Stop, workdir_lock
 
@@ -239,7 +239,7 @@ def crashtest(
     path = Path(output) if output else Path(results_dir, f"fsarena-{stamp}-crashtest.json")
     options = Options(
         states_cap=states or DEFAULT_STATES,
-        seed=seed if seed is not None else _fresh_seed(),
+        seed=seed if seed is not None else fresh_seed(),
         workloads=tuple(chosen),
         save_to=path.with_suffix("").with_name(path.stem + "-states"),
     )

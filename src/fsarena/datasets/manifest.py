@@ -126,7 +126,7 @@ class Manifest:
 
     def digest(self) -> str:
         """SHA-256 of the canonical JSON (sorted keys, no spaces) of `to_dict()`."""
-        return hashlib.sha256(_canonical_json(self.to_dict())).hexdigest()
+        return hashlib.sha256(canonical_json(self.to_dict())).hexdigest()
 
     def count_matching(self, pattern: str) -> int:
         """Files whose basename matches an fnmatch wildcard, as `find -name PATTERN` counts them.
@@ -148,7 +148,7 @@ def _as_int(value: object) -> int:
     return value
 
 
-def _canonical_json(obj: object) -> bytes:
+def canonical_json(obj: object) -> bytes:
     return json.dumps(obj, sort_keys=True, separators=(",", ":")).encode()
 
 

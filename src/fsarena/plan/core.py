@@ -214,7 +214,7 @@ def make_plan(
             datasets=dict(suite.datasets),
             repetitions=repetitions if repetitions is not None else suite.repetitions,
             scale=scale if scale is not None else suite.scale,
-            seed=seed if seed is not None else _fresh_seed(),
+            seed=seed if seed is not None else fresh_seed(),
             workdir=workdir,
             **extra,
         )
@@ -265,7 +265,7 @@ def with_aged_tasks(tasks: list[str]) -> list[str]:
     return [*tasks, *added]
 
 
-def _fresh_seed() -> int:
+def fresh_seed() -> int:
     import secrets
 
     return secrets.randbelow(2**31)
