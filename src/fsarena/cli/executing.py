@@ -44,7 +44,8 @@ def session_for(launch: Launch, path: Path, recorded: Session | None) -> Session
     from fsarena.session.records import TargetRecord
 
     plan = launch.plan
-    fresh = new_session(plan, host_facts(plan.workdir), tool_versions(plan.profiles()))
+    tasks = [plan.task_class(name) for name in plan.tasks]
+    fresh = new_session(plan, host_facts(plan.workdir), tool_versions(plan.profiles(), tasks))
     for name, why in launch.unavailable.items():
         click.echo(f"fsarena: {name} skipped: {why}", err=True)
     for note in launch.notes:

@@ -23,7 +23,7 @@ from fsarena.aging.workload import MARK, ROOT, AgingPlan, mark_tree
 from fsarena.datasets.gitrepo import REPO_DIR
 from fsarena.errors import FsarenaError
 from fsarena.measure.core import Command
-from fsarena.tasks.base import Task, TaskContext
+from fsarena.tasks.base import Task, TaskContext, Tool
 
 LAYOUT_TIMEOUT_S = 600.0  # FIEMAP of every file of the tree, in a slow guest
 
@@ -119,6 +119,7 @@ class AgedLayout(Task):
 
 
 class _AgedRead(Task):
+    tools = (Tool("tar", "tar"),)
     kind = "aged_reads"
 
     def unsupported(self, ctx: TaskContext) -> str:

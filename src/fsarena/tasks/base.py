@@ -8,7 +8,7 @@ writes), verify (untimed). A task never times or measures anything itself.
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
@@ -93,15 +93,32 @@ class Unsupported(Exception):
     """
 
 
-def require_tools(ctx: TaskContext, *tools: str) -> None:
+@dataclass(frozen=True)
+class Tool:
+    """A program a task runs: the Debian package that brings it, and how it tells its version.
+
+    Declared once, on the task (Task.tools): the task checks for it (require_tools),
+    the session records its version (run/preflight.py), and a test checks that
+    scripts/apt-packages.txt installs its package.
+    """
+
+    name: str
+    package: str  # the Debian package that provides it
+    # What to run after the name to learn its version; None: it prints none (fs_mark).
+    version_argv: tuple[str, ...] | None = ("--version",)
+    version_marker: str = ""  # "": the first line printed; else the first line containing this
+
+
+def require_tools(ctx: TaskContext, tools: Iterable[Tool]) -> None:
     """Unsupported unless every tool is on PATH where the task runs (the host or a guest)."""
-    script = " && ".join(f"command -v {t} >/dev/null" for t in tools)
+    names = [t.name for t in tools]
+    script = " && ".join(f"command -v {name} >/dev/null" for name in names)
     try:
         ctx.executor.call(("sh", "-c", script))
     except FsarenaError:
         where = "in the guest" if ctx.profile.driver == "guest" else "on this machine"
         raise Unsupported(
-            f"needs {', '.join(tools)}, not all found {where}: run ./scripts/setup.sh"
+            f"needs {', '.join(names)}, not all found {where}: run ./scripts/setup.sh"
         ) from None
 
 
@@ -131,6 +148,9 @@ class Task:
     # snapshot; aged sequences record it as skipped (see fsarena.aging).
     formats: ClassVar[bool] = False
     datasets: ClassVar[tuple[str, ...]] = ()  # names of the datasets it needs on the source
+    # The programs it runs beyond the base tools every sequence uses (cp, rm, ls, find,
+    # sync, mount: run/preflight.py BASE_TOOLS); their versions go into the session.
+    tools: ClassVar[tuple[Tool, ...]] = ()
     # The direction of the logical bytes the task moves (payload_bytes), compared with the
     # device's raw ceiling of that direction; None: the task's figure is not a throughput.
     payload: ClassVar[Literal["write", "read"] | None] = None

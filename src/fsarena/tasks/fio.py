@@ -20,7 +20,7 @@ from fsarena.datasets.workloads import FioSpec
 from fsarena.errors import FsarenaError
 from fsarena.measure import cgroups
 from fsarena.measure.core import Command, Measurement
-from fsarena.tasks.base import Check, Task, TaskContext, cache_values, require_tools
+from fsarena.tasks.base import Check, Task, TaskContext, Tool, cache_values, require_tools
 from fsarena.tasks.toolparse import parse_fio
 
 IMAGE = "vm-image.raw"
@@ -49,6 +49,7 @@ def direct_io_works(ctx: TaskContext) -> bool:
 
 
 class _Fio(Task):
+    tools = (Tool("fio", "fio"),)
     kind = "random_io"
     datasets = ("fio",)
     columns: ClassVar[tuple[str, ...] | None] = (
@@ -71,7 +72,7 @@ class _Fio(Task):
         return f"{ctx.scratch}/{self.name}.json"
 
     def prepare(self, ctx: TaskContext) -> None:
-        require_tools(ctx, "fio")
+        require_tools(ctx, self.tools)
         s = _spec(ctx)
         self.direct = direct_io_works(ctx)
         image = ctx.path(IMAGE)

@@ -33,6 +33,7 @@ from fsarena.tasks.base import (
     Check,
     Task,
     TaskContext,
+    Tool,
     Unsupported,
     cache_values,
     require_tools,
@@ -58,6 +59,11 @@ def as_postgres(*argv: str) -> tuple[str, ...]:
 
 
 class _Pgbench(Task):
+    tools = (
+        Tool("runuser", "util-linux"),
+        Tool("psql", "postgresql"),
+        Tool("pgbench", "postgresql"),
+    )
     kind = "databases"
     datasets = ("pgbench",)
     writes = True
@@ -86,7 +92,7 @@ class _Pgbench(Task):
                 "PostgreSQL needs a data directory owned by user postgres with mode 0700, "
                 "and this filesystem has no Unix owners or permissions"
             )
-        require_tools(ctx, "runuser", "psql")
+        require_tools(ctx, self.tools)
         found = ctx.executor.output(("sh", "-c", "ls -d /usr/lib/postgresql/*/bin || true"))
         if not found.split():
             raise Unsupported("no PostgreSQL server in /usr/lib/postgresql: run ./scripts/setup.sh")

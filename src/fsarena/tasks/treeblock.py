@@ -22,6 +22,7 @@ from fsarena.tasks.base import (
     Check,
     Task,
     TaskContext,
+    Tool,
     verify_absent,
     verify_tree,
 )
@@ -42,6 +43,11 @@ class Block:
 
 
 class _BlockTask(Task):
+    tools = (
+        Tool("tar", "tar"),
+        Tool("gzip", "gzip"),
+        Tool("mv", "coreutils"),
+    )
     block: ClassVar[Block]
     writes = True
     columns = REAL_USER_SYS
