@@ -9,7 +9,7 @@ import pytest
 
 import fsarena.run.sequence as sequence_module
 from fsarena.plan.core import make_plan
-from fsarena.run.aged import remove_snapshots
+from fsarena.run.aging_phase import remove_snapshots
 from fsarena.run.runner import Runner
 from fsarena.run.sessions import new_session
 from fsarena.session.store import Session, load

@@ -13,7 +13,7 @@ Order of operations (tested with a fake executor):
     unmount if still mounted, detach, delete the image
   unmount and remove the source
 The source's datasets are made in source.py, one sequence's tasks run in
-sequence.py, the aging phase is wired in aged.py, the session is made in
+sequence.py, the aging phase is wired in aging_phase.py, the session is made in
 sessions.py; each is handed the run's scope (scope.py), never the Runner.
 A failed task ends its sequence (the rest are recorded as skipped, with the
 reason), and the run goes on with the next filesystem. Faults are data: a
@@ -56,7 +56,7 @@ from fsarena.errors import FsarenaError
 from fsarena.measure.executor import Executor
 from fsarena.plan.core import Plan
 from fsarena.run import cold
-from fsarena.run.aged import age, aging_plan, remove_snapshots, snapshot_path
+from fsarena.run.aging_phase import age, aging_plan, remove_snapshots, snapshot_path
 from fsarena.run.firstrun import first_run_estimate, paced_estimate
 from fsarena.run.scope import RunScope
 from fsarena.run.sequence import FsSequence

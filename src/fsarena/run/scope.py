@@ -1,7 +1,7 @@
 """What the run loop's parts get of the run: its plan, executor, session, and a few acts on them.
 
 The source (source.py), one sequence (sequence.py) and the aging phase
-(aged.py) are handed a RunScope, not the Runner: they save and record through
+(aging_phase.py) are handed a RunScope, not the Runner: they save and record through
 it, undo through it and tell the user through it, and the Runner keeps what is
 its own (rounds, their order, when to stop). hyperfine hands each benchmark
 what it needs the same way (`Benchmark::new(number, cmd, options, executor)`).

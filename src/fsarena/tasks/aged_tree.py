@@ -68,7 +68,7 @@ def _clean_copy(ctx: TaskContext, plan: AgingPlan) -> None:
     """Conway's clean copy: the replay done once on the host, `cp -a` onto the fresh filesystem."""
     origin = f"{ctx.dataset(plan.profile.repository).root}/{REPO_DIR}"
     # In the ledger before it exists: `fsarena cleanup` removes it after a crash, and the
-    # run removes it when it ends (fsarena.run.aged.remove_snapshots).
+    # run removes it when it ends (fsarena.run.aging_phase.remove_snapshots).
     ctx.executor.track("tree", f"{ctx.scratch}/{HOST_COPY}")
     replayed = reference(origin, ctx.scratch, plan.profile)
     ctx.executor.call(("cp", "-a", replayed, ctx.path(ROOT)))
