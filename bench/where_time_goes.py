@@ -27,6 +27,7 @@ from collections.abc import Callable
 from typing import Any
 
 import fsarena.run.runner as runner_module
+import fsarena.run.scope as scope_module
 import fsarena.run.sequence as sequence_module
 from fsarena.analysis import adaptive
 from fsarena.cli import executing, running
@@ -62,7 +63,7 @@ def install() -> None:
         setattr(runner_module, name, wrapped)
     # These contain executor calls, counted again under their own names.
     nested: list[tuple[Any, str, str, Callable[..., Any]]] = [
-        (runner_module, "save", "session save", store.save),
+        (scope_module, "save", "session save", store.save),
         (sequence_module, "make_cold", "cold caches (all of it)", cold.make_cold),
         (running, "write_reports", "reports after the run", executing.write_reports),
     ]
