@@ -24,7 +24,7 @@ from fsarena.measure import sysctls as settings
 from fsarena.measure.core import Command
 from fsarena.measure.ledger import STATE_FILE, Ledger
 from fsarena.plan.machines import MIB, MachineProfile
-from fsarena.session.store import load
+from fsarena.session.file import load
 from tests.integration.conftest import FSARENA, REPO, fsarena
 
 BLKIO = Path("/sys/fs/cgroup/blkio")

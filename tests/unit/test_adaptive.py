@@ -17,7 +17,7 @@ from fsarena.plan.core import make_plan
 from fsarena.report import render
 from fsarena.run.runner import Runner, shuffled_orders
 from fsarena.run.sessions import new_session
-from fsarena.session.store import Session, load
+from fsarena.session.file import Session, load
 from tests.fakes import FakeExecutor
 
 

@@ -18,7 +18,7 @@ from fsarena.errors import FsarenaError
 from fsarena.measure.core import Measurement
 from fsarena.plan.core import make_plan
 from fsarena.report import aging, render
-from fsarena.session.store import Run, Session
+from fsarena.session.file import Run, Session
 from tests.fakes import FakeExecutor
 
 TINY = resolve_age(

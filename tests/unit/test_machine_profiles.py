@@ -19,7 +19,7 @@ from fsarena.plan.machines import (
     resolve_machine,
 )
 from fsarena.run.resume import plan_of
-from fsarena.session.store import Session
+from fsarena.session.file import Session
 
 ARTICLES = ("2001-desktop", "2006-fileserver", "2008-p3", "2009-phenom")
 

@@ -12,7 +12,7 @@ from fsarena.plan.core import make_plan
 from fsarena.run.aging_phase import remove_snapshots
 from fsarena.run.runner import Runner
 from fsarena.run.sessions import new_session
-from fsarena.session.store import Session, load
+from fsarena.session.file import Session, load
 from tests.fakes import FakeExecutor
 from tests.unit.test_runner import CEILING, COLD_MOUNTED, MOUNT_5, SOURCE, UMOUNT_5
 

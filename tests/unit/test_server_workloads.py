@@ -13,7 +13,7 @@ from fsarena.plan.core import make_plan
 from fsarena.report.outcome import lines as outcome_lines
 from fsarena.run.runner import Runner
 from fsarena.run.sessions import new_session
-from fsarena.session.store import load
+from fsarena.session.file import load
 from fsarena.tasks.sqlite import insert_script
 from fsarena.tasks.toolparse import (
     parse_dbench,

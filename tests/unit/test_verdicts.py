@@ -145,7 +145,7 @@ def test_a_task_without_any_value_is_left_out_with_a_note() -> None:
     """bonnie++ prints "+++++" for tests too fast to time: no value anywhere, no crash."""
     from fsarena.measure.core import Measurement
     from fsarena.report import build
-    from fsarena.session.store import Run, Session
+    from fsarena.session.file import Run, Session
 
     runs = [
         Run(filesystem=fs, task="bonnie", repetition=r, started_at="", status="ok",
@@ -169,8 +169,8 @@ def test_one_repetition_is_no_verdict_rather_than_a_tie() -> None:
 
 
 def test_an_aged_run_does_not_claim_its_filesystems_were_all_fresh() -> None:
+    from fsarena.session.file import load
     from fsarena.session.records import AgeProfileRecord
-    from fsarena.session.store import load
 
     session = load(Path(__file__).resolve().parents[1] / "fixtures" / "three-filesystems.json")
     assert caveats(session)[0].startswith("Fresh filesystems: each repetition formats anew")

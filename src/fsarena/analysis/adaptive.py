@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from fsarena.analysis.kinds import PRACTICAL
 from fsarena.analysis.stats import summarize
 from fsarena.analysis.verdicts import analyse
-from fsarena.session.store import Session
+from fsarena.session.file import Session
 
 MAX_SUGGESTED_ROUNDS = 100  # beyond this, more rounds is not the answer
 # The metric whose precision decides: every timed task has a wall time.

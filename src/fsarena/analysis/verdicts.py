@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from fsarena.analysis.evidence import CeilingCheck, Index, TaskResult, ceiling_checks, rank_tasks
 from fsarena.analysis.kinds import SAFETY_KIND, KindVerdict, kind_verdicts
 from fsarena.analysis.phrases import names
+from fsarena.session.file import Session
 from fsarena.session.records import given
-from fsarena.session.store import Session
 
 
 @dataclass(frozen=True)

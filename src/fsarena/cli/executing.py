@@ -16,13 +16,13 @@ from fsarena.cli.base import fail
 if TYPE_CHECKING:  # imported where used: `fsarena --help` loads none of the run's modules
     from fsarena.measure.ledger import Ledger
     from fsarena.run.launch import Launch
-    from fsarena.session.store import Session
+    from fsarena.session.file import Session
 
 
 def write_reports(session: Session, path: Path, fmt: str) -> None:
     """The report on stdout and the HTML beside the session; their time saved with it."""
     from fsarena.report import build, render_comparison, write
-    from fsarena.session.store import save
+    from fsarena.session.file import save
 
     started = time.monotonic()
     comparison = build(session)  # once, for both reports

@@ -28,7 +28,7 @@ from fsarena.cli.base import DEFAULT_RESULTS
 )
 def report(session_path: Path | None, fmt: str, output: Path | None, results_dir: str) -> None:
     """Render a saved session again, without running anything."""
-    from fsarena.session.store import load
+    from fsarena.session.file import load
 
     path = session_path or _newest(Path(results_dir))
     session = load(path)
@@ -43,7 +43,7 @@ def report(session_path: Path | None, fmt: str, output: Path | None, results_dir
 
 def _newest(directory: Path) -> Path:
     """The newest session worth reporting, said on stderr with what was passed over."""
-    from fsarena.session.store import newest
+    from fsarena.session.file import newest
 
     path, passed = newest(directory)
     over = [p for p, _ in passed if p != path]
@@ -100,7 +100,7 @@ def compare(
     """The same tasks across sessions (machines, kernels, mount options), with significance."""
     from fsarena.report.crosscompare import RENDERERS
     from fsarena.report.crosscompare import compare as cross
-    from fsarena.session.store import load
+    from fsarena.session.file import load
 
     result = cross([load(p) for p in session_paths], list(labels) or None)
     content = RENDERERS[fmt](result)

@@ -29,7 +29,7 @@ from fsarena.measure.core import Command
 from fsarena.measure.executor import Executor, TaskExecutor
 from fsarena.plan.core import Plan
 from fsarena.plan.machines import Limits
-from fsarena.session.store import CeilingSample
+from fsarena.session.file import CeilingSample
 from fsarena.targets import ceiling_target
 from fsarena.targets.ceiling import measure_ceiling
 

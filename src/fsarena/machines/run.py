@@ -15,8 +15,8 @@ from fsarena.measure.executor import RealExecutor
 from fsarena.measure.ledger import Ledger
 from fsarena.plan.core import Plan
 from fsarena.plan.machines import Limits, MachineProfile, host_cpu_mhz, limits_for
+from fsarena.session.file import Session
 from fsarena.session.records import MachineProbe, MachineRecord
-from fsarena.session.store import Session
 
 MIB = 1 << 20
 

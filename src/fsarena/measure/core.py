@@ -57,7 +57,7 @@ class Measurement:
     sys_s: float
     minor_faults: int
     major_faults: int
-    # None: not measured (no launcher; old sessions: UNAVAILABLE_BEFORE, session/store.py)
+    # None: not measured (no launcher; old sessions: UNAVAILABLE_BEFORE, session/file.py)
     max_rss_kib: int | None
     device_read_bytes: int
     device_write_bytes: int

@@ -8,7 +8,7 @@ from fsarena.report.answer import build as build_answer
 from fsarena.report.groups import explanations, split
 from fsarena.report.powerloss import sections
 from fsarena.report.table import Comparison, comparison_line, header_lines
-from fsarena.session.store import Session
+from fsarena.session.file import Session
 
 
 def _escape(cell: str) -> str:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from fsarena.session.store import Run, Session
+from fsarena.session.file import Run, Session
 
 MIB = 1 << 20
 

@@ -27,8 +27,8 @@ from fsarena.filesystems.profiles import CRASH_CONTROL, FilesystemProfile
 from fsarena.plan.core import Plan
 from fsarena.run.preflight import host_facts, tool_versions
 from fsarena.run.sessions import new_session, now
+from fsarena.session.file import Run, Session, save
 from fsarena.session.records import ProfileRecord
-from fsarena.session.store import Run, Session, save
 
 TASK = "powerloss"
 

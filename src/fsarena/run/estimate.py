@@ -29,7 +29,7 @@ from fsarena.errors import FsarenaError
 from fsarena.plan.core import AGED_TASKS, Plan
 from fsarena.run.agingprobe import ProbedRate
 from fsarena.run.runner import MIN_ROUNDS
-from fsarena.session.store import Session, load
+from fsarena.session.file import Session, load
 
 NO_ESTIMATE = "no estimate yet: no earlier session"
 

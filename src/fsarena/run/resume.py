@@ -16,7 +16,7 @@ from pydantic import ValidationError
 
 from fsarena.errors import FsarenaError
 from fsarena.plan.core import Plan
-from fsarena.session.store import Session, load
+from fsarena.session.file import Session, load
 from fsarena.tasks import TASKS
 
 

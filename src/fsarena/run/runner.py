@@ -62,8 +62,8 @@ from fsarena.run.scope import RunScope
 from fsarena.run.sequence import FsSequence
 from fsarena.run.sessions import Event, finished_sequences, now
 from fsarena.run.source import PreparedSource, prepare_source
+from fsarena.session.file import Session
 from fsarena.session.records import RoundTiming
-from fsarena.session.store import Session
 from fsarena.targets import (
     GuestTarget,
     LoopTarget,

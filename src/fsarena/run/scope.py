@@ -18,7 +18,7 @@ from fsarena.measure.executor import Executor
 from fsarena.plan.core import Plan
 from fsarena.run.faults import explain
 from fsarena.run.sessions import Event, now
-from fsarena.session.store import Run, RunStatus, Session, save
+from fsarena.session.file import Run, RunStatus, Session, save
 
 
 @dataclass(frozen=True)

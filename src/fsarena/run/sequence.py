@@ -24,7 +24,7 @@ from fsarena.run.cold import make_cold, per_filesystem
 from fsarena.run.faults import explain
 from fsarena.run.scope import RunScope
 from fsarena.run.sessions import now
-from fsarena.session.store import CheckRecord, Run, RunStatus
+from fsarena.session.file import CheckRecord, Run, RunStatus
 from fsarena.targets.ceiling import TOLERANCE
 from fsarena.tasks import FsState, Task, TaskContext
 from fsarena.tasks.base import Unsupported

@@ -15,8 +15,8 @@ from fsarena import __version__
 from fsarena.datasets.core import DatasetSpec
 from fsarena.errors import FsarenaError
 from fsarena.plan.core import Plan
+from fsarena.session.file import Run, Session
 from fsarena.session.records import DatasetRecord
-from fsarena.session.store import Run, Session
 
 
 @dataclass(frozen=True)
