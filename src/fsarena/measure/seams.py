@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Protocol
 from fsarena.measure.core import Command, Timed
 
 if TYPE_CHECKING:
-    from fsarena.datasets import linux_source as kernel
+    from fsarena.datasets import linux_source
     from fsarena.datasets.core import DatasetSpec
     from fsarena.datasets.manifest import Manifest, VerifyResult
 
@@ -133,7 +133,12 @@ class Host(Protocol):
         """The spec to generate (e.g. the real kernel tree, fetched) and where it comes from."""
 
     def make_tarball(
-        self, spec: kernel.TarballSpec, tree_parent: str, tree: Manifest, dest: str, cache_dir: str
+        self,
+        spec: linux_source.TarballSpec,
+        tree_parent: str,
+        tree: Manifest,
+        dest: str,
+        cache_dir: str,
     ) -> Manifest:
         """Archive dest/spec.of's tree into dest/spec.name/ (deterministic tar)."""
 
