@@ -17,7 +17,7 @@ from fsarena.datasets.realistic import TextTreeSpec
 from fsarena.datasets.tree import TreeSpec
 from fsarena.guest.agent import answer, operations
 from fsarena.guest.host import GuestExecutor, _Channel
-from fsarena.measure.core import Command, Measurement, Timed
+from fsarena.measure.collect import Command, Measurement, Timed
 from fsarena.measure.executor import Executor, Guest, GuestSpec, ImageCopy, SpaceInfo
 from fsarena.tasks.tree import FIND_PATTERN, LISTING
 

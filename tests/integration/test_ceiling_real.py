@@ -13,7 +13,7 @@ from typing import ClassVar
 
 import pytest
 
-from fsarena.measure.core import Command
+from fsarena.measure.collect import Command
 from fsarena.measure.executor import RealExecutor
 from fsarena.plan.core import make_plan
 from fsarena.run.runner import Runner

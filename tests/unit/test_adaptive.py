@@ -12,7 +12,7 @@ import pytest
 
 from fsarena.cli.progress import RunProgress
 from fsarena.errors import FsarenaError
-from fsarena.measure.core import Command, Timed
+from fsarena.measure.collect import Command, Timed
 from fsarena.plan.core import make_plan
 from fsarena.report import render
 from fsarena.run.runner import Runner, shuffled_orders

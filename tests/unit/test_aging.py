@@ -15,7 +15,7 @@ from fsarena.aging.layout import tree_layout
 from fsarena.aging.profiles import builtin_profiles, resolve_age
 from fsarena.aging.workload import AgingPlan, NewFile, Writer, digest, scan
 from fsarena.errors import FsarenaError
-from fsarena.measure.core import Measurement
+from fsarena.measure.collect import Measurement
 from fsarena.plan.core import make_plan
 from fsarena.report import aging, render
 from fsarena.session.file import Run, Session

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from fsarena.measure.core import Measurement
+from fsarena.measure.collect import Measurement
 from fsarena.report import articles, render
 from fsarena.session.file import Run, Session, load
 

@@ -11,7 +11,7 @@ import pytest
 
 from fsarena.analysis.adaptive import undecided
 from fsarena.analysis.evidence import Index
-from fsarena.measure.core import Command, Timed
+from fsarena.measure.collect import Command, Timed
 from fsarena.plan.core import make_plan
 from fsarena.run.runner import Runner
 from fsarena.run.sessions import new_session

@@ -190,7 +190,7 @@ def _loaded_after(statement: str) -> set[str]:
         # The guest agent runs inside an emulated kernel: no numpy, no scipy.
         ("import fsarena.guest.agent", ("numpy", "scipy", "matplotlib", "fsarena.report")),
         # The measuring process stays light: the collector is stdlib only.
-        ("import fsarena.measure.core", ("numpy", "scipy", "pydantic", "matplotlib")),
+        ("import fsarena.measure.collect", ("numpy", "scipy", "pydantic", "matplotlib")),
         # --help, list and check start fast: heavy libraries load where they are used, and
         # the commands' own machinery (pydantic models, the plan, the runner, the tasks)
         # when a command that needs it runs (issue 13: <= 0.2 s and <= 40 MB for --help).

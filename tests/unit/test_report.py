@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from fsarena.errors import FsarenaError
-from fsarena.measure.core import Measurement
+from fsarena.measure.collect import Measurement
 from fsarena.report import EXPORTERS, build, render
 from fsarena.report.table import fmt
 from fsarena.session.file import SCHEMA_VERSION, Session, load, save

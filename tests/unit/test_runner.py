@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from fsarena.errors import FsarenaError
-from fsarena.measure.core import Command, Timed
+from fsarena.measure.collect import Command, Timed
 from fsarena.plan.core import make_plan
 from fsarena.run.runner import Runner, shuffled_orders
 from fsarena.run.sessions import new_session

@@ -143,7 +143,7 @@ def test_counts_with_zeros_are_compared_directly(monkeypatch: pytest.MonkeyPatch
 
 def test_a_task_without_any_value_is_left_out_with_a_note() -> None:
     """bonnie++ prints "+++++" for tests too fast to time: no value anywhere, no crash."""
-    from fsarena.measure.core import Measurement
+    from fsarena.measure.collect import Measurement
     from fsarena.report import build
     from fsarena.session.file import Run, Session
 

@@ -34,7 +34,7 @@ from fsarena.machines.backends import (
     with_ratio_restore,
 )
 from fsarena.measure import cgroups, sysctls
-from fsarena.measure.core import Command, Timed
+from fsarena.measure.collect import Command, Timed
 from fsarena.measure.executor import RealExecutor
 from fsarena.plan.machines import Limits, MachineProfile, host_cpu_mhz, limits_for
 

@@ -25,7 +25,7 @@ from typing import Any
 from fsarena.errors import FsarenaError
 from fsarena.machines.enforce import Machine
 from fsarena.measure import cgroups
-from fsarena.measure.core import Command
+from fsarena.measure.collect import Command
 from fsarena.measure.executor import Executor, TaskExecutor
 from fsarena.plan.core import Plan
 from fsarena.plan.machines import Limits

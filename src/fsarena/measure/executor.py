@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 from fsarena.errors import FsarenaError
 from fsarena.measure import cgroups
-from fsarena.measure.core import Command, Timed, measure_commands
+from fsarena.measure.collect import Command, Timed, measure_commands
 from fsarena.measure.ledger import Ledger
 from fsarena.measure.native import find_native_tool
 from fsarena.measure.seams import (

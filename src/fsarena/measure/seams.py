@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
-from fsarena.measure.core import Command, Timed
+from fsarena.measure.collect import Command, Timed
 
 if TYPE_CHECKING:
     from fsarena.datasets import linux_source

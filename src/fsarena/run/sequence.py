@@ -18,7 +18,7 @@ from typing import Any
 from fsarena.aging.phase import age_mounted
 from fsarena.aging.snapshot import snapshot
 from fsarena.errors import FsarenaError
-from fsarena.measure.core import Command, Measurement
+from fsarena.measure.collect import Command, Measurement
 from fsarena.measure.metrics import metric_value
 from fsarena.run.cold import make_cold, per_filesystem
 from fsarena.run.faults import explain

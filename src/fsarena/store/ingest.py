@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from fsarena.errors import FsarenaError
-from fsarena.measure.core import Measurement
+from fsarena.measure.collect import Measurement
 from fsarena.session.file import Run, Session, load
 from fsarena.session.records import HostFacts
 from fsarena.store.db import Store

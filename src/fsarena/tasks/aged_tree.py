@@ -22,7 +22,7 @@ from fsarena.aging.runtime import guest_unsupported as guest_cannot
 from fsarena.aging.workload import MARK, ROOT, AgingPlan, mark_tree
 from fsarena.datasets.gitrepo import REPO_DIR
 from fsarena.errors import FsarenaError
-from fsarena.measure.core import Command
+from fsarena.measure.collect import Command
 from fsarena.tasks.base import Task, TaskContext, Tool
 
 LAYOUT_TIMEOUT_S = 600.0  # FIEMAP of every file of the tree, in a slow guest

@@ -18,7 +18,7 @@ import random
 from dataclasses import replace
 
 from fsarena.datasets.manifest import FileEntry, Manifest, bytes_digest
-from fsarena.measure.core import Command
+from fsarena.measure.collect import Command
 from fsarena.tasks.base import (
     REAL_USER_SYS,
     Check,

@@ -17,7 +17,7 @@ from fsarena.datasets.core import DatasetSpec
 from fsarena.datasets.manifest import DIGEST_ALGORITHM, Manifest
 from fsarena.errors import FsarenaError
 from fsarena.filesystems.profiles import FilesystemProfile
-from fsarena.measure.core import Command, Measurement
+from fsarena.measure.collect import Command, Measurement
 from fsarena.measure.executor import TaskExecutor
 
 # The articles' copies wrote every byte again. Since coreutils 9.0, cp clones

@@ -24,7 +24,7 @@ import json
 import random
 
 from fsarena.errors import FsarenaError
-from fsarena.measure.core import Command
+from fsarena.measure.collect import Command
 from fsarena.tasks import images
 from fsarena.tasks.base import REAL_USER_SYS, Check, Task, TaskContext, Tool
 

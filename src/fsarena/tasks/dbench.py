@@ -16,7 +16,7 @@ from typing import ClassVar
 
 from fsarena.datasets.workloads import DbenchSpec
 from fsarena.errors import FsarenaError
-from fsarena.measure.core import Command, Measurement
+from fsarena.measure.collect import Command, Measurement
 from fsarena.tasks.base import Check, Task, TaskContext, Tool, require_tools
 from fsarena.tasks.toolparse import parse_dbench
 

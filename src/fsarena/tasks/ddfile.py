@@ -15,7 +15,7 @@ from typing import ClassVar
 
 from fsarena.datasets.realistic import SizeSpec
 from fsarena.errors import FsarenaError
-from fsarena.measure.core import Command, Measurement
+from fsarena.measure.collect import Command, Measurement
 from fsarena.tasks.base import REAL_USER_SYS, Check, Task, TaskContext, Tool, verify_absent
 
 SYNCED = "prova"

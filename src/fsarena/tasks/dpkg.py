@@ -16,7 +16,7 @@ FILE.dpkg-new until configuration (each is checked to exist).
 
 from __future__ import annotations
 
-from fsarena.measure.core import Command
+from fsarena.measure.collect import Command
 from fsarena.tasks.base import REAL_USER_SYS, Check, Task, TaskContext, Tool
 
 DATASET = "debs"

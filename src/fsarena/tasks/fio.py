@@ -19,7 +19,7 @@ from typing import ClassVar
 from fsarena.datasets.workloads import FioSpec
 from fsarena.errors import FsarenaError
 from fsarena.measure import cgroups
-from fsarena.measure.core import Command, Measurement
+from fsarena.measure.collect import Command, Measurement
 from fsarena.tasks.base import Check, Task, TaskContext, Tool, cache_values, require_tools
 from fsarena.tasks.toolparse import parse_fio
 

@@ -15,7 +15,7 @@ after the clone and the repack.
 from __future__ import annotations
 
 from fsarena.datasets.gitrepo import GIT_ENV, REPO_DIR
-from fsarena.measure.core import Command
+from fsarena.measure.collect import Command
 from fsarena.tasks.base import REAL_USER_SYS, Check, Task, TaskContext, Tool, verify_absent
 
 DATASETS = ("kernel", "gitrepo")

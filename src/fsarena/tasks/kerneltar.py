@@ -12,7 +12,7 @@ file against the tree's manifest.
 
 from __future__ import annotations
 
-from fsarena.measure.core import Command
+from fsarena.measure.collect import Command
 from fsarena.tasks.base import (
     CP,
     RATE_FIRST,

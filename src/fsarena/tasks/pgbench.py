@@ -28,7 +28,7 @@ from typing import ClassVar
 from fsarena.datasets.workloads import PgbenchSpec
 from fsarena.errors import FsarenaError
 from fsarena.measure import cgroups
-from fsarena.measure.core import Command, Measurement
+from fsarena.measure.collect import Command, Measurement
 from fsarena.tasks.base import (
     Check,
     Task,

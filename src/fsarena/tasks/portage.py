@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from fsarena.errors import FsarenaError
-from fsarena.measure.core import Command
+from fsarena.measure.collect import Command
 from fsarena.tasks.base import CP, REAL_USER_SYS, Check, Task, TaskContext, Tool, verify_copy
 from fsarena.tasks.toolparse import parse_du_total
 from fsarena.tasks.treeblock import Block, BlockCompress, BlockDecompress, BlockDelete, BlockMove

@@ -17,7 +17,7 @@ from typing import ClassVar
 
 from fsarena.datasets.workloads import SqliteSpec
 from fsarena.errors import FsarenaError
-from fsarena.measure.core import Command, Measurement
+from fsarena.measure.collect import Command, Measurement
 from fsarena.tasks.base import Check, Task, TaskContext, Tool, require_tools
 
 DIR = "sqlite"

@@ -16,7 +16,7 @@ from __future__ import annotations
 from fsarena.datasets.realistic import SizeSpec
 from fsarena.errors import FsarenaError
 from fsarena.measure import cgroups
-from fsarena.measure.core import Command, Measurement
+from fsarena.measure.collect import Command, Measurement
 from fsarena.tasks.base import Check, Task, TaskContext, Tool
 from fsarena.tasks.toolparse import parse_bonnie_csv
 
