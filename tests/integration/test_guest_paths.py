@@ -54,8 +54,8 @@ def fsarena_in_guest(python: Path, workdir: Path) -> str:
     spec = GuestSpec("uml", image, str(workdir / "run"), str(workdir), python=str(python))
     guest = boot(spec, host)
     try:
-        # fsarena.datasets.core imports numpy: what the agent imports late, to verify a copy.
-        code = "import fsarena.datasets.core, numpy; print(fsarena.datasets.core.__file__)"
+        # fsarena.datasets.spec imports numpy: what the agent imports late, to verify a copy.
+        code = "import fsarena.datasets.spec, numpy; print(fsarena.datasets.spec.__file__)"
         found = guest.output((str(python), "-c", code)).strip()
         assert guest.exists(str(workdir / "run" / "config.json")) is False  # covered by its tmpfs
         return found

@@ -22,10 +22,10 @@ import pytest
 import xxhash
 
 from fsarena.datasets import content, numeric
-from fsarena.datasets import core as datasets
-from fsarena.datasets.core import ARTICLE_A_ISO, MIB, LargeFileSpec
+from fsarena.datasets import spec as datasets
 from fsarena.datasets.generate import generate
 from fsarena.datasets.manifest import FileEntry, Manifest, VerifyResult
+from fsarena.datasets.spec import ARTICLE_A_ISO, MIB, LargeFileSpec
 from fsarena.datasets.tree import ARTICLE_A_TREE, TreeSpec
 from fsarena.datasets.verify import verify
 from fsarena.errors import FsarenaError

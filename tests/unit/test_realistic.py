@@ -17,7 +17,6 @@ import pytest
 
 from fsarena.datasets import distributions, realistic
 from fsarena.datasets import generate as generate_module
-from fsarena.datasets.core import MIB
 from fsarena.datasets.generate import generate
 from fsarena.datasets.linux_source import (
     KERNEL_LIKE,
@@ -28,6 +27,7 @@ from fsarena.datasets.linux_source import (
 )
 from fsarena.datasets.manifest import Manifest
 from fsarena.datasets.realistic import SizeSpec, TextTreeSpec, histogram
+from fsarena.datasets.spec import MIB
 from fsarena.datasets.verify import verify
 from fsarena.errors import FsarenaError
 from fsarena.measure.native import native_tool

@@ -28,8 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar, Self
 
-from fsarena.datasets.core import DatasetSpec, Layout, check_factor, require
 from fsarena.datasets.linux_source import ORIGINS, RealTreeSpec, tree_manifest
+from fsarena.datasets.spec import DatasetSpec, Layout, check_factor, require
 from fsarena.errors import FsarenaError
 
 ENV_ORIGIN = "FSARENA_DEBS"

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from fsarena.datasets.core import MIB
 from fsarena.datasets.numeric import poly_exp, raw_words, uniforms
+from fsarena.datasets.spec import MIB
 
 if TYPE_CHECKING:
     import numpy as np

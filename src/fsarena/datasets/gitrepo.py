@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar, Self
 
-from fsarena.datasets.core import DatasetSpec, Layout, check_factor, require
 from fsarena.datasets.manifest import FileEntry, Manifest, file_digest
+from fsarena.datasets.spec import DatasetSpec, Layout, check_factor, require
 from fsarena.errors import FsarenaError
 
 BUILD_VERSION = 1

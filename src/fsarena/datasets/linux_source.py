@@ -35,9 +35,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar, Self
 
-from fsarena.datasets.core import DatasetSpec, Layout, NativeWriter, check_factor, require
 from fsarena.datasets.manifest import FileEntry, Manifest, file_digest
 from fsarena.datasets.realistic import TextTreeSpec
+from fsarena.datasets.spec import DatasetSpec, Layout, NativeWriter, check_factor, require
 from fsarena.errors import FsarenaError
 
 ORIGINS = ("auto", "debian", "generated")

@@ -27,7 +27,7 @@ from fsarena.errors import FsarenaError
 
 # What a manifest's file digests are; recorded in the session's method text.
 DIGEST_ALGORITHM = "XXH3-128"
-# Part of every dataset's spec_hash (fsarena.datasets.core): bumping it retires every
+# Part of every dataset's spec_hash (fsarena.datasets.spec): bumping it retires every
 # cached manifest and real tree's digests, which are then recomputed. 2: XXH3-128
 # instead of SHA-256.
 MANIFEST_VERSION = 2

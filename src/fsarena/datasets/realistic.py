@@ -47,7 +47,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, Self
 
 from fsarena.datasets import textwrite
-from fsarena.datasets.core import (
+from fsarena.datasets.distributions import normal_irwin_hall, pareto, poisson_cdf, text_pool
+from fsarena.datasets.manifest import FileEntry, Manifest
+from fsarena.datasets.numeric import fit_sizes, poly_exp, raw_words, uniforms
+from fsarena.datasets.spec import (
     MIB,
     DatasetSpec,
     Layout,
@@ -57,9 +60,6 @@ from fsarena.datasets.core import (
     require,
     scaled_tree_counts,
 )
-from fsarena.datasets.distributions import normal_irwin_hall, pareto, poisson_cdf, text_pool
-from fsarena.datasets.manifest import FileEntry, Manifest
-from fsarena.datasets.numeric import fit_sizes, poly_exp, raw_words, uniforms
 
 if TYPE_CHECKING:
     from fsarena.datasets.numeric import IntArray, WordArray

@@ -23,8 +23,8 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from fsarena.datasets.core import Layout, NativeWriter
 from fsarena.datasets.manifest import new_digest
+from fsarena.datasets.spec import Layout, NativeWriter
 from fsarena.errors import FsarenaError
 
 

@@ -6,7 +6,8 @@ import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, Self
 
-from fsarena.datasets.core import (
+from fsarena.datasets.numeric import fit_sizes, poly_exp, raw_words, uniforms
+from fsarena.datasets.spec import (
     DEFAULT_SEED,
     STREAM_LAYOUT,
     STREAM_SIZES,
@@ -16,7 +17,6 @@ from fsarena.datasets.core import (
     require,
     scaled_tree_counts,
 )
-from fsarena.datasets.numeric import fit_sizes, poly_exp, raw_words, uniforms
 
 if TYPE_CHECKING:
     from fsarena.datasets.numeric import IntArray, WordArray

@@ -30,9 +30,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar, Self
 
-from fsarena.datasets.core import DatasetSpec, Layout, check_factor, require
 from fsarena.datasets.linux_source import RealTreeSpec, ancestors
 from fsarena.datasets.manifest import MANIFEST_VERSION, FileEntry, Manifest, file_digest
+from fsarena.datasets.spec import DatasetSpec, Layout, check_factor, require
 from fsarena.errors import FsarenaError
 
 CACHE_DIR = "directories"

@@ -22,7 +22,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import ClassVar, Self
 
-from fsarena.datasets.core import MIB, DatasetSpec, Layout, check_factor, require
+from fsarena.datasets.spec import MIB, DatasetSpec, Layout, check_factor, require
 
 # pgbench -i writes about 15 MiB of tables and indexes per unit of scale factor
 # (measured here with PostgreSQL 15: SF 10 -> 160 MB database).

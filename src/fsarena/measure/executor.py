@@ -49,8 +49,8 @@ if TYPE_CHECKING:
     # Imported where used: a guest's agent imports this module, and importing
     # numpy (through datasets) costs seconds inside an emulated kernel.
     from fsarena.datasets import linux_source
-    from fsarena.datasets.core import DatasetSpec
     from fsarena.datasets.manifest import Manifest, VerifyResult
+    from fsarena.datasets.spec import DatasetSpec
 
 
 def _run(argv: Sequence[str], timeout_s: float | None = None) -> subprocess.CompletedProcess[str]:

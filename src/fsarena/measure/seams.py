@@ -18,8 +18,8 @@ from fsarena.measure.collect import Command, Timed
 
 if TYPE_CHECKING:
     from fsarena.datasets import linux_source
-    from fsarena.datasets.core import DatasetSpec
     from fsarena.datasets.manifest import Manifest, VerifyResult
+    from fsarena.datasets.spec import DatasetSpec
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from typing import Any, Literal, Self, TypeVar, cast
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
 from fsarena.aging.profiles import AgeProfile, resolve_age
-from fsarena.datasets.core import DatasetSpec
+from fsarena.datasets.spec import DatasetSpec
 from fsarena.errors import FsarenaError
 from fsarena.filesystems.profiles import FilesystemProfile
 from fsarena.filesystems.variants import profile_for, resolve

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from fsarena import __version__
-from fsarena.datasets.core import DatasetSpec
+from fsarena.datasets.spec import DatasetSpec
 from fsarena.errors import FsarenaError
 from fsarena.plan.core import Plan
 from fsarena.session.file import Run, Session

@@ -10,11 +10,11 @@ from contextlib import ExitStack
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from fsarena.datasets.core import DatasetSpec
 from fsarena.datasets.gitrepo import GitRepoSpec, make_repo
 from fsarena.datasets.linux_source import TarballSpec
 from fsarena.datasets.manifest import Manifest
 from fsarena.datasets.realistic import histogram
+from fsarena.datasets.spec import DatasetSpec
 from fsarena.run.scope import RunScope
 from fsarena.run.sessions import Event, check_same_dataset, source_bytes
 from fsarena.session.records import DatasetRecord, DatasetSpecRecord, SourceRecord

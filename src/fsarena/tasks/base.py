@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
 from fsarena.aging.workload import AgingPlan
-from fsarena.datasets.core import DatasetSpec
 from fsarena.datasets.manifest import DIGEST_ALGORITHM, Manifest
+from fsarena.datasets.spec import DatasetSpec
 from fsarena.errors import FsarenaError
 from fsarena.filesystems.profiles import FilesystemProfile
 from fsarena.measure.collect import Command, Measurement
