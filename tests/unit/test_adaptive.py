@@ -13,7 +13,7 @@ import pytest
 from fsarena.cli.progress import RunProgress
 from fsarena.errors import FsarenaError
 from fsarena.measure.collect import Command, Timed
-from fsarena.plan.core import make_plan
+from fsarena.plan.model import make_plan
 from fsarena.report import render
 from fsarena.run.runner import Runner, shuffled_orders
 from fsarena.run.sessions import new_session

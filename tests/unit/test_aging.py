@@ -16,7 +16,7 @@ from fsarena.aging.profiles import builtin_profiles, resolve_age
 from fsarena.aging.workload import AgingPlan, NewFile, Writer, digest, scan
 from fsarena.errors import FsarenaError
 from fsarena.measure.collect import Measurement
-from fsarena.plan.core import make_plan
+from fsarena.plan.model import make_plan
 from fsarena.report import aging, render
 from fsarena.session.file import Run, Session
 from tests.fakes import FakeExecutor

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from fsarena.analysis.adaptive import next_round_fits, round_forecast
-from fsarena.plan.core import make_plan
+from fsarena.plan.model import make_plan
 from fsarena.run.estimate import report_reserve
 from fsarena.run.runner import Runner
 from fsarena.run.sessions import new_session

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from fsarena.errors import FsarenaError
-from fsarena.plan.core import make_plan
+from fsarena.plan.model import make_plan
 from fsarena.report import render
 from fsarena.run.runner import Runner
 from fsarena.run.sessions import new_session

@@ -12,7 +12,7 @@ import pytest
 from fsarena.analysis.adaptive import undecided
 from fsarena.analysis.evidence import Index
 from fsarena.measure.collect import Command, Timed
-from fsarena.plan.core import make_plan
+from fsarena.plan.model import make_plan
 from fsarena.run.runner import Runner
 from fsarena.run.sessions import new_session
 from fsarena.session.file import Session, load

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from fsarena.measure.collect import Measurement
-from fsarena.plan.core import make_plan
+from fsarena.plan.model import make_plan
 from fsarena.run.agingprobe import ProbedRate
 from fsarena.run.estimate import AgingCost, aging_seconds, estimate, slower_rate, untimed_factor
 from fsarena.session.file import Run, Session, save

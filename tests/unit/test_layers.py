@@ -202,7 +202,7 @@ def _loaded_after(statement: str) -> set[str]:
                 "matplotlib",
                 "jinja2",
                 "pydantic",
-                "fsarena.plan.core",
+                "fsarena.plan.model",
                 "fsarena.run",
                 "fsarena.tasks",
                 "fsarena.session",

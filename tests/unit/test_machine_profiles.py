@@ -7,7 +7,6 @@ from pathlib import Path
 import pytest
 
 from fsarena.errors import FsarenaError
-from fsarena.plan.core import make_plan
 from fsarena.plan.machines import (
     LIMIT_FIELDS,
     MIB,
@@ -18,6 +17,7 @@ from fsarena.plan.machines import (
     load_machine_file,
     resolve_machine,
 )
+from fsarena.plan.model import make_plan
 from fsarena.run.resume import plan_of
 from fsarena.session.file import Session
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from fsarena.errors import FsarenaError
-from fsarena.plan.core import Plan, make_plan
+from fsarena.plan.model import Plan, make_plan
 from fsarena.report import render
 from fsarena.report.outcome import outcome
 from fsarena.run.resume import resumable

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from fsarena.plan import catalog, core, suite
-from fsarena.plan.core import make_plan
+from fsarena.plan import catalog, model, suite
+from fsarena.plan.model import make_plan
 
 
 def test_the_plan_resolves_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -24,7 +24,7 @@ def test_the_plan_resolves_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
         return real_table(*args)  # type: ignore[arg-type]
 
     monkeypatch.setattr(catalog, "scaled_specs", specs)
-    monkeypatch.setattr(core, "profile_table", table)
+    monkeypatch.setattr(model, "profile_table", table)
     for _ in range(3):
         sizes = [plan.image_size_for(p) for p in plan.profiles()]
         assert plan.profile("xfs").name == "xfs" and set(plan.dataset_specs()) == {"iso", "tree"}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from fsarena.plan.core import make_plan
+from fsarena.plan.model import make_plan
 from fsarena.report import build, render
 from fsarena.report.groups import split
 from fsarena.run.runner import Runner

@@ -9,7 +9,7 @@ import pytest
 
 from fsarena.errors import FsarenaError
 from fsarena.measure.collect import Command, Timed
-from fsarena.plan.core import make_plan
+from fsarena.plan.model import make_plan
 from fsarena.run.runner import Runner, shuffled_orders
 from fsarena.run.sessions import new_session
 from fsarena.session.file import Session, load

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 import fsarena.run.sequence as sequence_module
-from fsarena.plan.core import make_plan
+from fsarena.plan.model import make_plan
 from fsarena.run.aging_phase import remove_snapshots
 from fsarena.run.runner import Runner
 from fsarena.run.sessions import new_session

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from fsarena.errors import FsarenaError
-from fsarena.plan.core import Plan, make_plan
+from fsarena.plan.model import Plan, make_plan
 from fsarena.run.resume import check_unchanged, mismatches, resumable
 from fsarena.run.runner import Runner
 from fsarena.run.sessions import finished_sequences, new_session

@@ -9,7 +9,7 @@ import pytest
 from fsarena.datasets.workloads import PgbenchSpec
 from fsarena.errors import FsarenaError
 from fsarena.plan.catalog import DATASETS, customized, scaled_specs
-from fsarena.plan.core import make_plan
+from fsarena.plan.model import make_plan
 from fsarena.report.outcome import lines as outcome_lines
 from fsarena.run.runner import Runner
 from fsarena.run.sessions import new_session

@@ -9,7 +9,7 @@ import pytest
 from fsarena import kinds
 from fsarena.errors import FsarenaError
 from fsarena.plan.catalog import DATASETS, customized
-from fsarena.plan.core import make_plan
+from fsarena.plan.model import make_plan
 from fsarena.plan.suite import builtin_suites, load_suite, parse_suite
 from fsarena.tasks import TASKS
 

@@ -60,8 +60,8 @@ def check(
     """Preflight: every requirement of a run, and the command that fixes what is missing."""
     from fsarena.filesystems.profiles import PROFILES
     from fsarena.filesystems.variants import resolve
-    from fsarena.plan.core import make_plan
     from fsarena.plan.floors import require_proportional
+    from fsarena.plan.model import make_plan
     from fsarena.run.launch import check_device, check_leftovers, space_needed
     from fsarena.run.preflight import preflight
     from fsarena.targets.source import choose_source, mem_available_bytes
@@ -226,7 +226,7 @@ def crashtest(
     from fsarena.crashtest.workload import select
     from fsarena.filesystems.profiles import PROFILES
     from fsarena.filesystems.variants import resolve
-    from fsarena.plan.core import fresh_seed
+    from fsarena.plan.model import fresh_seed
     from fsarena.run.crashtest import run_crashtest
     from fsarena.run.launch import Stop, workdir_lock
 

@@ -26,7 +26,7 @@ from pathlib import Path
 from statistics import fmean
 
 from fsarena.errors import FsarenaError
-from fsarena.plan.core import AGED_TASKS, Plan
+from fsarena.plan.model import AGED_TASKS, Plan
 from fsarena.run.agingprobe import ProbedRate
 from fsarena.run.runner import MIN_ROUNDS
 from fsarena.session.file import Session, load

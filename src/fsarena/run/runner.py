@@ -54,7 +54,7 @@ from fsarena.analysis.adaptive import (
 )
 from fsarena.errors import FsarenaError
 from fsarena.measure.executor import Executor
-from fsarena.plan.core import Plan
+from fsarena.plan.model import Plan
 from fsarena.run import cold
 from fsarena.run.aging_phase import age, aging_plan, remove_snapshots, snapshot_path
 from fsarena.run.firstrun import first_run_estimate, paced_estimate

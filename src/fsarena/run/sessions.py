@@ -14,7 +14,7 @@ from typing import Any
 from fsarena import __version__
 from fsarena.datasets.spec import DatasetSpec
 from fsarena.errors import FsarenaError
-from fsarena.plan.core import Plan
+from fsarena.plan.model import Plan
 from fsarena.session.file import Run, Session
 from fsarena.session.records import DatasetRecord
 
