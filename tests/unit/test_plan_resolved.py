@@ -42,3 +42,12 @@ def test_a_copy_with_other_fields_resolves_them_anew(tmp_path: Path) -> None:
     only = plan.model_copy(update={"filesystems": ["btrfs"]})
     assert [p.name for p in only.profiles()] == ["btrfs"]
     assert [p.name for p in plan.profiles()] == ["ext4", "xfs"]
+
+
+def test_what_a_plan_has_resolved_does_not_change_its_equality(tmp_path: Path) -> None:
+    # A resumed session's plan is compared with the one set up today (run/resume.py).
+    used = make_plan("article-a-2006", ["ext4"], 1, 0.001, 7, str(tmp_path))
+    fresh = make_plan("article-a-2006", ["ext4"], 1, 0.001, 7, str(tmp_path))
+    used.dataset_specs()
+    assert used == fresh
+    assert used != used.model_copy(update={"seed": 8})

@@ -77,6 +77,14 @@ class Plan(BaseModel):
             memo[key] = make()
         return cast(T, memo[key])
 
+    def __eq__(self, other: object) -> bool:
+        # What the plan is: its fields. The memo is a cache, whatever it holds so far.
+        if not isinstance(other, Plan):
+            return NotImplemented
+        return type(self) is type(other) and self.__dict__ == other.__dict__
+
+    __hash__ = None  # type: ignore[assignment]  # lists and dicts inside: never hashable
+
     def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
         copy = super().model_copy(update=update, deep=deep)
         copy._resolved = {}  # the copy's fields may differ: resolve them anew
