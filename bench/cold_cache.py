@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 from fsarena.filesystems.profiles import PROFILES
-from fsarena.measure.core import Command
+from fsarena.measure.collect import Command
 from fsarena.measure.executor import RealExecutor
 from fsarena.run.cold import make_cold
 from fsarena.tasks import TaskContext

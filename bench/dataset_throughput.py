@@ -47,10 +47,10 @@ except ImportError:  # run from a checkout without installing the package
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
     from fsarena.plan import catalog
 from bare_loops import bare_verify, bare_write, compile_loops, compile_v1, v1_records, v1_verify
-from fsarena.datasets.core import ARTICLE_A_ISO, DatasetSpec
 from fsarena.datasets.generate import generate
 from fsarena.datasets.linux_source import KERNEL_LIKE
 from fsarena.datasets.manifest import VerifyResult
+from fsarena.datasets.spec import ARTICLE_A_ISO, DatasetSpec
 from fsarena.datasets.tree import ARTICLE_A_TREE
 from fsarena.datasets.verify import verify
 from fsarena.measure.native import native_tool

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import fsarena.measure.executor
 from fsarena.cli.commands import main
-from fsarena.measure.core import Command, Timed, measure_commands
+from fsarena.measure.collect import Command, Timed, measure_commands
 
 PAIRS: list[tuple[int | None, int]] = []
 UNTIMED = {"fio"}  # the device ceiling is measured through the same seam; no task row

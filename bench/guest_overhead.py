@@ -22,7 +22,7 @@ from pathlib import Path
 
 from fsarena.guest.host import boot
 from fsarena.guest.kernels import GUESTS
-from fsarena.measure.core import Command
+from fsarena.measure.collect import Command
 from fsarena.measure.executor import GuestSpec, RealExecutor
 
 TRUE = [Command(("true",))]

@@ -26,13 +26,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from fsarena.errors import FsarenaError
-from fsarena.measure.core import Command
+from fsarena.measure.collect import Command
 from fsarena.measure.executor import RealExecutor
-from fsarena.plan.core import make_plan
+from fsarena.plan.model import make_plan
 from fsarena.plan.suite import Suite
 from fsarena.run.runner import Runner
 from fsarena.run.sessions import new_session
-from fsarena.session.store import Session
+from fsarena.session.file import Session
 from fsarena.tasks import TaskContext
 
 TASKS = ["iso_copy_in", "iso_copy_within", "tree_copy_in", "tree_copy_within"]

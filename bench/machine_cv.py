@@ -18,10 +18,10 @@ import sys
 from pathlib import Path
 
 try:
-    from fsarena.session.store import Session, load
+    from fsarena.session.file import Session, load
 except ImportError:  # run from a checkout without installing the package
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-    from fsarena.session.store import Session, load
+    from fsarena.session.file import Session, load
 
 
 def walls(session: Session, kind: str) -> dict[tuple[str, str], list[float]]:

@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 from fsarena.filesystems.profiles import PROFILES
-from fsarena.measure.core import Command
+from fsarena.measure.collect import Command
 from fsarena.measure.executor import RealExecutor
 
 GNU_TIME = "/usr/bin/time"

@@ -19,7 +19,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from fsarena.session.store import Session, latest, load
+from fsarena.session.file import Session, latest, load
 
 TARGET_SHARE = 0.20
 

@@ -6,7 +6,7 @@ about 650 runs, so the last saves write the biggest file. This builds a
 session of --runs runs from the full-v2 fixture's runs (copied), then
 alternates, --rounds times each, the save before issue 14's last stop
 (`model_dump(mode="json")` then `json.dumps(indent=1, sort_keys=True)`, written
-atomically with fsync) and `fsarena.session.store.save` (pydantic's encoder,
+atomically with fsync) and `fsarena.session.file.save` (pydantic's encoder,
 same atomic write). Prints each one's median and the ratio new / old (the
 target: well below 1), and checks that both files hold the same JSON.
 
@@ -23,7 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from fsarena.session.store import Session, load, save
+from fsarena.session.file import Session, load, save
 
 FIXTURE = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "full-v2.json"
 

@@ -5,7 +5,7 @@ Usage: sudo .venv/bin/python bench/smallfiles_rate.py [--scale 0.5] [--rounds 5]
 Article D's "create small files" must measure the filesystem, not the
 harness. fsarena times the whole fsarena-mkfiles process (exec, reading the
 layout and the content pool, then mkdir/open/write/close per file) exactly
-as the runner does (fsarena.measure.core, without the syncfs both would share).
+as the runner does (fsarena.measure.collect, without the syncfs both would share).
 The reference is the least a program can do: a C loop, compiled here, that
 creates the same directories and files with the same bytes from a layout
 already in memory, and times only that loop (clock_gettime). The ratio of
@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 from fsarena.filesystems.profiles import PROFILES
-from fsarena.measure.core import Command, measure_commands
+from fsarena.measure.collect import Command, measure_commands
 from fsarena.measure.executor import RealExecutor
 from fsarena.measure.native import native_tool
 from fsarena.plan.catalog import SMALL_FILES

@@ -27,13 +27,14 @@ from collections.abc import Callable
 from typing import Any
 
 import fsarena.run.runner as runner_module
+import fsarena.run.scope as scope_module
 import fsarena.run.sequence as sequence_module
 from fsarena.analysis import adaptive
 from fsarena.cli import executing, running
 from fsarena.cli.commands import main as fsarena_main
 from fsarena.measure.executor import RealExecutor
 from fsarena.run import cold
-from fsarena.session import store
+from fsarena.session import file as session_file
 
 SPENT: dict[str, list[float]] = defaultdict(lambda: [0, 0.0])
 
@@ -62,7 +63,7 @@ def install() -> None:
         setattr(runner_module, name, wrapped)
     # These contain executor calls, counted again under their own names.
     nested: list[tuple[Any, str, str, Callable[..., Any]]] = [
-        (runner_module, "save", "session save", store.save),
+        (scope_module, "save", "session save", session_file.save),
         (sequence_module, "make_cold", "cold caches (all of it)", cold.make_cold),
         (running, "write_reports", "reports after the run", executing.write_reports),
     ]

@@ -36,10 +36,10 @@ from pydantic import PrivateAttr
 
 from fsarena.analysis.adaptive import undecided
 from fsarena.analysis.evidence import Index
-from fsarena.measure.core import Measurement
+from fsarena.measure.collect import Measurement
 from fsarena.run.runner import order_stream
+from fsarena.session.file import Run, Session, load
 from fsarena.session.records import PlanRecord, TaskInfo
-from fsarena.session.store import Run, Session, load
 
 FIXTURES = Path(__file__).parent / "fixtures"
 # Real runs on this project's machines (tests/fixtures/build_full_v2.py says session-v2

@@ -10,14 +10,14 @@ from typing import TYPE_CHECKING, Any
 
 from fsarena.aging.runtime import plan_from
 from fsarena.aging.workload import digest
-from fsarena.datasets.core import DatasetSpec
 from fsarena.datasets.linux_source import KernelSourceSpec, TarballSpec
 from fsarena.datasets.manifest import FileEntry, Manifest, VerifyResult
 from fsarena.datasets.realistic import TextTreeSpec
+from fsarena.datasets.spec import DatasetSpec
 from fsarena.datasets.tree import TreeSpec
 from fsarena.guest.agent import answer, operations
 from fsarena.guest.host import GuestExecutor, _Channel
-from fsarena.measure.core import Command, Measurement, Timed
+from fsarena.measure.collect import Command, Measurement, Timed
 from fsarena.measure.executor import Executor, Guest, GuestSpec, ImageCopy, SpaceInfo
 from fsarena.tasks.tree import FIND_PATTERN, LISTING
 

@@ -25,7 +25,7 @@ import statistics
 from collections import defaultdict
 from pathlib import Path
 
-from fsarena.session.store import Run, Session, load
+from fsarena.session.file import Run, Session, load
 
 FIXTURES = Path(__file__).parent / "fixtures"
 RECORDED = FIXTURES / "session-v3.json"

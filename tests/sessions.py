@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from fsarena.measure.core import Measurement
-from fsarena.session.store import CeilingSample, Run, Session
+from fsarena.measure.collect import Measurement
+from fsarena.session.file import CeilingSample, Run, Session
 
 # Each task's kind, timed flag and whether it writes, as task_info records them.
 TASKS: dict[str, tuple[str, bool, bool]] = {

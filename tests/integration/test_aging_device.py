@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from fsarena.session.store import load
+from fsarena.session.file import load
 from tests.integration.conftest import fsarena
 
 PROFILE = """

@@ -16,7 +16,7 @@ import pytest
 from fsarena.aging.profiles import resolve_age
 from fsarena.aging.workload import AgingPlan, digest
 from fsarena.filesystems.drivers import choose
-from fsarena.session.store import load
+from fsarena.session.file import load
 from tests.integration.conftest import fsarena, leftovers
 from tests.integration.test_aging_guest import PROFILE, SUITE
 

@@ -19,7 +19,7 @@ import pytest
 from fsarena.aging.profiles import resolve_age
 from fsarena.aging.workload import AgingPlan, digest
 from fsarena.filesystems.drivers import choose
-from fsarena.session.store import Session, load
+from fsarena.session.file import Session, load
 from tests.integration.conftest import fsarena, leftovers, new_workdir
 
 pytestmark = pytest.mark.skipif(

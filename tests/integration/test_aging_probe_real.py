@@ -6,7 +6,7 @@ from pathlib import Path
 
 from fsarena.aging.workload import AgingPlan
 from fsarena.measure.ledger import Ledger
-from fsarena.plan.core import make_plan
+from fsarena.plan.model import make_plan
 from fsarena.run.agingprobe import PROBE_S, probe_at_launch
 from fsarena.run.launch import workdir_lock
 from tests.integration.conftest import leftovers

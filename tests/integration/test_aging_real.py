@@ -10,7 +10,7 @@ import pytest
 
 from fsarena.aging.profiles import resolve_age
 from fsarena.aging.workload import AgingPlan, digest
-from fsarena.session.store import Session, load
+from fsarena.session.file import Session, load
 from tests.integration.conftest import fsarena, leftovers, new_workdir
 
 FILESYSTEMS = ("ext4", "xfs")  # btrfs too in the acceptance run; each costs ~40 s here

@@ -10,7 +10,7 @@ import pytest
 
 from fsarena.filesystems.drivers import probe
 from fsarena.filesystems.profiles import PROFILES
-from fsarena.session.store import load
+from fsarena.session.file import load
 from tests.integration.conftest import fsarena, leftovers, new_workdir
 
 SUPPORTED = [name for name, p in PROFILES.items() if probe(p).available]

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from fsarena.report import build
-from fsarena.session.store import load
+from fsarena.session.file import load
 from fsarena.tasks import TASKS
 from tests.integration.conftest import REPO, leftovers
 

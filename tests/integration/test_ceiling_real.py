@@ -13,9 +13,9 @@ from typing import ClassVar
 
 import pytest
 
-from fsarena.measure.core import Command
+from fsarena.measure.collect import Command
 from fsarena.measure.executor import RealExecutor
-from fsarena.plan.core import make_plan
+from fsarena.plan.model import make_plan
 from fsarena.run.runner import Runner
 from fsarena.run.sessions import new_session
 from fsarena.tasks import TASKS, Check, Task, TaskContext

@@ -8,7 +8,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from fsarena.session.store import load
+from fsarena.session.file import load
 from tests.integration.conftest import FSARENA, REPO, leftovers
 
 

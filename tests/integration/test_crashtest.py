@@ -18,7 +18,7 @@ from fsarena.crashtest.recorder import Recording, record, replay_matches, sparse
 from fsarena.crashtest.results import parse_details, summarize
 from fsarena.crashtest.workload import parse_workload
 from fsarena.filesystems.profiles import CRASH_CONTROL, PROFILES
-from fsarena.session.store import load
+from fsarena.session.file import load
 from tests.integration.conftest import FSARENA, REPO, fsarena, leftovers
 
 FS = "ext4"

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from fsarena.filesystems.drivers import choose
-from fsarena.session.store import load
+from fsarena.session.file import load
 from tests.integration.conftest import FSARENA, REPO, fsarena, leftovers
 
 pytestmark = pytest.mark.skipif(

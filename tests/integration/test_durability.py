@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from fsarena.filesystems.profiles import PROFILES
-from fsarena.measure.core import Command
+from fsarena.measure.collect import Command
 from fsarena.measure.executor import RealExecutor
 from fsarena.tasks import TaskContext
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from fsarena.session.store import Session, load
+from fsarena.session.file import Session, load
 from tests.integration.conftest import fsarena, leftovers, new_workdir
 
 FILESYSTEMS = ("ext4", "xfs")

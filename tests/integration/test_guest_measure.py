@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from fsarena.filesystems.drivers import choose
-from fsarena.measure.core import Command
+from fsarena.measure.collect import Command
 from tests.integration.conftest import leftovers
 
 pytestmark = pytest.mark.skipif(

@@ -54,8 +54,8 @@ def fsarena_in_guest(python: Path, workdir: Path) -> str:
     spec = GuestSpec("uml", image, str(workdir / "run"), str(workdir), python=str(python))
     guest = boot(spec, host)
     try:
-        # fsarena.datasets.core imports numpy: what the agent imports late, to verify a copy.
-        code = "import fsarena.datasets.core, numpy; print(fsarena.datasets.core.__file__)"
+        # fsarena.datasets.spec imports numpy: what the agent imports late, to verify a copy.
+        code = "import fsarena.datasets.spec, numpy; print(fsarena.datasets.spec.__file__)"
         found = guest.output((str(python), "-c", code)).strip()
         assert guest.exists(str(workdir / "run" / "config.json")) is False  # covered by its tmpfs
         return found
@@ -66,7 +66,7 @@ def fsarena_in_guest(python: Path, workdir: Path) -> str:
 def test_a_guest_runs_the_agent_from_a_checkout_under_tmp(under_tmp: Path, workdir: Path) -> None:
     python = checkout_with_venv(under_tmp / "fsarena", under_tmp / "fsarena" / ".venv")
     found = fsarena_in_guest(python, workdir)
-    assert found == str(under_tmp / "fsarena" / "src" / "fsarena" / "datasets" / "core.py")
+    assert found == str(under_tmp / "fsarena" / "src" / "fsarena" / "datasets" / "spec.py")
 
 
 def test_a_guest_sees_a_venv_inside_its_work_directory(under_tmp: Path) -> None:
@@ -74,7 +74,7 @@ def test_a_guest_sees_a_venv_inside_its_work_directory(under_tmp: Path) -> None:
     workdir = under_tmp / "w"
     python = checkout_with_venv(workdir / "fsarena", workdir / "venv")
     found = fsarena_in_guest(python, workdir)
-    assert found == str(workdir / "fsarena" / "src" / "fsarena" / "datasets" / "core.py")
+    assert found == str(workdir / "fsarena" / "src" / "fsarena" / "datasets" / "spec.py")
     assert not (workdir / "run").exists()
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from fsarena.session.store import load
+from fsarena.session.file import load
 from tests.integration.conftest import fsarena
 
 SUITE = """

@@ -11,11 +11,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from fsarena.measure.executor import RealExecutor
-from fsarena.plan.core import make_plan
+from fsarena.plan.model import make_plan
 from fsarena.report.table import header_lines
 from fsarena.run.runner import Runner
 from fsarena.run.sessions import new_session
-from fsarena.session.store import Session
+from fsarena.session.file import Session
 
 
 class BufferedLoopExecutor(RealExecutor):

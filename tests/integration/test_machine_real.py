@@ -21,10 +21,10 @@ from fsarena.machines.enforce import MachineExecutor, in_force
 from fsarena.machines.probe import probe_cpu
 from fsarena.measure import cgroups
 from fsarena.measure import sysctls as settings
-from fsarena.measure.core import Command
+from fsarena.measure.collect import Command
 from fsarena.measure.ledger import STATE_FILE, Ledger
 from fsarena.plan.machines import MIB, MachineProfile
-from fsarena.session.store import load
+from fsarena.session.file import load
 from tests.integration.conftest import FSARENA, REPO, fsarena
 
 BLKIO = Path("/sys/fs/cgroup/blkio")

@@ -34,7 +34,7 @@ from pathlib import Path
 
 import pytest
 
-from fsarena.measure.core import Command, Measurement, measure_commands
+from fsarena.measure.collect import Command, Measurement, measure_commands
 from tests.integration.conftest import leftovers
 
 REPEATS = 3

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from fsarena.session.store import load
+from fsarena.session.file import load
 from tests.integration.conftest import FSARENA, REPO, leftovers
 
 TINY = ("--fs", "ext4", "-n", "1", "--no-warmup", "--quiet")

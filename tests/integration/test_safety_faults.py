@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fsarena.session.store import load
+from fsarena.session.file import load
 from tests.integration.conftest import fsarena, leftovers
 
 

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 from fsarena.measure.ledger import STATE_FILE
-from fsarena.session.store import load
+from fsarena.session.file import load
 from tests.integration.conftest import FSARENA, REPO, fsarena, leftovers
 
 TASKS = 13

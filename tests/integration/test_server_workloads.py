@@ -14,7 +14,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from fsarena.session.store import load
+from fsarena.session.file import load
 from tests.integration.conftest import FSARENA, REPO, fsarena, leftovers
 
 # A short PostgreSQL sequence whose pgbench runs long enough to be interrupted.

@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from fsarena.session.store import load
+from fsarena.session.file import load
 from fsarena.tasks.lifecycle import SHORT_SAMPLES
 from tests.integration.conftest import fsarena, leftovers, new_workdir
 

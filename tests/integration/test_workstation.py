@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from fsarena.session.store import load
+from fsarena.session.file import load
 from tests.integration.conftest import REPO, leftovers
 
 

@@ -12,12 +12,12 @@ import pytest
 
 from fsarena.cli.progress import RunProgress
 from fsarena.errors import FsarenaError
-from fsarena.measure.core import Command, Timed
-from fsarena.plan.core import make_plan
+from fsarena.measure.collect import Command, Timed
+from fsarena.plan.model import make_plan
 from fsarena.report import render
 from fsarena.run.runner import Runner, shuffled_orders
 from fsarena.run.sessions import new_session
-from fsarena.session.store import Session, load
+from fsarena.session.file import Session, load
 from tests.fakes import FakeExecutor
 
 

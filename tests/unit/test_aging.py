@@ -15,10 +15,10 @@ from fsarena.aging.layout import tree_layout
 from fsarena.aging.profiles import builtin_profiles, resolve_age
 from fsarena.aging.workload import AgingPlan, NewFile, Writer, digest, scan
 from fsarena.errors import FsarenaError
-from fsarena.measure.core import Measurement
-from fsarena.plan.core import make_plan
-from fsarena.report import aged, render
-from fsarena.session.store import Run, Session
+from fsarena.measure.collect import Measurement
+from fsarena.plan.model import make_plan
+from fsarena.report import aging, render
+from fsarena.session.file import Run, Session
 from tests.fakes import FakeExecutor
 
 TINY = resolve_age(
@@ -167,12 +167,12 @@ def _aged_session(flip: bool, more: dict[str, float] | None = None) -> Session:
 
 
 def test_the_report_shows_fresh_aged_and_their_ratio_with_an_interval() -> None:
-    first = aged.sections(_aged_session(flip=False))[0]
+    first = aging.sections(_aged_session(flip=False))[0]
     row = next(r for r in first.rows if r[1] == "ext4")
     assert row[4] == "1.5"  # aged / fresh
     low, high = (float(x) for x in row[5].split("–"))
     assert low < 1.5 < high and low > 1  # slower aged, surely
-    assert "the same order" in aged.verdict(_aged_session(flip=False))
+    assert "the same order" in aging.verdict(_aged_session(flip=False))
 
 
 def test_an_interval_too_wide_to_say_anything_is_not_printed_as_bounds() -> None:
@@ -185,13 +185,13 @@ def test_an_interval_too_wide_to_say_anything_is_not_printed_as_bounds() -> None
         if run.filesystem == "xfs+churn" and run.measurement is not None:
             wall = 0.5 if run.repetition == 1 else 12.0
             run.measurement = dataclasses.replace(run.measurement, wall_s=wall)
-    row = next(r for r in aged.sections(session)[0].rows if r[1] == "xfs")
+    row = next(r for r in aging.sections(session)[0].rows if r[1] == "xfs")
     assert row[5] == "over 100× wide: too few runs"
 
 
 def test_a_flipped_ranking_is_named_and_judged_against_noise() -> None:
     session = _aged_session(flip=True)
-    line = aged.verdict(session)
+    line = aging.verdict(session)
     assert "changed in 1 of 1" in line and "significantly (95 %, both fresh and aged) in 1" in line
     text = render(session, "text")
     assert "aged_grep: the ranking changed with age: fresh ext4 < xfs; aged xfs < ext4" in text
@@ -204,21 +204,21 @@ def test_guests_are_ranked_with_age_only_within_their_group() -> None:
     # host, ext4@uml and jfs@uml flip too: each pair is ranked within its own group.
     guests = {"ext4@uml": 10.0, "jfs@uml": 12.0, "ext4@uml+churn": 15.0, "jfs@uml+churn": 13.0}
     session = _aged_session(flip=True, more=guests)
-    lines = aged.rankings(session)
+    lines = aging.rankings(session)
     assert lines[0].startswith("Ranking with age: the order changed in 2 of 2 timed tasks")
     assert "aged_grep (kernel): the ranking changed with age: fresh ext4 < xfs;" in lines[1]
     assert (
         "aged_grep (guest:uml): the ranking changed with age: fresh ext4@uml < jfs@uml;"
         in (lines[2])
     )
-    note = next(n for n in aged.sections(session)[0].notes if n.startswith("Groups"))
+    note = next(n for n in aging.sections(session)[0].notes if n.startswith("Groups"))
     assert "kernel: ext4, xfs; guest:uml: ext4@uml, jfs@uml." in note
 
 
 def test_a_session_without_age_has_no_aged_section() -> None:
     session = _aged_session(flip=False)
     session.profiles_as_run = {k: v for k, v in session.profiles_as_run.items() if "+" not in k}
-    assert aged.sections(session) == [] and aged.verdict(session) == ""
+    assert aging.sections(session) == [] and aging.verdict(session) == ""
 
 
 def test_a_suite_may_age_by_name_or_table_and_a_typo_is_named(tmp_path: Path) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from fsarena.errors import FsarenaError
-from fsarena.plan.core import make_plan
+from fsarena.plan.model import make_plan
 from fsarena.run.agingprobe import probe_rate
 from tests.fakes import FakeExecutor
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from fsarena.measure.core import Measurement
+from fsarena.measure.collect import Measurement
 from fsarena.report import articles, render
-from fsarena.session.store import Run, Session, load
+from fsarena.session.file import Run, Session, load
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 SHARED = Path(__file__).resolve().parents[3] / "shared" / "reference" / "articles.json"

@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 
 from fsarena.analysis.adaptive import next_round_fits, round_forecast
-from fsarena.plan.core import make_plan
+from fsarena.plan.model import make_plan
 from fsarena.run.estimate import report_reserve
 from fsarena.run.runner import Runner
 from fsarena.run.sessions import new_session
-from fsarena.session.store import load, save
+from fsarena.session.file import load, save
 from tests.unit.test_adaptive import Jittery
 
 

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from fsarena.cli.commands import main
 from fsarena.errors import FsarenaError
 from fsarena.report.crosscompare import compare, render_html, render_markdown, render_text
-from fsarena.session.store import save
+from fsarena.session.file import save
 from tests.sessions import make_session
 
 # The same ext4 on two kernels: iso_copy_in clearly faster on the second, trees unchanged.
@@ -80,7 +80,7 @@ def test_a_session_compared_with_itself_keeps_its_own_verdicts() -> None:
     """Holm's correction over every LABEL/filesystem pair used to turn a clear win into a tie."""
     from fsarena.report import build
     from fsarena.report.table import comparison_line
-    from fsarena.session.store import load
+    from fsarena.session.file import load
 
     session = load(FIXTURES / "three-filesystems.json")
     own = build(session)

@@ -21,7 +21,7 @@ from fsarena.crashtest.states import generate, intervals
 from fsarena.crashtest.workload import builtin_workloads, parse_script, parse_workload
 from fsarena.errors import FsarenaError
 from fsarena.report import render
-from fsarena.session.store import Run, Session
+from fsarena.session.file import Run, Session
 
 
 def workload(script: str, watch: str = "") -> Model:

@@ -30,11 +30,11 @@ from pathlib import Path
 import pytest
 
 from fsarena.analysis.adaptive import undecided
-from fsarena.measure.core import Command, Timed
-from fsarena.plan.core import make_plan
+from fsarena.measure.collect import Command, Timed
+from fsarena.plan.model import make_plan
 from fsarena.run.runner import Runner
 from fsarena.run.sessions import new_session
-from fsarena.session.store import load
+from fsarena.session.file import load
 from tests.decision_model import (
     ARTICLE_A,
     QUIET,

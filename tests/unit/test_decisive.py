@@ -11,11 +11,11 @@ import pytest
 
 from fsarena.analysis.adaptive import undecided
 from fsarena.analysis.evidence import Index
-from fsarena.measure.core import Command, Timed
-from fsarena.plan.core import make_plan
+from fsarena.measure.collect import Command, Timed
+from fsarena.plan.model import make_plan
 from fsarena.run.runner import Runner
 from fsarena.run.sessions import new_session
-from fsarena.session.store import Session, load
+from fsarena.session.file import Session, load
 from tests.fakes import FakeExecutor
 
 

@@ -108,7 +108,7 @@ def test_guest_probe_reads_the_guest_kernel_modules(tmp_path, monkeypatch) -> No
 def test_a_suite_variant_runs_through_drivers_like_a_built_in(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    from fsarena.plan.core import make_plan
+    from fsarena.plan.model import make_plan
 
     suite = tmp_path / "zstd.toml"
     suite.write_text(
@@ -162,7 +162,7 @@ def test_check_names_the_chosen_driver_and_why_the_others_are_not(
 def test_guests_are_skipped_with_a_reason_on_a_real_device(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    from fsarena.plan.core import make_plan
+    from fsarena.plan.model import make_plan
     from fsarena.run.launch import unavailable_filesystems
 
     _pretend(monkeypatch, {"ext4", "jfs@uml", "ext4@uml"})

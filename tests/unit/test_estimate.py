@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from fsarena.measure.core import Measurement
-from fsarena.plan.core import make_plan
+from fsarena.measure.collect import Measurement
+from fsarena.plan.model import make_plan
 from fsarena.run.agingprobe import ProbedRate
 from fsarena.run.estimate import AgingCost, aging_seconds, estimate, slower_rate, untimed_factor
-from fsarena.session.store import Run, Session, save
+from fsarena.session.file import Run, Session, save
 
 MB = 1e6
 

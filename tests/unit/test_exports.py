@@ -14,7 +14,7 @@ import pytest
 
 from fsarena.report import build, render
 from fsarena.report.json import SCHEMA, SCHEMA_FILE
-from fsarena.session.store import load
+from fsarena.session.file import load
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 GOLDEN = Path(__file__).resolve().parents[1] / "golden"

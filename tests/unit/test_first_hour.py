@@ -8,8 +8,8 @@ import pytest
 from click.testing import CliRunner, Result
 
 from fsarena.cli.commands import main
-from fsarena.plan.core import make_plan
 from fsarena.plan.floors import require_proportional, smallest_scale
+from fsarena.plan.model import make_plan
 from fsarena.plan.suite import load_suite
 
 

@@ -12,12 +12,12 @@ from pathlib import Path
 from fsarena.cli.progress import describe_run
 from fsarena.measure.room import MIB, room_needed_bytes
 from fsarena.measure.tooltext import brief
-from fsarena.plan.core import make_plan
+from fsarena.plan.model import make_plan
 from fsarena.report.outcome import outcome
 from fsarena.run.faults import explain
 from fsarena.run.runner import Runner
 from fsarena.run.sessions import new_session
-from fsarena.session.store import Run, Session
+from fsarena.session.file import Run, Session
 from tests.fakes import FakeExecutor
 
 XFS_USAGE = "mkfs.xfs: invalid option -- 'Z'\nunknown option -Z \nUsage: mkfs.xfs\n" + "".join(

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from fsarena.cli.commands import main
 from fsarena.report import asset_dir_for, build, render, write
 from fsarena.report.charts import build as build_charts
-from fsarena.session.store import Session, load, save
+from fsarena.session.file import Session, load, save
 from tests.sessions import make_session
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"

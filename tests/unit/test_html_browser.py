@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from fsarena.report import write
-from fsarena.session.store import load
+from fsarena.session.file import load
 
 CHROMIUM = Path("/usr/bin/chromium")
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"

@@ -13,10 +13,10 @@ from fsarena.machines.backends import CgroupV1, CgroupV2, choose_backend, device
 from fsarena.machines.enforce import MachineExecutor, in_force
 from fsarena.machines.run import images_dir
 from fsarena.measure import sysctls as settings
-from fsarena.measure.core import Command, Measurement, Timed
+from fsarena.measure.collect import Command, Measurement, Timed
 from fsarena.measure.executor import RealExecutor
-from fsarena.plan.core import make_plan
 from fsarena.plan.machines import MIB, Limits, MachineProfile
+from fsarena.plan.model import make_plan
 from fsarena.targets import ceiling_target, make_target
 
 DEV_NULL = "/dev/null"  # a device number that exists everywhere: 1:3

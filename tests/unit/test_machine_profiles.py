@@ -7,7 +7,6 @@ from pathlib import Path
 import pytest
 
 from fsarena.errors import FsarenaError
-from fsarena.plan.core import make_plan
 from fsarena.plan.machines import (
     LIMIT_FIELDS,
     MIB,
@@ -18,8 +17,9 @@ from fsarena.plan.machines import (
     load_machine_file,
     resolve_machine,
 )
+from fsarena.plan.model import make_plan
 from fsarena.run.resume import plan_of
-from fsarena.session.store import Session
+from fsarena.session.file import Session
 
 ARTICLES = ("2001-desktop", "2006-fileserver", "2008-p3", "2009-phenom")
 

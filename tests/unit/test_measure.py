@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from fsarena.measure import launcher
-from fsarena.measure.core import Command, Measurement, measure_commands
+from fsarena.measure.collect import Command, Measurement, measure_commands
 from fsarena.measure.metrics import METRICS, metric_value
 from fsarena.measure.native import find_native_tool
 

@@ -11,9 +11,9 @@ from dataclasses import replace
 
 from fsarena.analysis.evidence import Index, rank_task
 from fsarena.analysis.method import durability, loop_io
-from fsarena.measure.core import Measurement
+from fsarena.measure.collect import Measurement
 from fsarena.measure.metrics import METRICS
-from fsarena.session.store import Session
+from fsarena.session.file import Session
 from tests.sessions import make_session
 
 CONFIGURATION = (

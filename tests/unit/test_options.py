@@ -6,10 +6,10 @@ import re
 
 from click.testing import CliRunner
 
-from fsarena.analysis.kinds import KINDS
 from fsarena.cli.commands import main
 from fsarena.filesystems.options import ANY_FS, configuration, options_for, table
 from fsarena.filesystems.profiles import PROFILES
+from fsarena.kinds import KINDS
 
 
 def test_every_option_names_known_kinds_a_version_and_a_source() -> None:

@@ -8,13 +8,13 @@ from pathlib import Path
 import pytest
 
 from fsarena.errors import FsarenaError
-from fsarena.plan.core import Plan, make_plan
+from fsarena.plan.model import Plan, make_plan
 from fsarena.report import render
 from fsarena.report.outcome import outcome
 from fsarena.run.resume import resumable
 from fsarena.run.runner import Runner
 from fsarena.run.sessions import new_session
-from fsarena.session.store import Session, load, save
+from fsarena.session.file import Session, load, save
 from tests.fakes import FakeExecutor
 
 TASKS = 13  # article A's sequence

@@ -10,7 +10,7 @@ from fsarena.errors import FsarenaError
 from fsarena.filesystems.drivers import probe
 from fsarena.filesystems.profiles import PROFILES, FilesystemProfile
 from fsarena.filesystems.variants import resolve
-from fsarena.plan.core import make_plan
+from fsarena.plan.model import make_plan
 from fsarena.plan.suite import builtin_suites, load_suite, parse_suite
 
 

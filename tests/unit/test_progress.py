@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from fsarena.cli.progress import describe_run
-from fsarena.session.store import Run
+from fsarena.session.file import Run
 
 
 def test_a_probe_line_prints_units_not_exponents() -> None:

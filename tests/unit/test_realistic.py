@@ -17,17 +17,17 @@ import pytest
 
 from fsarena.datasets import distributions, realistic
 from fsarena.datasets import generate as generate_module
-from fsarena.datasets.core import MIB
 from fsarena.datasets.generate import generate
 from fsarena.datasets.linux_source import (
     KERNEL_LIKE,
     RealTreeSpec,
     TarballSpec,
-    _tree_manifest,
     make_tarball,
+    tree_manifest,
 )
 from fsarena.datasets.manifest import Manifest
 from fsarena.datasets.realistic import SizeSpec, TextTreeSpec, histogram
+from fsarena.datasets.spec import MIB
 from fsarena.datasets.verify import verify
 from fsarena.errors import FsarenaError
 from fsarena.measure.native import native_tool
@@ -192,7 +192,7 @@ def test_real_tree_subset_and_tarballs(tmp_path: Path) -> None:
     generate(SMALL_TEXT, tmp_path, tmp_path / "cache")
     (tmp_path / "text").rename(src)
     (src / "link").symlink_to("nowhere")  # symbolic links are left out
-    manifest = _tree_manifest(src, "kernel", tmp_path / "full.json")
+    manifest = tree_manifest(src, "kernel", tmp_path / "full.json")
     assert "link" not in {f.path for f in manifest.files}
     real = RealTreeSpec(
         name="kernel",

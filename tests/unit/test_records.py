@@ -20,8 +20,8 @@ from typing import Any
 
 import pytest
 
+from fsarena.session.file import CeilingSample, Session, load, save
 from fsarena.session.records import HostFacts, PlanRecord, Record, TaskInfo, TimingRecord
-from fsarena.session.store import CeilingSample, Session, load, save
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 SESSIONS = ["session-v1.json", "session-v2.json", "session-v3.json", "three-filesystems.json"]

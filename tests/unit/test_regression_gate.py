@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from fsarena.analysis.regression import ALPHA, gate, gate_lines
 from fsarena.cli.commands import main
-from fsarena.session.store import Session
+from fsarena.session.file import Session
 from tests.recorded_noise import draw
 
 INJECTED = ("ext4", "iso_copy_within")

@@ -18,10 +18,10 @@ from pathlib import Path
 import pytest
 
 from fsarena.errors import FsarenaError
-from fsarena.measure.core import Measurement
+from fsarena.measure.collect import Measurement
 from fsarena.report import EXPORTERS, build, render
 from fsarena.report.table import fmt
-from fsarena.session.store import SCHEMA_VERSION, Session, load, save
+from fsarena.session.file import SCHEMA_VERSION, Session, load, save
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 GOLDEN = Path(__file__).resolve().parents[1] / "golden"
@@ -85,7 +85,7 @@ def test_every_exporter_is_deterministic(session: Session) -> None:
 _RENDER_ALL = """
 import json, sys
 from fsarena.report import EXPORTERS, render
-from fsarena.session.store import load
+from fsarena.session.file import load
 from pathlib import Path
 print(json.dumps({n: render(load(Path(sys.argv[1])), n) for n in sorted(EXPORTERS)}))
 """

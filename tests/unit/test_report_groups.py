@@ -5,12 +5,12 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from fsarena.plan.core import make_plan
+from fsarena.plan.model import make_plan
 from fsarena.report import build, render
 from fsarena.report.groups import split
 from fsarena.run.runner import Runner
 from fsarena.run.sessions import new_session
-from fsarena.session.store import Session, load
+from fsarena.session.file import Session, load
 from tests.fakes import FakeExecutor
 
 # Wall time of every timed run, per filesystem and repetition.

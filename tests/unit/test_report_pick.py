@@ -9,7 +9,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from fsarena.cli.commands import main
-from fsarena.session.store import load, save
+from fsarena.session.file import load, save
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "session-v2.json"
 

@@ -21,10 +21,10 @@ import pytest
 from click.testing import CliRunner, Result
 
 from fsarena.cli.commands import main
-from fsarena.plan.core import make_plan
+from fsarena.plan.model import make_plan
 from fsarena.run.runner import Runner
 from fsarena.run.sessions import new_session
-from fsarena.session.store import Session, load, save
+from fsarena.session.file import Session, load, save
 from tests.fakes import FakeExecutor
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
@@ -50,7 +50,7 @@ def _one_line_refusal(result: Result, *words: str) -> None:
 
 
 def test_two_sessions_created_in_the_same_second_keep_two_files(tmp_path: Path) -> None:
-    from fsarena.session.store import create
+    from fsarena.session.file import create
 
     plan = make_plan("article-a-2006", ["ext4"], 1, 0.001, 7, str(tmp_path / "w"))
     first, second = new_session(plan, {}, {}), new_session(plan, {}, {})
@@ -64,7 +64,7 @@ def test_two_sessions_created_in_the_same_second_keep_two_files(tmp_path: Path) 
 
 def test_a_session_name_given_by_the_user_is_never_taken_over(tmp_path: Path) -> None:
     from fsarena.errors import FsarenaError
-    from fsarena.session.store import create
+    from fsarena.session.file import create
 
     taken = tmp_path / "mine.json"
     taken.write_text("my notes\n")
@@ -161,7 +161,7 @@ def test_a_full_results_directory_mid_run_stops_it_like_ctrl_c(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from fsarena.run import runner as runner_module
-    from fsarena.run.runner import SessionUnsaved
+    from fsarena.run.scope import SessionUnsaved
 
     plan = make_plan("article-a-2006", ["ext4", "xfs"], 1, 0.001, 7, str(tmp_path / "work"))
     ex = FakeExecutor()

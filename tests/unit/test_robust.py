@@ -18,7 +18,7 @@ from fsarena.analysis.ranking import (
     robust_ratio_test,
 )
 from fsarena.analysis.verdicts import analyse
-from fsarena.session.store import load
+from fsarena.session.file import load
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 FAST = [1.00, 1.02, 0.99, 1.01, 1.00]

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 from fsarena.errors import FsarenaError
-from fsarena.measure.core import Command, Timed
-from fsarena.plan.core import make_plan
+from fsarena.measure.collect import Command, Timed
+from fsarena.plan.model import make_plan
 from fsarena.run.runner import Runner, shuffled_orders
 from fsarena.run.sessions import new_session
-from fsarena.session.store import Session, load
+from fsarena.session.file import Session, load
 from tests.fakes import FakeExecutor
 
 ARTICLE_A = [
@@ -48,40 +48,40 @@ def _kinds(calls: list[tuple[str, ...]]) -> list[str]:
 
 
 def test_sequence_order_for_one_filesystem(tmp_path: Path) -> None:
+    # The whole sequence of calls, stated once (as hyperfine's execution_order_tests do):
+    # a call added, dropped or moved fails here, whichever index it lands at.
     ex, session = _run(tmp_path, ["ext4"])
-    kinds = _kinds(ex.calls)
-    # Source first: tmpfs mounted, datasets generated.
-    assert kinds[:4] == ["mkdir", "call:mount", "generate", "generate"]
-    # Then the device's ceiling on its own fresh image: fio write, then read, cold caches.
-    fio_pass = ["flush_device", "measure:fio", "read_text"]
-    ceiling = ["create_image", "attach", *fio_pass * 4, "detach", "remove"]
-    assert kinds[4] == "mkdir" and kinds[5:21] == ceiling
+    assert _kinds(ex.calls) == [
+        "mkdir", "call:mount", "generate", "generate",  # the source: tmpfs, the ISO, the tree
+        *CEILING,  # the device's ceiling on its own fresh image, fio write then read, twice
+        "create_image", "attach", "mkdir",  # the filesystem's image and loop device, scratch
+        "flush_device", *["measure:mkfs.ext4"] * 5,  # an unmounted device: its cache only
+        "mkdir", "flush_device", *MOUNT_5,
+        # capacity_initial: a probe, nothing timed, nothing made cold
+        # A writing task's timed region ends durable: the filesystem's sync, then one
+        # flush of the device (TaskContext.durable): two timed `sync` commands.
+        "mkdir", *COLD_MOUNTED, "measure:cp", *DURABLE, "verify",  # iso_copy_in
+        "mkdir", *COLD_MOUNTED, "measure:cp", *DURABLE, "verify",  # iso_copy_within
+        *COLD_MOUNTED, "measure:rm", *DURABLE,  # iso_delete
+        *COLD_MOUNTED, "measure:cp", *DURABLE, "verify",  # tree_copy_in
+        *COLD_MOUNTED, "measure:cp", *DURABLE, "verify",  # tree_copy_within
+        *COLD_MOUNTED, "measure:ls", *DURABLE,  # tree_list_recursive
+        *[*COLD_MOUNTED, "measure:find"] * 3, "remove",  # tree_find_pattern: 3 cold samples
+        *COLD_MOUNTED, "measure:rm", *DURABLE,  # tree_delete
+        # capacity_residual: a probe
+        *COLD_MOUNTED, *UMOUNT_5,
+        "detach", "remove",  # the filesystem's loop device and image
+        "call:umount",  # the source, last: a tmpfs, no image of its own to remove
+    ]  # fmt: skip
     directions = [c[4] for c in ex.calls if c[:2] == ("measure", "fio")]
     assert directions == ["--rw=write", "--rw=read"] * 2
     assert [c.direction for c in session.ceilings] == ["write", "read"] * 2
-    # Then the filesystem's image and loop device.
-    assert kinds[21:23] == ["create_image", "attach"]
-    timed = [c[1] for c in ex.calls if c[0] == "measure" and c[1] != "fio"]
-    # Sub-second tasks run several times (Task.samples): mkfs, mount, umount 5, find 3.
-    assert timed[:6] == ["mkfs.ext4"] * 5 + ["mount"] and timed[-5:] == ["umount"] * 5
-    assert timed.count("mount") == 5 and timed.count("find") == 3
-    # Caches are made cold (the filesystem's own: run/cold.py) before every timed task,
-    # before each fio pass, and before every repeated find (2: mkfs, mount and umount
-    # repeat without it); never before a probe (capacity: 2), and never machine-wide.
-    assert kinds.count("flush_device") == len(ARTICLE_A) - 2 + 4 + 2
-    assert kinds.count("drop_caches") == 0
-    for i, k in enumerate(kinds):
-        # Not a repeated sample (after the previous one, or the untimed undo in between).
-        undo = kinds[i - 1] in ("call:mount", "call:umount") and kinds[i - 2].startswith("m")
-        repeated = kinds[i - 1].startswith("measure:") or undo
-        if k.startswith("measure:") and not repeated:
-            assert "flush_device" in kinds[max(0, i - 3) : i]
-    # Writing tasks end with syncfs inside the timed region.
-    syncs = [c for c in ex.calls if c[:3] == ("measure", "sync", "-f")]
-    assert len(syncs) == 7  # iso in/within/delete, tree in/within/list/delete
-    # Teardown: the loop device detached and the image removed, the source unmounted last
-    # (a tmpfs: no image of its own to remove).
-    assert kinds[-3:] == ["detach", "remove", "call:umount"]
+    # Writing tasks end with syncfs of the test filesystem, then a flush of its device,
+    # inside the timed region: in pairs, always in that order.
+    syncs = [c[2:] for c in ex.calls if c[:2] == ("measure", "sync")]
+    assert len(syncs) == 2 * 7 and syncs[1::2] == [syncs[1]] * 7
+    assert all(fs[0] == "-f" and fs[1].endswith("/mnt/ext4") for fs in syncs[0::2])
+    assert syncs[1][0].startswith("/dev/loop")
     assert [r.task for r in session.runs] == ARTICLE_A
     assert all(r.status == "ok" for r in session.runs)
     assert session.status == "complete"
@@ -271,6 +271,7 @@ CEILING = [
 ]  # fmt: skip
 # Cold caches per filesystem (run/cold.py): a mounted one is unmounted, its device flushed,
 # mounted again; an unmounted one (before mkfs, mount) has only its device's cache.
+DURABLE = ["measure:sync", "measure:sync"]  # syncfs, then the device's flush
 COLD_MOUNTED = ["call:umount", "flush_device", "call:mount"]
 SOURCE = ["mkdir", "call:mount", "generate"]  # tmpfs mounted, the ISO generated into it
 MOUNT_5 = [

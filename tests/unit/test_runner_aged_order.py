@@ -8,11 +8,11 @@ from typing import Any
 import pytest
 
 import fsarena.run.sequence as sequence_module
-from fsarena.plan.core import make_plan
-from fsarena.run.aged import remove_snapshots
+from fsarena.plan.model import make_plan
+from fsarena.run.aging_phase import remove_snapshots
 from fsarena.run.runner import Runner
 from fsarena.run.sessions import new_session
-from fsarena.session.store import Session, load
+from fsarena.session.file import Session, load
 from tests.fakes import FakeExecutor
 from tests.unit.test_runner import CEILING, COLD_MOUNTED, MOUNT_5, SOURCE, UMOUNT_5
 
@@ -108,7 +108,7 @@ def test_git_replays_host_copy_is_removed_when_the_run_ends(tmp_path: Path) -> N
     host = _Host()
     plan = make_plan("quick", ["ext4"], 1, 0.001, 7, str(tmp_path / "w"), age="git-replay")
     runner = Runner(plan, host, new_session(plan, {}, {}), tmp_path / "s.json", "tmpfs")
-    remove_snapshots(runner)  # what run() does last, whatever happened before
+    remove_snapshots(runner.scope)  # what run() does last, whatever happened before
     assert host.calls == [
         ("remove", f"{tmp_path}/w/images/ext4-aged-s7.snapshot"),
         ("remove", f"{tmp_path}/w/scratch/git-replay"),

@@ -10,10 +10,10 @@ import pytest
 from fsarena.aging.profiles import resolve_age
 from fsarena.aging.runtime import guest_unsupported
 from fsarena.measure.executor import ImageCopy
-from fsarena.plan.core import make_plan
+from fsarena.plan.model import make_plan
 from fsarena.run.runner import Runner
 from fsarena.run.sessions import new_session
-from fsarena.session.store import Session, load
+from fsarena.session.file import Session, load
 from tests.fakes import FakeExecutor
 
 

@@ -7,12 +7,12 @@ from pathlib import Path
 import pytest
 
 from fsarena.errors import FsarenaError
-from fsarena.plan.core import Plan, make_plan
+from fsarena.plan.model import Plan, make_plan
 from fsarena.run.resume import check_unchanged, mismatches, resumable
 from fsarena.run.runner import Runner
 from fsarena.run.sessions import finished_sequences, new_session
+from fsarena.session.file import Session, load, save
 from fsarena.session.records import TargetRecord
-from fsarena.session.store import Session, load, save
 from tests.fakes import FakeExecutor
 
 TASKS = 13  # article A's sequence

@@ -9,11 +9,11 @@ import pytest
 from fsarena.datasets.workloads import PgbenchSpec
 from fsarena.errors import FsarenaError
 from fsarena.plan.catalog import DATASETS, customized, scaled_specs
-from fsarena.plan.core import make_plan
+from fsarena.plan.model import make_plan
 from fsarena.report.outcome import lines as outcome_lines
 from fsarena.run.runner import Runner
 from fsarena.run.sessions import new_session
-from fsarena.session.store import load
+from fsarena.session.file import load
 from fsarena.tasks.sqlite import insert_script
 from fsarena.tasks.toolparse import (
     parse_dbench,

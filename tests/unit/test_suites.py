@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 
+from fsarena import kinds
 from fsarena.errors import FsarenaError
 from fsarena.plan.catalog import DATASETS, customized
-from fsarena.plan.core import make_plan
+from fsarena.plan.model import make_plan
 from fsarena.plan.suite import builtin_suites, load_suite, parse_suite
 from fsarena.tasks import TASKS
 
@@ -29,24 +30,9 @@ VOCABULARY = {  # the task names every branch agreed on, per article
 }
 # Today's server workloads (server-2026): kinds of work of their own.
 SERVER_KINDS = {"databases", "small_synced_files", "file_serving", "random_io"}
-KINDS = {
-    "lifecycle",
-    "large_files",
-    "file_trees",
-    "listing_search",
-    "small_files",
-    "archives",
-    "space",
-    "synthetic",
-    "safety",
-    *SERVER_KINDS,
-    "aged_reads",
-    "layout",
-    "development",
-    "packages_containers",
-    "backups",
-    "demonstration",  # dd_write_unsynced: the page cache's speed, shown, never a vote
-}
+# The kinds the built-in tasks cover: every kind of the one table but the CPU verdict
+# (over other kinds' tasks) and the user's own commands (`fsarena run --command`).
+KINDS = set(kinds.KINDS) - {"cpu", "your_workload"}
 AGED_KINDS = {"aged_reads", "layout"}  # tasks that need --age (a tree aged before them)
 # Today's workloads (issue 16): in workstation-2026 and in all, beside the articles'.
 WORKSTATION_KINDS = {"development", "packages_containers", "backups"}
@@ -78,6 +64,8 @@ def test_all_has_every_article_task_and_quick_every_kind() -> None:
 
 
 def test_every_task_declares_a_known_kind_and_datasets() -> None:
+    # Every kind of work is in fsarena.kinds, and every kind there has its tasks.
+    assert {task.kind for task in TASKS.values()} == KINDS
     for task in TASKS.values():
         assert task.kind in KINDS, task.name
         assert set(task.datasets) <= set(DATASETS), task.name

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from fsarena.cli.commands import main
 from fsarena.errors import FsarenaError
 from fsarena.filesystems.options import options_for
-from fsarena.plan.core import make_plan
+from fsarena.plan.model import make_plan
 from fsarena.plan.tuning import configuration_name, sweep
 
 

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from fsarena.analysis.kinds import KINDS
 from fsarena.analysis.phrases import interval_text, ratio_text
 from fsarena.analysis.ranking import Pair
 from fsarena.analysis.verdicts import Verdicts, caveats
+from fsarena.kinds import KINDS
 from fsarena.measure.metrics import METRICS, Metric
 from fsarena.report import build, render
 from tests.sessions import make_session
@@ -144,9 +144,9 @@ def test_counts_with_zeros_are_compared_directly(monkeypatch: pytest.MonkeyPatch
 
 def test_a_task_without_any_value_is_left_out_with_a_note() -> None:
     """bonnie++ prints "+++++" for tests too fast to time: no value anywhere, no crash."""
-    from fsarena.measure.core import Measurement
+    from fsarena.measure.collect import Measurement
     from fsarena.report import build
-    from fsarena.session.store import Run, Session
+    from fsarena.session.file import Run, Session
 
     runs = [
         Run(filesystem=fs, task="bonnie", repetition=r, started_at="", status="ok",
@@ -170,8 +170,8 @@ def test_one_repetition_is_no_verdict_rather_than_a_tie() -> None:
 
 
 def test_an_aged_run_does_not_claim_its_filesystems_were_all_fresh() -> None:
+    from fsarena.session.file import load
     from fsarena.session.records import AgeProfileRecord
-    from fsarena.session.store import load
 
     session = load(Path(__file__).resolve().parents[1] / "fixtures" / "three-filesystems.json")
     assert caveats(session)[0].startswith("Fresh filesystems: each repetition formats anew")
@@ -231,7 +231,7 @@ def test_lifecycle_is_a_fact_not_a_vote_and_the_line_names_its_weights() -> None
 def test_a_timed_out_or_unverified_filesystem_is_not_recommendable_and_said_so() -> None:
     """xfs is fastest on the copies, but one of its tree copies timed out: the task leaves
     the kind (named, with why) and xfs is not recommendable for large/tree work."""
-    from fsarena.session.store import Run
+    from fsarena.session.file import Run
 
     session = make_session(CLEAR)
     session.runs.append(
@@ -249,7 +249,7 @@ def test_a_timed_out_or_unverified_filesystem_is_not_recommendable_and_said_so()
 
 def test_a_task_one_filesystem_lacks_is_named_with_the_reason_in_the_answer() -> None:
     """On main a filesystem whose only run of a kind failed vanished from that kind."""
-    from fsarena.session.store import Run
+    from fsarena.session.file import Run
 
     session = make_session(CLEAR)
     session.runs = [

@@ -9,7 +9,7 @@ from pydantic import ValidationError
 
 from fsarena.datasets.userdir import DirectorySpec
 from fsarena.errors import FsarenaError
-from fsarena.plan.core import make_plan
+from fsarena.plan.model import make_plan
 from fsarena.plan.suite import parse_suite
 from fsarena.plan.yours import user_suite
 from fsarena.tasks import TaskContext

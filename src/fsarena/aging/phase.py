@@ -21,7 +21,7 @@ from fsarena.aging.gitreplay import git, replay, tree_digest
 from fsarena.aging.workload import ROOT, AgingPlan, mark_tree
 from fsarena.datasets.gitrepo import REPO_DIR
 from fsarena.filesystems.profiles import FilesystemProfile
-from fsarena.measure.core import read_device_stat
+from fsarena.measure.collect import read_device_stat
 from fsarena.measure.executor import TaskExecutor
 
 

@@ -25,7 +25,7 @@ from fsarena.aging.layout import tree_layout
 from fsarena.aging.profiles import AgeProfile
 from fsarena.aging.workload import MARK, ROOT, AgingPlan, Writer, digest, mark_tree, scan
 from fsarena.errors import FsarenaError
-from fsarena.measure.core import read_device_stat
+from fsarena.measure.collect import read_device_stat
 from fsarena.measure.executor import TaskExecutor
 
 # Beyond the churn's own time cap: the fill (not capped) and the checks, in a slow guest.

@@ -28,8 +28,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from fsarena.aging.profiles import AgeProfile
-from fsarena.datasets.numeric import _raw, _uniform
-from fsarena.datasets.realistic import TextTreeSpec, _pieces, _write_all
+from fsarena.datasets.numeric import raw_words, uniforms
+from fsarena.datasets.realistic import TextTreeSpec
+from fsarena.datasets.textwrite import pieces, write_all
 
 ROOT = "aged"  # the aged tree's directory on the filesystem under test
 _STREAM_ROUND = 1000  # PCG64 stream ids of churn rounds start here
@@ -114,13 +115,13 @@ class AgingPlan:
         names = sorted(live)
         stream = np.random.PCG64([self.seed, _STREAM_ROUND + number])
         count = max(1, int(len(names) * self.profile.delete_share))
-        picks = _raw(stream, count) % np.uint64(len(names))
+        picks = raw_words(stream, count) % np.uint64(len(names))
         doomed = sorted({names[int(i)] for i in picks})
         freed = sum(live[n].size for n in doomed)
         sizes = self._sizes(len(doomed), freed, number)
-        homes = (_raw(stream, len(doomed)) % np.uint64(len(names))).tolist()
-        offsets = (_raw(stream, len(doomed)) % np.uint64(self.spec.pool_bytes)).tolist()
-        synced = _uniform(_raw(stream, len(doomed))) < self.profile.fsync_share
+        homes = (raw_words(stream, len(doomed)) % np.uint64(len(names))).tolist()
+        offsets = (raw_words(stream, len(doomed)) % np.uint64(self.spec.pool_bytes)).tolist()
+        synced = uniforms(raw_words(stream, len(doomed))) < self.profile.fsync_share
         ops: list[Op] = []
         for i, gone in enumerate(doomed):
             folder = os.path.dirname(names[homes[i]])
@@ -196,8 +197,8 @@ class Writer:
     def write(self, f: NewFile) -> int:
         fd = os.open(f"{self.root}/{f.path}", _CREATE_FLAGS, 0o644)
         try:
-            for piece in _pieces(self.doubled, f.offset, f.size):
-                _write_all(fd, piece)
+            for piece in pieces(self.doubled, f.offset, f.size):
+                write_all(fd, piece)
             if f.fsync:
                 os.fsync(fd)
         finally:

@@ -27,7 +27,7 @@ from fsarena.analysis.rounds import round_seconds, rounds_to_rule_out, settle_co
 from fsarena.analysis.scope import verdict_scope
 from fsarena.analysis.stats import summarize
 from fsarena.analysis.verdicts import analyse
-from fsarena.session.store import Session
+from fsarena.session.file import Session
 
 # The metric whose precision decides: every timed task has a wall time.
 DECIDING_METRIC = "wall_s"

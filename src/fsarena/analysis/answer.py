@@ -40,13 +40,13 @@ from fsarena.analysis.kinds import (
     CPU_KIND,
     CPU_METRIC,
     DEMONSTRATION_KIND,
-    KINDS,
     PRACTICAL,
     SAFETY_KIND,
     KindVerdict,
 )
 from fsarena.analysis.phrases import names, number
 from fsarena.analysis.ranking import ALPHA, Pair, Ranking, rank
+from fsarena.kinds import KINDS
 from fsarena.measure.metrics import METRICS
 from fsarena.session.records import PlanRecord
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from fsarena.analysis.ranking import Ranking, rank
 from fsarena.measure.metrics import METRICS
-from fsarena.session.store import Run, Session
+from fsarena.session.file import Run, Session
 
 THROUGHPUT = "throughput_bytes_per_s"  # payload bytes / wall time (measure.metric_value)
 

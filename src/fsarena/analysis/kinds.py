@@ -30,31 +30,9 @@ from dataclasses import dataclass, field
 from fsarena.analysis.evidence import Index, TaskResult, headline
 from fsarena.analysis.phrases import describe, metric_word, names
 from fsarena.analysis.ranking import ALPHA, Ranking, rank
+from fsarena.kinds import KINDS
 from fsarena.measure.metrics import METRICS, Metric
 
-KINDS: dict[str, str] = {
-    "lifecycle": "filesystem lifecycle (mkfs, mount, umount)",
-    "large_files": "large files",
-    "file_trees": "file trees",
-    "listing_search": "listing and search",
-    "small_files": "small files",
-    "archives": "archives (compress, decompress)",
-    "space": "space efficiency",
-    "development": "development (git)",
-    "packages_containers": "packages and containers",
-    "backups": "backups (rsync)",
-    "your_workload": "your workload",
-    "cpu": "CPU cost",
-    "synthetic": "synthetic benchmarks",
-    "safety": "safety (power loss)",
-    "databases": "databases",
-    "small_synced_files": "small synced files",
-    "file_serving": "file serving",
-    "random_io": "random I/O",
-    "aged_reads": "reads of an aged tree (--age)",
-    "demonstration": "page-cache demonstrations (never a verdict)",
-    "layout": "on-disk layout (--age)",
-}
 CPU_KIND = "cpu"  # a verdict over all timed tasks, not a task kind
 CPU_METRIC = "cpu_s"
 CPU_EXCLUDED_KINDS = ("archives",)

@@ -2,14 +2,14 @@
 
 The report says what was read on the machine, never what fsarena asked for: a loop
 device's direct I/O as /sys/block/loopN/loop/dio said before each run, and the
-device flushes each writing run's counters counted (fsarena.measure.core).
+device flushes each writing run's counters counted (fsarena.measure.collect).
 """
 
 from __future__ import annotations
 
 import statistics
 
-from fsarena.session.store import Session
+from fsarena.session.file import Session
 
 
 def loop_io(session: Session) -> str:

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 
 from fsarena.analysis.adaptive import headline_columns
 from fsarena.measure.metrics import METRICS
-from fsarena.session.store import Session
+from fsarena.session.file import Session
 
 ALPHA = 0.05  # the whole gate's false-alarm rate when nothing changed
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from fsarena.analysis.kinds import PRACTICAL
-from fsarena.session.store import Session
+from fsarena.session.file import Session
 
 MAX_SUGGESTED_ROUNDS = 100  # beyond this, more rounds is not the answer
 

@@ -9,7 +9,7 @@ kernel's when the session has any, else the first group the plan names.
 
 from __future__ import annotations
 
-from fsarena.session.store import Session
+from fsarena.session.file import Session
 
 KERNEL = "kernel"
 

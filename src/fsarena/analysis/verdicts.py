@@ -24,8 +24,8 @@ from fsarena.analysis.evidence import CeilingCheck, Index, TaskResult, ceiling_c
 from fsarena.analysis.kinds import PRACTICAL, KindVerdict, kind_verdicts
 from fsarena.analysis.method import loop_io
 from fsarena.analysis.rounds import round_seconds, rounds_to_rule_out, settle_command
+from fsarena.session.file import Session
 from fsarena.session.records import given
-from fsarena.session.store import Session
 
 
 @dataclass(frozen=True)

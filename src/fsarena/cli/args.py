@@ -15,7 +15,7 @@ import click
 from fsarena.errors import FsarenaError
 
 if TYPE_CHECKING:
-    from fsarena.session.store import Session
+    from fsarena.session.file import Session
 
 
 class FiniteNumber(click.ParamType[float]):
@@ -83,7 +83,7 @@ def refuse_existing(output: Path | None, what: str, force: bool) -> None:
     """An --output that names an existing file is refused, in one line, unless --force."""
     if output is None or str(output) == "-" or force or not output.exists():
         return
-    from fsarena.session.store import refusal
+    from fsarena.session.file import refusal
 
     raise FsarenaError(refusal(output, what))
 
@@ -91,7 +91,7 @@ def refuse_existing(output: Path | None, what: str, force: bool) -> None:
 def weights(weigh: str | None, workload: str | None) -> dict[str, float] | None:
     """--weigh KIND=W,... and --workload NAME as kind weights; None when neither is given."""
     from fsarena.analysis.answer import PROFILES
-    from fsarena.analysis.kinds import KINDS
+    from fsarena.kinds import KINDS
 
     if weigh is None and workload is None:
         return None

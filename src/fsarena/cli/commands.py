@@ -65,8 +65,8 @@ def check(
     """Preflight: every requirement of a run, and the command that fixes what is missing."""
     from fsarena.filesystems.profiles import PROFILES
     from fsarena.filesystems.variants import resolve
-    from fsarena.plan.core import make_plan
     from fsarena.plan.floors import require_proportional
+    from fsarena.plan.model import make_plan
     from fsarena.run.launch import check_device, check_leftovers, space_needed
     from fsarena.run.preflight import preflight
     from fsarena.targets.source import choose_source, mem_available_bytes
@@ -142,8 +142,8 @@ def _list_options(names: list[str] | None) -> None:
     import shutil
     import textwrap
 
-    from fsarena.analysis.kinds import KINDS
     from fsarena.filesystems.options import ANY_FS, options_for, table
+    from fsarena.kinds import KINDS
 
     width = min(shutil.get_terminal_size((80, 24)).columns, 100)
     chosen = names or list(dict.fromkeys(o.fs for o in table() if o.fs != ANY_FS))
@@ -293,10 +293,10 @@ def crashtest(
     from fsarena.crashtest.workload import select
     from fsarena.filesystems.profiles import PROFILES
     from fsarena.filesystems.variants import resolve
-    from fsarena.plan.core import _fresh_seed
+    from fsarena.plan.model import fresh_seed
     from fsarena.run.crashtest import run_crashtest
     from fsarena.run.launch import Stop, workdir_lock
-    from fsarena.session.store import claim
+    from fsarena.session.file import claim
 
     names = fs_names(fs_list)
     profiles = resolve(names) if names is not None else list(PROFILES.values())
@@ -310,7 +310,7 @@ def crashtest(
         path = claim(path, rename=not output)  # never another run's file (same second)
     options = Options(
         states_cap=states or DEFAULT_STATES,
-        seed=seed if seed is not None else _fresh_seed(),
+        seed=seed if seed is not None else fresh_seed(),
         workloads=tuple(chosen),
         save_to=path.with_suffix("").with_name(path.stem + "-states"),
     )

@@ -8,25 +8,29 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
 from fsarena.cli.base import fail
 from fsarena.errors import FsarenaError
 
-if TYPE_CHECKING:  # the plan's machinery loads when `run` runs, not for --help
-    from fsarena.plan.core import Plan
+if TYPE_CHECKING:  # imported where used: `fsarena --help` loads none of the run's modules
+    from fsarena.measure.ledger import Ledger
+    from fsarena.plan.model import Plan
+    from fsarena.run.launch import Launch
+    from fsarena.run.scope import SessionUnsaved
+    from fsarena.session.file import Session
 
 
-def write_reports(session: Any, path: Path, fmt: str) -> list[str]:
+def write_reports(session: Session, path: Path, fmt: str) -> list[str]:
     """The report on stdout and the HTML beside the session; their time saved with it.
 
     The session is saved before this (the runner's last save): what cannot be written
     now is returned, as "what: why", for the one line that says what was kept.
     """
     from fsarena.report import build, render_comparison, write
-    from fsarena.session.store import save
+    from fsarena.session.file import save
 
     started = time.monotonic()
     comparison = build(session)  # once, for both reports
@@ -77,9 +81,9 @@ def require_results_dirs(plan: Plan, path: Path, results_dir: str) -> None:
             raise FsarenaError(f"not ready to run: {found.name}: {found.detail}; fix: {found.fix}")
 
 
-def claim_session(session: Any, path: Path, output: str | None, force: bool) -> Path:
+def claim_session(session: Session, path: Path, output: str | None, force: bool) -> Path:
     """The session's own file, saved once before the run: a new name, never another's file."""
-    from fsarena.session.store import create, save
+    from fsarena.session.file import create, save
 
     try:
         if output and force:
@@ -105,7 +109,7 @@ def results_lines(plan: Plan, path: Path, results_dir: str) -> list[str]:
     return lines
 
 
-def session_for(launch: Any, path: Path, recorded: Any) -> Any:
+def session_for(launch: Launch, path: Path, recorded: Session | None) -> Session:
     """A new session, or the resumed one after checking nothing it depends on changed."""
     from fsarena.run.preflight import host_facts, tool_versions
     from fsarena.run.resume import check_unchanged
@@ -113,7 +117,8 @@ def session_for(launch: Any, path: Path, recorded: Any) -> Any:
     from fsarena.session.records import TargetRecord
 
     plan = launch.plan
-    fresh = new_session(plan, host_facts(plan.workdir), tool_versions(plan.profiles()))
+    tasks = [plan.task_class(name) for name in plan.tasks]
+    fresh = new_session(plan, host_facts(plan.workdir), tool_versions(plan.profiles(), tasks))
     for name, why in launch.unavailable.items():
         click.echo(f"fsarena: {name} skipped: {why}", err=True)
     for note in launch.notes:
@@ -132,7 +137,7 @@ def session_for(launch: Any, path: Path, recorded: Any) -> Any:
 
 
 def execute(
-    launch: Any, session: Any, path: Path, quiet: bool, reserve_s: float, first: bool
+    launch: Launch, session: Session, path: Path, quiet: bool, reserve_s: float, first: bool
 ) -> None:
     """The run itself, under the work directory's lock, stopped cleanly by a signal."""
     from fsarena.cli.progress import RunProgress
@@ -140,7 +145,8 @@ def execute(
     from fsarena.measure.ledger import Ledger
     from fsarena.measure.ours import claims
     from fsarena.run.launch import Stop, refuse_leftovers, workdir_lock
-    from fsarena.run.runner import Runner, SessionUnsaved
+    from fsarena.run.runner import Runner
+    from fsarena.run.scope import SessionUnsaved
 
     plan = launch.plan
     stop = Stop()
@@ -176,7 +182,7 @@ def execute(
             _report_leftovers(ledger, plan.workdir)
 
 
-def _interrupted(session: Any, path: Path, name: str, ledger: Any) -> str:
+def _interrupted(session: Session, path: Path, name: str, ledger: Ledger) -> str:
     kept = sum(r.status == "ok" for r in session.runs)
     left = ", ".join(str(e) for e in ledger.entries())
     state = f"left behind: {left}" if left else "nothing left mounted or attached"
@@ -188,7 +194,7 @@ def _interrupted(session: Any, path: Path, name: str, ledger: Any) -> str:
     )
 
 
-def _unsaved(exc: Any, ledger: Any) -> str:
+def _unsaved(exc: SessionUnsaved, ledger: Ledger) -> str:
     """A results directory that filled (or went read-only) mid-run: what the file kept."""
     left = ", ".join(str(e) for e in ledger.entries())
     state = f"left behind: {left}" if left else "nothing left mounted or attached"
@@ -199,7 +205,7 @@ def _unsaved(exc: Any, ledger: Any) -> str:
     )
 
 
-def _report_leftovers(ledger: Any, workdir: str) -> None:
+def _report_leftovers(ledger: Ledger, workdir: str) -> None:
     entries = ledger.entries()
     if entries:
         click.echo(

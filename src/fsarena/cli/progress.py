@@ -25,10 +25,10 @@ from rich.progress import (
 from fsarena.analysis.phrases import number
 from fsarena.measure.metrics import METRICS
 from fsarena.measure.tooltext import brief
-from fsarena.plan.core import Plan
+from fsarena.plan.model import Plan
 from fsarena.report.units import bytes_text, value_text
 from fsarena.run.sessions import Event
-from fsarena.session.store import Run
+from fsarena.session.file import Run
 
 Mode = Literal["auto", "bar", "lines", "quiet"]
 

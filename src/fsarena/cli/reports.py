@@ -13,7 +13,7 @@ from fsarena.cli.base import DEFAULT_RESULTS
 from fsarena.errors import FsarenaError
 
 if TYPE_CHECKING:
-    from fsarena.session.store import Session
+    from fsarena.session.file import Session
 
 # The answer is recomputed from a session, so its weights can be changed on reading it.
 weigh_option = click.option(
@@ -56,7 +56,7 @@ def report(
     workload: str | None,
 ) -> None:
     """Render a saved session again, without running anything."""
-    from fsarena.session.store import load
+    from fsarena.session.file import load
 
     refuse_existing(output, "report file", force)
     path = session_path or _newest(Path(results_dir))
@@ -76,7 +76,7 @@ def report(
 
 def _newest(directory: Path) -> Path:
     """The newest session worth reporting, said on stderr with what was passed over."""
-    from fsarena.session.store import newest
+    from fsarena.session.file import newest
 
     path, passed = newest(directory)
     over = [p for p, _ in passed if p != path]
@@ -180,7 +180,7 @@ def compare(
     """
     from fsarena.report.crosscompare import RENDERERS
     from fsarena.report.crosscompare import compare as cross
-    from fsarena.session.store import load
+    from fsarena.session.file import load
 
     paths = list(session_paths)
     if baseline is not None and fail_pct is None:
@@ -221,7 +221,7 @@ def _unwritable(output: Path, exc: OSError) -> FsarenaError:
 
 
 def _store_baseline(new: Path, store_url: str | None, results_dir: str) -> Path:
-    from fsarena.session.store import load
+    from fsarena.session.file import load
     from fsarena.store import default_store
     from fsarena.store.db import open_store
     from fsarena.store.query import baseline_path

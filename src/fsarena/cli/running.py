@@ -25,7 +25,7 @@ from fsarena.errors import FsarenaError
 from fsarena.plan import DEFAULT_SUITE, DEFAULT_WORKDIR
 
 if TYPE_CHECKING:  # the plan's machinery loads when `run` runs, not for --help
-    from fsarena.plan.core import Plan
+    from fsarena.plan.model import Plan
 
 # Options that make the plan: a resumed session brings its own.
 PLAN_OPTIONS = (
@@ -54,8 +54,8 @@ def _reject_plan_options(ctx: click.Context) -> None:
 
 def _new_or_resumed(ctx: click.Context, opts: dict[str, Any]) -> tuple[Plan, Path, Any]:
     """The plan and session path of a new run, or those of the session to resume."""
-    from fsarena.plan.core import make_plan
     from fsarena.plan.floors import require_proportional
+    from fsarena.plan.model import make_plan
     from fsarena.plan.suite import parse_size
     from fsarena.run.resume import plan_of, resumable
 
@@ -91,7 +91,7 @@ def _new_or_resumed(ctx: click.Context, opts: dict[str, Any]) -> tuple[Plan, Pat
     if opts["output"]:
         output = Path(opts["output"])
         if output.exists() and not opts["force"]:
-            from fsarena.session.store import refusal
+            from fsarena.session.file import refusal
 
             raise FsarenaError(refusal(output, "session file"))
         return plan, output, None

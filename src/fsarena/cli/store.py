@@ -28,7 +28,7 @@ def store() -> None:
 @_store_option
 def store_import(paths: tuple[Path, ...], url: str) -> None:
     """Import session files (or directories of them); a session already there adds nothing."""
-    from fsarena.session.store import load
+    from fsarena.session.file import load
     from fsarena.store.db import open_store
     from fsarena.store.ingest import import_session
 

@@ -16,7 +16,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from fsarena.crashtest import scratch as machine
+from fsarena.crashtest import scratch
 from fsarena.crashtest.log import FlogLog, apply
 from fsarena.crashtest.model import Model, Verdict
 from fsarena.crashtest.recorder import Recording, sparse_copy
@@ -75,14 +75,14 @@ class Checker:
     def _examine(self, image: Path, t: int, state: CrashState) -> StateOutcome:
         mountpoint = self.work / "state-mnt"
         verdict = Verdict((), {})
-        with machine.loop_device(image, direct_io=False) as device:
+        with scratch.loop_device(image, direct_io=False) as device:
             try:
                 argv = self.profile.mount_argv(device, str(mountpoint))
-                mounted, mount_ms, error = machine.mount(argv, mountpoint)
+                mounted, mount_ms, error = scratch.mount(argv, mountpoint)
                 if mounted:
                     verdict = self.model.judge(mountpoint, t)
             finally:
-                machine.unmount(self.profile, device, mountpoint)
+                scratch.unmount(self.profile, device, mountpoint)
             fsck_exit, fsck_ms, fsck_detail = self._fsck(device)
         return StateOutcome(
             state=state.name,
@@ -110,7 +110,7 @@ class Checker:
         """(exit code, ms, what it complained about) of the profile's read-only check."""
         start = time.perf_counter()
         try:
-            result = machine.run(self.profile.fsck_argv(device), timeout_s=FSCK_TIMEOUT_S)
+            result = scratch.run(self.profile.fsck_argv(device), timeout_s=FSCK_TIMEOUT_S)
         except subprocess.TimeoutExpired:
             return -1, FSCK_TIMEOUT_S * 1000, f"timed out after {FSCK_TIMEOUT_S:.0f} s"
         elapsed_ms = (time.perf_counter() - start) * 1000

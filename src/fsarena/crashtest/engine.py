@@ -16,7 +16,6 @@ from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from fsarena.crashtest import scratch as machine
 from fsarena.crashtest.check import Checker
 from fsarena.crashtest.log import FlogLog
 from fsarena.crashtest.model import Model
@@ -27,6 +26,7 @@ from fsarena.crashtest.results import (
     WorkloadResult,
     summarize,
 )
+from fsarena.crashtest.scratch import require_fuse, tmpfs
 from fsarena.crashtest.states import generate
 from fsarena.crashtest.workload import Workload, select
 from fsarena.errors import FsarenaError
@@ -70,8 +70,8 @@ def testable(profile: FilesystemProfile) -> str:
 @contextlib.contextmanager
 def scratch(workdir: Path) -> Iterator[Path]:
     """The private tmpfs every recording and crash state lives in; unmounted on exit."""
-    machine.require_fuse()
-    with machine.tmpfs(workdir / "crash-tmpfs", TMPFS_BYTES) as path:
+    require_fuse()
+    with tmpfs(workdir / "crash-tmpfs", TMPFS_BYTES) as path:
         yield path
 
 

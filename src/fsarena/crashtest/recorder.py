@@ -19,8 +19,8 @@ from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 
-from fsarena.crashtest import scratch as machine
 from fsarena.crashtest.log import FlogLog, apply, files_equal
+from fsarena.crashtest.scratch import FlogDaemon, call, loop_device, mount, unmount
 from fsarena.crashtest.workload import Workload, run
 from fsarena.errors import FsarenaError
 from fsarena.filesystems.profiles import FilesystemProfile
@@ -55,7 +55,7 @@ class Recording:
 
 def sparse_copy(src: Path, dst: Path) -> None:
     """Copy an image keeping its holes (a 256 MiB image with 30 MB of data copies in ms)."""
-    machine.call(["cp", "--sparse=always", str(src), str(dst)])
+    call(["cp", "--sparse=always", str(src), str(dst)])
 
 
 def record(
@@ -66,19 +66,19 @@ def record(
     directory.mkdir(parents=True)
     with open(rec.final, "xb") as f:
         f.truncate(image_size(profile))
-    machine.call(profile.mkfs_argv(str(rec.final)))
+    call(profile.mkfs_argv(str(rec.final)))
     sparse_copy(rec.final, rec.snapshot)
     start = time.perf_counter()
     with ExitStack() as stack:
-        daemon = stack.enter_context(machine.FlogDaemon(rec.final, rec.log, directory / "fuse"))
-        device = stack.enter_context(machine.loop_device(daemon.disk, direct_io=True))
+        daemon = stack.enter_context(FlogDaemon(rec.final, rec.log, directory / "fuse"))
+        device = stack.enter_context(loop_device(daemon.disk, direct_io=True))
         mountpoint = directory / "mnt"
-        stack.callback(machine.unmount, profile, device, mountpoint)
-        mounted, _, error = machine.mount(profile.mount_argv(device, str(mountpoint)), mountpoint)
+        stack.callback(unmount, profile, device, mountpoint)
+        mounted, _, error = mount(profile.mount_argv(device, str(mountpoint)), mountpoint)
         if not mounted:
             raise FsarenaError(f"cannot mount {profile.name} through the logger: {error}")
         run(workload, mountpoint, daemon.mark)
-        machine.unmount(profile, device, mountpoint)
+        unmount(profile, device, mountpoint)
         mark(daemon.mark, "umount")
     return rec, time.perf_counter() - start
 
@@ -115,17 +115,17 @@ def clean_mount_ms(
     for _ in range(n):
         sparse_copy(image, copy)
         try:
-            with machine.loop_device(copy, direct_io=False) as device:
+            with loop_device(copy, direct_io=False) as device:
                 try:
                     argv = profile.mount_argv(device, str(mountpoint))
-                    mounted, ms, error = machine.mount(argv, mountpoint)
+                    mounted, ms, error = mount(argv, mountpoint)
                     if not mounted:
                         raise FsarenaError(
                             f"the final {profile.name} image does not mount: {error}"
                         )
                     times.append(ms)
                 finally:
-                    machine.unmount(profile, device, mountpoint)
+                    unmount(profile, device, mountpoint)
         finally:
             copy.unlink(missing_ok=True)
     return times

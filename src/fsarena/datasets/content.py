@@ -10,7 +10,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
 from fsarena.datasets.manifest import new_digest
-from fsarena.datasets.numeric import _raw
+from fsarena.datasets.numeric import raw_words
 
 if TYPE_CHECKING:
     import numpy as np
@@ -28,7 +28,7 @@ _POOL_WORDS = POOL_BYTES // 8
 _WRITE_WORDS = WRITE_BYTES // 8
 
 
-class _Content:
+class ChunkContent:
     """The dataset's byte stream: chunk c = pool[offset_c : offset_c + 1 MiB] XOR constant_c.
 
     Offsets are 8-byte aligned and uniform over the pool; constants are random
@@ -39,11 +39,11 @@ class _Content:
     def __init__(self, stream: np.random.PCG64, chunks: int) -> None:
         import numpy as np
 
-        self.pool = _raw(stream, _POOL_WORDS)
+        self.pool = raw_words(stream, _POOL_WORDS)
         self.offsets: list[int] = (
-            _raw(stream, chunks) % np.uint64(_POOL_WORDS - _CHUNK_WORDS + 1)
+            raw_words(stream, chunks) % np.uint64(_POOL_WORDS - _CHUNK_WORDS + 1)
         ).tolist()
-        self.constants = _raw(stream, chunks)
+        self.constants = raw_words(stream, chunks)
 
     def fill(self, chunk: int, out: WordArray) -> None:
         import numpy as np
@@ -52,7 +52,7 @@ class _Content:
         np.bitwise_xor(self.pool[offset : offset + len(out)], self.constants[chunk], out=out)
 
 
-class _Writer:
+class ChunkWriter:
     """Writes files from the content stream as a two-stage pipeline on two threads.
 
     The main thread fills a ring of 4 MiB buffers. A second thread either
@@ -63,7 +63,7 @@ class _Writer:
     in order.
     """
 
-    def __init__(self, content: _Content, stage: ThreadPoolExecutor, hashing: bool) -> None:
+    def __init__(self, content: ChunkContent, stage: ThreadPoolExecutor, hashing: bool) -> None:
         import numpy as np
 
         self._content = content

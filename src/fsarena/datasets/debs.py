@@ -28,8 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar, Self
 
-from fsarena.datasets.core import DatasetSpec, Layout, _check_factor, _require
-from fsarena.datasets.linux_source import ORIGINS, RealTreeSpec, _tree_manifest
+from fsarena.datasets.linux_source import ORIGINS, RealTreeSpec, tree_manifest
+from fsarena.datasets.spec import DatasetSpec, Layout, check_factor, require
 from fsarena.errors import FsarenaError
 
 ENV_ORIGIN = "FSARENA_DEBS"
@@ -59,9 +59,9 @@ class DebsSpec(DatasetSpec):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        _require(self.origin in ORIGINS, f"origin must be one of {', '.join(ORIGINS)}")
-        _require(0 < self.fraction <= 1, f"fraction must be within (0, 1], got {self.fraction}")
-        _require(len(self.packages) >= 2, "give at least two packages")
+        require(self.origin in ORIGINS, f"origin must be one of {', '.join(ORIGINS)}")
+        require(0 < self.fraction <= 1, f"fraction must be within (0, 1], got {self.fraction}")
+        require(len(self.packages) >= 2, "give at least two packages")
 
     @property
     def total_bytes(self) -> int:
@@ -71,7 +71,7 @@ class DebsSpec(DatasetSpec):
         return max(300_000_000, int(2 * 500e6 * share))
 
     def scaled(self, factor: float) -> Self:
-        _check_factor(factor)
+        check_factor(factor)
         return dataclasses.replace(self, fraction=min(1.0, self.fraction * factor))
 
     def plan(self) -> Layout:
@@ -99,7 +99,7 @@ def resolve(spec: DebsSpec, cache_dir: Path) -> tuple[DatasetSpec, str]:
         folder = _generated(spec, cache_dir / "debs")
         note = note or "generated look-alike packages (real packages not requested)"
     manifest_path = folder.parent / f"{folder.name}.manifest.json"
-    manifest = _tree_manifest(folder, spec.name, manifest_path)
+    manifest = tree_manifest(folder, spec.name, manifest_path)
     keep = max(2 / len(manifest.files), spec.fraction)
     real = RealTreeSpec(
         name=spec.name,

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from fsarena.datasets.core import MIB
-from fsarena.datasets.numeric import _exp, _raw, _uniform
+from fsarena.datasets.numeric import poly_exp, raw_words, uniforms
+from fsarena.datasets.spec import MIB
 
 if TYPE_CHECKING:
     import numpy as np
@@ -74,15 +74,15 @@ def _ln(x: FloatArray) -> FloatArray:
 
 def pareto(u: FloatArray, minimum: float, alpha: float) -> FloatArray:
     """Pareto(minimum, alpha) by inversion; u uniform in [0, 1)."""
-    return minimum * _exp(-_ln(1.0 - u) / alpha)
+    return minimum * poly_exp(-_ln(1.0 - u) / alpha)
 
 
 def normal_irwin_hall(stream: np.random.PCG64, n: int) -> FloatArray:
     """Approximately standard normal: sum of 12 uniforms minus 6 (as TreeSpec does)."""
-    raw = _raw(stream, 12 * n).reshape(12, n)
-    z = _uniform(raw[0])
+    raw = raw_words(stream, 12 * n).reshape(12, n)
+    z = uniforms(raw[0])
     for row in raw[1:]:
-        z += _uniform(row)
+        z += uniforms(row)
     z -= 6.0
     return z
 
@@ -91,7 +91,7 @@ def poisson_cdf(lam: float, kmax: int) -> FloatArray:
     """CDF of Poisson(lam) at 0..kmax, the last entry forced to 1."""
     import numpy as np
 
-    p = float(_exp(np.array([-lam]))[0])
+    p = float(poly_exp(np.array([-lam]))[0])
     cdf = []
     acc = 0.0
     for k in range(kmax + 1):
@@ -123,14 +123,14 @@ def _zipf_join(stream: np.random.PCG64, items: list[bytes], n_bytes: int, expone
     import numpy as np
 
     ranks = np.arange(1, len(items) + 1, dtype=np.float64)
-    weights = _exp(-exponent * _ln(ranks))
+    weights = poly_exp(-exponent * _ln(ranks))
     cum = np.cumsum(weights)
     mean_len = float(np.dot(weights, [len(i) for i in items])) / float(cum[-1])
     batch = int(n_bytes / mean_len) + 1024
     parts: list[bytes] = []
     size = 0
     while size < n_bytes:  # a fixed batch size keeps the draws deterministic
-        ids = np.searchsorted(cum, _uniform(_raw(stream, batch)) * cum[-1], side="right")
+        ids = np.searchsorted(cum, uniforms(raw_words(stream, batch)) * cum[-1], side="right")
         chunk = b"".join([items[i] for i in np.minimum(ids, len(items) - 1).tolist()])
         parts.append(chunk)
         size += len(chunk)
@@ -141,7 +141,7 @@ def _vocabulary(stream: np.random.PCG64) -> list[bytes]:
     """Special tokens, then made-up words of 2..12 letters, each word followed by a space."""
     import numpy as np
 
-    words = _raw(stream, _VOCABULARY_WORDS * 13).reshape(_VOCABULARY_WORDS, 13)
+    words = raw_words(stream, _VOCABULARY_WORDS * 13).reshape(_VOCABULARY_WORDS, 13)
     lengths = 2 + words[:, 0] % np.uint64(11)
     alphabet = np.frombuffer(_LETTERS, dtype=np.uint8)
     letters = alphabet[(words[:, 1:] % np.uint64(len(alphabet))).astype(np.int64)]

@@ -21,8 +21,8 @@ import os
 import shutil
 from pathlib import Path
 
-from fsarena.datasets.core import DatasetSpec, Layout, NativeWriter
 from fsarena.datasets.manifest import FileEntry, Manifest
+from fsarena.datasets.spec import DatasetSpec, Layout, NativeWriter
 from fsarena.errors import FsarenaError
 
 

@@ -15,7 +15,6 @@ copied (`cp -a`) to the source for each run.
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import os
 import random
@@ -25,8 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar, Self
 
-from fsarena.datasets.core import DatasetSpec, Layout, _check_factor, _require
 from fsarena.datasets.manifest import FileEntry, Manifest, file_digest
+from fsarena.datasets.spec import DatasetSpec, Layout, check_factor, require
 from fsarena.errors import FsarenaError
 
 BUILD_VERSION = 1
@@ -61,14 +60,14 @@ class GitRepoSpec(DatasetSpec):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        _require(1 <= self.commits <= 10_000, f"commits must be 1..10000, got {self.commits}")
+        require(1 <= self.commits <= 10_000, f"commits must be 1..10000, got {self.commits}")
 
     @property
     def total_bytes(self) -> int:
         return self.source_bytes // 2 + (1 << 20)
 
     def scaled(self, factor: float) -> Self:
-        _check_factor(factor)
+        check_factor(factor)
         return self  # follows the tree it is built from, which the plan scales
 
     def plan(self) -> Layout:
@@ -177,7 +176,3 @@ def _git(argv: list[str], env: dict[str, str] | None = None) -> None:
 def _digest(path: Path) -> str:
     with open(path, "rb") as f:
         return file_digest(f)
-
-
-def with_tree_size(spec: GitRepoSpec, tree_bytes: int) -> GitRepoSpec:
-    return dataclasses.replace(spec, source_bytes=tree_bytes)

@@ -35,9 +35,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar, Self
 
-from fsarena.datasets.core import DatasetSpec, Layout, NativeWriter, _check_factor, _require
 from fsarena.datasets.manifest import FileEntry, Manifest, file_digest
 from fsarena.datasets.realistic import TextTreeSpec
+from fsarena.datasets.spec import DatasetSpec, Layout, NativeWriter, check_factor, require
 from fsarena.errors import FsarenaError
 
 ORIGINS = ("auto", "debian", "generated")
@@ -61,8 +61,8 @@ class KernelSourceSpec(TextTreeSpec):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        _require(self.origin in ORIGINS, f"origin must be one of {', '.join(ORIGINS)}")
-        _require(0 < self.fraction <= 1, f"fraction must be within (0, 1], got {self.fraction}")
+        require(self.origin in ORIGINS, f"origin must be one of {', '.join(ORIGINS)}")
+        require(0 < self.fraction <= 1, f"fraction must be within (0, 1], got {self.fraction}")
 
     def scaled(self, factor: float) -> Self:
         return dataclasses.replace(
@@ -131,12 +131,12 @@ class RealTreeSpec(DatasetSpec):
         return sum(f.size_bytes for f in self._subset())
 
     def scaled(self, factor: float) -> Self:
-        _check_factor(factor)
+        check_factor(factor)
         return dataclasses.replace(self, fraction=min(1.0, self.fraction * factor))
 
     def plan(self) -> Layout:
         files = self._subset()
-        dirs = {p for f in files for p in _ancestors(f.path)}
+        dirs = {p for f in files for p in ancestors(f.path)}
         return Layout(tuple(sorted(dirs)), tuple((f.path, f.size_bytes) for f in files))
 
     def write_files(
@@ -153,7 +153,7 @@ class RealTreeSpec(DatasetSpec):
         return f"real tree {self.label}, {self.fraction:.1%} of its files (evenly spread)"
 
 
-def _ancestors(path: str) -> list[str]:
+def ancestors(path: str) -> list[str]:
     parts = path.split("/")[:-1]
     return ["/".join(parts[: i + 1]) for i in range(len(parts))]
 
@@ -175,7 +175,7 @@ def resolve(spec: KernelSourceSpec, cache_dir: Path) -> tuple[DatasetSpec, str]:
             raise
         return spec.generated(), f"generated source-like tree (real kernel unavailable: {exc})"
     manifest_path = tree.parent / f"{tree.name}.manifest.json"
-    manifest = _tree_manifest(tree, spec.name, manifest_path)
+    manifest = tree_manifest(tree, spec.name, manifest_path)
     real = RealTreeSpec(
         name=spec.name,
         label=label,
@@ -256,7 +256,7 @@ def _run(argv: list[str], cwd: Path | None = None) -> str:
     return out.stdout
 
 
-def _tree_manifest(root: Path, name: str, cache: Path) -> Manifest:
+def tree_manifest(root: Path, name: str, cache: Path) -> Manifest:
     """Manifest of the regular files and directories under root (symlinks left out), cached."""
     if cache.exists():
         try:
@@ -319,7 +319,7 @@ class TarballSpec(DatasetSpec):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        _require(
+        require(
             self.compression in COMPRESSIONS,
             f"compression must be one of {', '.join(COMPRESSIONS)}",
         )
@@ -333,7 +333,7 @@ class TarballSpec(DatasetSpec):
         return int(self.source_bytes * COMPRESSIONS[self.compression][1]) + (1 << 20)
 
     def scaled(self, factor: float) -> Self:
-        _check_factor(factor)
+        check_factor(factor)
         return self  # follows the tree it archives, which the plan scales
 
     def plan(self) -> Layout:

@@ -27,7 +27,7 @@ from fsarena.errors import FsarenaError
 
 # What a manifest's file digests are; recorded in the session's method text.
 DIGEST_ALGORITHM = "XXH3-128"
-# Part of every dataset's spec_hash (fsarena.datasets.core): bumping it retires every
+# Part of every dataset's spec_hash (fsarena.datasets.spec): bumping it retires every
 # cached manifest and real tree's digests, which are then recomputed. 2: XXH3-128
 # instead of SHA-256.
 MANIFEST_VERSION = 2
@@ -126,7 +126,7 @@ class Manifest:
 
     def digest(self) -> str:
         """SHA-256 of the canonical JSON (sorted keys, no spaces) of `to_dict()`."""
-        return hashlib.sha256(_canonical_json(self.to_dict())).hexdigest()
+        return hashlib.sha256(canonical_json(self.to_dict())).hexdigest()
 
     def count_matching(self, pattern: str) -> int:
         """Files whose basename matches an fnmatch wildcard, as `find -name PATTERN` counts them.
@@ -148,7 +148,7 @@ def _as_int(value: object) -> int:
     return value
 
 
-def _canonical_json(obj: object) -> bytes:
+def canonical_json(obj: object) -> bytes:
     return json.dumps(obj, sort_keys=True, separators=(",", ":")).encode()
 
 

@@ -25,19 +25,19 @@ _INV_LN2 = 1.4426950408889634
 _EXP_COEFFS = tuple(1.0 / math.factorial(k) for k in range(14))
 
 
-def _raw(stream: np.random.PCG64, count: int) -> WordArray:
+def raw_words(stream: np.random.PCG64, count: int) -> WordArray:
     words: WordArray = stream.random_raw(count)
     return words
 
 
-def _uniform(words: WordArray) -> FloatArray:
+def uniforms(words: WordArray) -> FloatArray:
     """Uniform floats in [0, 1) from the top 53 bits (exact conversion)."""
     import numpy as np
 
     return (words >> np.uint64(11)).astype(np.float64) * 2.0**-53
 
 
-def _exp(x: FloatArray) -> FloatArray:
+def poly_exp(x: FloatArray) -> FloatArray:
     import numpy as np
 
     n = np.floor(x * _INV_LN2 + 0.5)
@@ -48,7 +48,7 @@ def _exp(x: FloatArray) -> FloatArray:
     return np.ldexp(result, n.astype(np.int32))
 
 
-def _fit_sizes(weights: FloatArray, lo: int, hi: int, total: int) -> IntArray:
+def fit_sizes(weights: FloatArray, lo: int, hi: int, total: int) -> IntArray:
     """Scale, clip and round weights to integers in [lo, hi] summing exactly to total."""
     import numpy as np
 

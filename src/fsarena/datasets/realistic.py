@@ -47,23 +47,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, Self
 
 from fsarena.datasets import textwrite
-from fsarena.datasets.core import (
+from fsarena.datasets.distributions import normal_irwin_hall, pareto, poisson_cdf, text_pool
+from fsarena.datasets.manifest import FileEntry, Manifest
+from fsarena.datasets.numeric import fit_sizes, poly_exp, raw_words, uniforms
+from fsarena.datasets.spec import (
     MIB,
     DatasetSpec,
     Layout,
     NativeWriter,
-    _check_factor,
-    _require,
+    check_factor,
     check_tree_counts,
+    require,
     scaled_tree_counts,
 )
-from fsarena.datasets.distributions import normal_irwin_hall, pareto, poisson_cdf, text_pool
-from fsarena.datasets.manifest import FileEntry, Manifest
-from fsarena.datasets.numeric import _exp, _fit_sizes, _raw, _uniform
-
-# Re-exported: the aging workload cuts its files from a pool the same way.
-from fsarena.datasets.textwrite import _pieces as _pieces
-from fsarena.datasets.textwrite import _write_all as _write_all
 
 if TYPE_CHECKING:
     from fsarena.datasets.numeric import IntArray, WordArray
@@ -72,7 +68,7 @@ POOL_BYTES = 16 * MIB
 # Bump whenever a text tree's bytes or layout change for the same spec: it is part of
 # spec_hash, so stale manifest caches are never trusted (GOLDEN_TEXT in the tests pins it).
 TEXT_GENERATOR_VERSION = 2
-_STREAM_DIRS, _STREAM_PLACE, _STREAM_SIZES, _STREAM_POOL, _STREAM_OFFSETS = 11, 12, 13, 14, 15
+_STREAM_DIRS, _STREAM_PLACE, STREAM_SIZES, _STREAM_POOL, _STREAM_OFFSETS = 11, 12, 13, 14, 15
 _CREATE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
 
 # File name extensions per flavour, in per mille (they influence neither size nor content).
@@ -146,12 +142,12 @@ class TextTreeSpec(DatasetSpec):
     def __post_init__(self) -> None:
         super().__post_init__()
         check_tree_counts(self)
-        _require(self.body_sigma > 0 and self.body_median_bytes > 0, "body must be positive")
-        _require(0 <= self.tail_fraction <= 1, "tail_fraction must be within 0..1")
-        _require(self.tail_alpha > 0 and self.tail_min_bytes > 0, "tail must be positive")
-        _require(self.depth_mean >= 0 and self.dir_weight_alpha > 0, "depth/dir weights > 0")
-        _require(self.flavour in FLAVOURS, f"flavour must be one of {', '.join(FLAVOURS)}")
-        _require(self.pool_bytes >= 4096, f"pool_bytes must be >= 4096, got {self.pool_bytes}")
+        require(self.body_sigma > 0 and self.body_median_bytes > 0, "body must be positive")
+        require(0 <= self.tail_fraction <= 1, "tail_fraction must be within 0..1")
+        require(self.tail_alpha > 0 and self.tail_min_bytes > 0, "tail must be positive")
+        require(self.depth_mean >= 0 and self.dir_weight_alpha > 0, "depth/dir weights > 0")
+        require(self.flavour in FLAVOURS, f"flavour must be one of {', '.join(FLAVOURS)}")
+        require(self.pool_bytes >= 4096, f"pool_bytes must be >= 4096, got {self.pool_bytes}")
 
     @property
     def total_bytes(self) -> int:
@@ -189,7 +185,7 @@ class TextTreeSpec(DatasetSpec):
         dir_paths, dir_depths = self._directories()
         where = self._placement(dir_depths)
         containers = ["", *(p + "/" for p in dir_paths)]
-        names = _extensions(self.flavour, _raw(self._stream(_STREAM_PLACE), self.files))
+        names = _extensions(self.flavour, raw_words(self._stream(_STREAM_PLACE), self.files))
         width = max(6, len(str(self.files - 1)))
         sizes = self.file_sizes()
         files = [
@@ -199,7 +195,7 @@ class TextTreeSpec(DatasetSpec):
         return Layout(tuple(sorted(dir_paths)), tuple(sorted(files)))
 
     def _directories(self) -> tuple[list[str], list[int]]:
-        words = _raw(self._stream(_STREAM_DIRS), self.directories).tolist()
+        words = raw_words(self._stream(_STREAM_DIRS), self.directories).tolist()
         width = max(4, len(str(self.directories - 1)))
         paths, depths, parents = [""], [0], [0]
         tickets = [0, 0]  # each directory holds (children + 2) tickets
@@ -223,9 +219,9 @@ class TextTreeSpec(DatasetSpec):
             return np.zeros(self.files, dtype=np.int64)
         depths = np.array(dir_depths)
         depths[0] = -1  # files sit in subdirectories, as in source trees
-        popularity = pareto(_uniform(_raw(stream, len(depths))), 1.0, self.dir_weight_alpha)
+        popularity = pareto(uniforms(raw_words(stream, len(depths))), 1.0, self.dir_weight_alpha)
         cdf = poisson_cdf(max(self.depth_mean - 1.0, 0.0), int(depths.max()) - 1)
-        wanted = 1 + np.searchsorted(cdf, _uniform(_raw(stream, self.files)), side="right")
+        wanted = 1 + np.searchsorted(cdf, uniforms(raw_words(stream, self.files)), side="right")
         present = sorted(set(dir_depths[1:]))
         # A depth with no directory falls back to the deepest present one above it.
         lookup = np.array(
@@ -233,7 +229,7 @@ class TextTreeSpec(DatasetSpec):
         )
         chosen = lookup[np.minimum(wanted, len(lookup) - 1)]
         result = np.zeros(self.files, dtype=np.int64)
-        picks = _uniform(_raw(stream, self.files))
+        picks = uniforms(raw_words(stream, self.files))
         for depth in present:
             members = np.flatnonzero(depths == depth)
             mine = np.flatnonzero(chosen == depth)
@@ -246,14 +242,14 @@ class TextTreeSpec(DatasetSpec):
         """Sizes of files 0..files-1: log-normal body, Pareto tail, fitted to the exact total."""
         import numpy as np
 
-        stream = self._stream(_STREAM_SIZES)
+        stream = self._stream(STREAM_SIZES)
         z = normal_irwin_hall(stream, self.files)
-        body = self.body_median_bytes * _exp(self.body_sigma * z)
-        u_tail = _uniform(_raw(stream, self.files))
-        tail = pareto(_uniform(_raw(stream, self.files)), self.tail_min_bytes, self.tail_alpha)
+        body = self.body_median_bytes * poly_exp(self.body_sigma * z)
+        u_tail = uniforms(raw_words(stream, self.files))
+        tail = pareto(uniforms(raw_words(stream, self.files)), self.tail_min_bytes, self.tail_alpha)
         weights = np.where(u_tail < self.tail_fraction, tail, body)
         weights = np.minimum(weights, float(self.max_file_bytes) * 4)  # keep the fit stable
-        return _fit_sizes(weights, self.min_file_bytes, self.max_file_bytes, self.total_bytes)
+        return fit_sizes(weights, self.min_file_bytes, self.max_file_bytes, self.total_bytes)
 
     # ------------------------------------------------------------------ content
 
@@ -265,7 +261,7 @@ class TextTreeSpec(DatasetSpec):
         """Pool offset of files 0..count-1 in layout (sorted path) order."""
         import numpy as np
 
-        words = _raw(self._stream(_STREAM_OFFSETS), count)
+        words = raw_words(self._stream(_STREAM_OFFSETS), count)
         result: list[int] = (words % np.uint64(self.pool_bytes)).tolist()
         return result
 
@@ -336,7 +332,7 @@ class SizeSpec(DatasetSpec):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        _require(self.size_bytes >= MIB, f"size_bytes must be >= 1 MiB, got {self.size_bytes}")
+        require(self.size_bytes >= MIB, f"size_bytes must be >= 1 MiB, got {self.size_bytes}")
 
     @property
     def total_bytes(self) -> int:
@@ -347,7 +343,7 @@ class SizeSpec(DatasetSpec):
         return self.size_bytes // MIB
 
     def scaled(self, factor: float) -> Self:
-        _check_factor(factor)
+        check_factor(factor)
         size = max(self.min_bytes, round(self.size_bytes * factor / MIB) * MIB)
         return dataclasses.replace(self, size_bytes=size)
 

@@ -23,8 +23,8 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from fsarena.datasets.core import Layout, NativeWriter
 from fsarena.datasets.manifest import new_digest
+from fsarena.datasets.spec import Layout, NativeWriter
 from fsarena.errors import FsarenaError
 
 
@@ -92,8 +92,8 @@ def write_in_python(
         fd = os.open(f"{root}/{path}", os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
         try:
             digest = new_digest() if hashing else None
-            for piece in _pieces(doubled, offset, size):
-                _write_all(fd, piece)
+            for piece in pieces(doubled, offset, size):
+                write_all(fd, piece)
                 if digest is not None:
                     digest.update(piece)
         finally:
@@ -109,13 +109,13 @@ def digests(layout: Layout, pool: bytes, offsets: list[int]) -> list[str]:
     out = []
     for (_, size), offset in zip(layout.files, offsets, strict=True):
         digest = new_digest()
-        for piece in _pieces(doubled, offset, size):
+        for piece in pieces(doubled, offset, size):
             digest.update(piece)
         out.append(digest.hexdigest())
     return out
 
 
-def _pieces(doubled: memoryview, offset: int, size: int) -> list[memoryview]:
+def pieces(doubled: memoryview, offset: int, size: int) -> list[memoryview]:
     """The file's bytes: the pool read cyclically from offset, as slices of pool+pool."""
     n = len(doubled) // 2
     out = []
@@ -127,7 +127,7 @@ def _pieces(doubled: memoryview, offset: int, size: int) -> list[memoryview]:
     return out
 
 
-def _write_all(fd: int, view: memoryview) -> None:
+def write_all(fd: int, view: memoryview) -> None:
     written = 0
     while written < len(view):
         written += os.write(fd, view[written:])

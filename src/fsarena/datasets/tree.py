@@ -6,17 +6,17 @@ import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, Self
 
-from fsarena.datasets.core import (
-    _STREAM_LAYOUT,
-    _STREAM_SIZES,
+from fsarena.datasets.numeric import fit_sizes, poly_exp, raw_words, uniforms
+from fsarena.datasets.spec import (
     DEFAULT_SEED,
+    STREAM_LAYOUT,
+    STREAM_SIZES,
     DatasetSpec,
     Layout,
-    _require,
     check_tree_counts,
+    require,
     scaled_tree_counts,
 )
-from fsarena.datasets.numeric import _exp, _fit_sizes, _raw, _uniform
 
 if TYPE_CHECKING:
     from fsarena.datasets.numeric import IntArray, WordArray
@@ -89,7 +89,7 @@ class TreeSpec(DatasetSpec):
     def __post_init__(self) -> None:
         super().__post_init__()
         check_tree_counts(self)
-        _require(self.lognormal_sigma > 0, "lognormal_sigma must be > 0")
+        require(self.lognormal_sigma > 0, "lognormal_sigma must be > 0")
 
     @property
     def total_bytes(self) -> int:
@@ -101,7 +101,7 @@ class TreeSpec(DatasetSpec):
     def plan(self) -> Layout:
         import numpy as np
 
-        layout = _raw(self._stream(_STREAM_LAYOUT), self.directories + 2 * self.files)
+        layout = raw_words(self._stream(STREAM_LAYOUT), self.directories + 2 * self.files)
         dir_paths = _tree_directories(layout[: self.directories], self.max_depth)
         containers = ["", *(p + "/" for p in dir_paths)]
         where = layout[self.directories : self.directories + self.files] % np.uint64(
@@ -120,15 +120,15 @@ class TreeSpec(DatasetSpec):
         """Sizes of files 0..files-1 (see the class docstring); they sum to total_bytes_target."""
         import numpy as np
 
-        raw = _raw(self._stream(_STREAM_SIZES), 12 * self.files).reshape(12, self.files)
-        z = _uniform(raw[0])
+        raw = raw_words(self._stream(STREAM_SIZES), 12 * self.files).reshape(12, self.files)
+        z = uniforms(raw[0])
         for row in raw[1:]:
-            z += _uniform(row)  # one add per row: a fixed, platform-independent order
+            z += uniforms(row)  # one add per row: a fixed, platform-independent order
         z -= 6.0
         sigma = self.lognormal_sigma
         mean = self.total_bytes_target / self.files
-        weights = _exp(sigma * z) * (mean * float(_exp(np.array([-sigma * sigma / 2]))[0]))
-        return _fit_sizes(weights, self.min_file_bytes, self.max_file_bytes, self.total_bytes)
+        weights = poly_exp(sigma * z) * (mean * float(poly_exp(np.array([-sigma * sigma / 2]))[0]))
+        return fit_sizes(weights, self.min_file_bytes, self.max_file_bytes, self.total_bytes)
 
     def description(self) -> str:
         pdf = dict(EXTENSION_PERMILLE)["pdf"] / 10

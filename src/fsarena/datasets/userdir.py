@@ -33,9 +33,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar, Self
 
-from fsarena.datasets.core import DatasetSpec, Layout, _check_factor, _require
-from fsarena.datasets.linux_source import RealTreeSpec, _ancestors
+from fsarena.datasets.linux_source import RealTreeSpec, ancestors
 from fsarena.datasets.manifest import MANIFEST_VERSION, FileEntry, Manifest, file_digest
+from fsarena.datasets.spec import DatasetSpec, Layout, check_factor, require
 from fsarena.errors import FsarenaError
 
 CACHE_DIR = "directories"
@@ -105,7 +105,7 @@ def _walk(root: str) -> _Walk:
         if os.path.islink(os.path.join(root, d)):
             directories.discard(d)
             left_out["symlink"] += 1
-    held = {a for s in found for a in _ancestors(s.path)}
+    held = {a for s in found for a in ancestors(s.path)}
     left_out["empty_dir"] = len(directories - held)
     return _Walk(tuple(sorted(found, key=lambda s: s.path)), left_out)
 
@@ -175,12 +175,12 @@ class DirectorySpec(DatasetSpec):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        _require(os.path.isabs(self.path), f"path must be absolute, got {self.path!r}")
-        _require(
+        require(os.path.isabs(self.path), f"path must be absolute, got {self.path!r}")
+        require(
             os.path.isdir(self.path), f"path {self.path!r} is not a directory (or cannot be read)"
         )
-        _require(0 < self.fraction <= 1, f"fraction must be within (0, 1], got {self.fraction}")
-        _require(self.max_bytes >= 0, f"max_bytes must be >= 0, got {self.max_bytes}")
+        require(0 < self.fraction <= 1, f"fraction must be within (0, 1], got {self.fraction}")
+        require(self.max_bytes >= 0, f"max_bytes must be >= 0, got {self.max_bytes}")
 
     def selected(self) -> tuple[_Stat, ...]:
         """The files kept: an evenly spread fraction, then capped at max_bytes."""
@@ -209,12 +209,12 @@ class DirectorySpec(DatasetSpec):
         return sum(s.size_bytes for s in self.selected())
 
     def scaled(self, factor: float) -> Self:
-        _check_factor(factor)
+        check_factor(factor)
         return dataclasses.replace(self, fraction=min(1.0, self.fraction * factor))
 
     def plan(self) -> Layout:
         files = self.selected()
-        dirs = {p for s in files for p in _ancestors(s.path)}
+        dirs = {p for s in files for p in ancestors(s.path)}
         return Layout(tuple(sorted(dirs)), tuple((s.path, s.size_bytes) for s in files))
 
     def description(self) -> str:

@@ -22,7 +22,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import ClassVar, Self
 
-from fsarena.datasets.core import MIB, DatasetSpec, Layout, _check_factor, _require
+from fsarena.datasets.spec import MIB, DatasetSpec, Layout, check_factor, require
 
 # pgbench -i writes about 15 MiB of tables and indexes per unit of scale factor
 # (measured here with PostgreSQL 15: SF 10 -> 160 MB database).
@@ -40,7 +40,7 @@ class WorkloadSpec(DatasetSpec):
     seed: int = 0
 
     def scaled(self, factor: float) -> Self:
-        _check_factor(factor)
+        check_factor(factor)
         values = {
             f: max(floor, round(getattr(self, f) * factor)) for f, floor in self.SCALED.items()
         }
@@ -51,7 +51,7 @@ class WorkloadSpec(DatasetSpec):
 
     def _positive(self, *fields: str) -> None:
         for f in fields:
-            _require(getattr(self, f) > 0, f"{f} must be > 0, got {getattr(self, f)}")
+            require(getattr(self, f) > 0, f"{f} must be > 0, got {getattr(self, f)}")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -98,7 +98,7 @@ class PgbenchSpec(WorkloadSpec):
     def __post_init__(self) -> None:
         super().__post_init__()
         self._positive("scale_factor", "clients", "jobs", "duration_s", "shared_buffers_bytes")
-        _require(
+        require(
             self.memory_bytes >= self.shared_buffers_bytes + 64 * MIB,
             "memory_bytes must leave 64 MiB beside shared_buffers for the server's processes",
         )

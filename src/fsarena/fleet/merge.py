@@ -20,7 +20,7 @@ from fsarena.analysis.evidence import Index
 from fsarena.analysis.ranking import ALPHA, RatioTest, ratio_test
 from fsarena.errors import FsarenaError
 from fsarena.measure.metrics import METRICS
-from fsarena.session.store import Session, load
+from fsarena.session.file import Session, load
 
 # Plan keys that may differ between hosts: where each host keeps its files.
 HOST_LOCAL_PLAN_KEYS = frozenset({"workdir", "device"})

@@ -2,7 +2,7 @@
 
 The host boots a guest (kernels.py) with the target image as its first disk and
 the datasets on a read-only second disk; an agent inside (agent.py, standard
-library and fsarena.measure.core only) executes what the runner asks, and the host
+library and fsarena.measure.collect only) executes what the runner asks, and the host
 side (host.py) is a TaskExecutor that forwards every call as a JSON line. The
 runner's loop and the tasks do not know they run in a guest.
 """

@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from fsarena.errors import FsarenaError
-from fsarena.measure.core import Command
+from fsarena.measure.collect import Command
 from fsarena.measure.executor import RealExecutor, TaskExecutor
 
 # Inside the guest's tmpfs over the work directory: the host's work directory as the host

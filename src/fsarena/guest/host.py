@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from fsarena.errors import FsarenaError
 from fsarena.guest.console import explain
 from fsarena.guest.kernels import GUESTS, MEMORY_DIR, GuestDisk
-from fsarena.measure.core import Command, Measurement, Timed
+from fsarena.measure.collect import Command, Measurement, Timed
 from fsarena.measure.executor import GuestSpec, SpaceInfo
 
 if TYPE_CHECKING:

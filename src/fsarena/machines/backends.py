@@ -11,7 +11,7 @@ cgroup v1 (this project's machines; measured here):
   root, every path held 55-60 MB/s for a 60 MB/s limit. The tasks join the root
   blkio group too (v1 throttling is flat: a rule binds only its own group).
   These rules are the only shared cgroup files v1 needs: each is a Setting
-  (settings.py), restored to its previous value.
+  (measure/sysctls.py), restored to its previous value.
 
 cgroup v2 (most users' machines): one child cgroup with memory.max, cpu.max
 ("QUOTA PERIOD") and io.max ("MAJ:MIN rbps=N wbps=N"). v2 charges writeback
@@ -33,8 +33,7 @@ from pathlib import Path
 from typing import Protocol
 
 from fsarena.errors import FsarenaError
-from fsarena.measure import cgroups
-from fsarena.measure import sysctls as settings
+from fsarena.measure import cgroups, sysctls
 from fsarena.plan.machines import Limits
 
 Undo = Mapping[str, Callable[[str], str]]
@@ -62,14 +61,14 @@ class Changes:
     undo: Undo = field(default_factory=_ledger_undo)  # the ledger's own undo functions
     done: list[tuple[str, str]] = field(default_factory=list)
 
-    def set(self, setting: settings.Setting | None) -> list[tuple[str, str]]:
+    def set(self, setting: sysctls.Setting | None) -> list[tuple[str, str]]:
         """Write a shared file's new value (None: it already holds it); returns the entry."""
         if setting is None:
             return []
         entry = ("setting", setting.ident())
         self.tracker.track(*entry)
         self.done.append(entry)
-        settings.apply(setting)
+        sysctls.apply(setting)
         return [entry]
 
     def make_cgroup(self, path: Path) -> None:
@@ -146,7 +145,7 @@ class CgroupV1:
         ):
             if rate is not None:
                 path = str(self.blkio_root / name)
-                entries += changes.set(settings.change(path, str(rate), number, "keyed"))
+                entries += changes.set(sysctls.change(path, str(rate), number, "keyed"))
         return entries
 
     def unthrottle(self, number: str, entries: list[tuple[str, str]], changes: Changes) -> None:
@@ -170,7 +169,7 @@ class CgroupV2:
             return
         control = str(self.root / "cgroup.subtree_control")
         # Read all first: each controller missing then is enabled, and later disabled.
-        missing = [settings.change(control, f"+{c}", c, "controller") for c in sorted(needed)]
+        missing = [sysctls.change(control, f"+{c}", c, "controller") for c in sorted(needed)]
         for setting in missing:
             changes.set(setting)
         self.group = cgroups.child_path(self.root)
@@ -239,13 +238,11 @@ def choose_backend(limits: Limits, base: Path = cgroups.CGROUP_ROOT) -> Backend:
     return CgroupV1(found["memory"], found["cpu"], found["io"] if "io" in needed else None)
 
 
-def with_ratio_restore(
-    setting: settings.Setting | None, ratio_path: str
-) -> settings.Setting | None:
+def with_ratio_restore(setting: sysctls.Setting | None, ratio_path: str) -> sysctls.Setting | None:
     """vm.dirty_bytes over a ratio (it reads 0) is undone by writing the ratio back."""
     if setting is None or setting.previous != "0":
         return setting
-    ratio = settings.read_value(ratio_path)
+    ratio = sysctls.read_value(ratio_path)
     if ratio is None:
         raise FileNotFoundError(ratio_path)
     return replace(setting, previous=ratio, restore_path=ratio_path)

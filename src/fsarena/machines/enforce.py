@@ -33,9 +33,8 @@ from fsarena.machines.backends import (
     device_number,
     with_ratio_restore,
 )
-from fsarena.measure import cgroups
-from fsarena.measure import sysctls as settings
-from fsarena.measure.core import Command, Timed
+from fsarena.measure import cgroups, sysctls
+from fsarena.measure.collect import Command, Timed
 from fsarena.measure.executor import RealExecutor
 from fsarena.plan.machines import Limits, MachineProfile, host_cpu_mhz, limits_for
 
@@ -98,7 +97,7 @@ def _set_dirty(limits: Limits, changes: Changes, vm: Path) -> None:
         DIRTY, (limits.dirty_bytes, limits.dirty_background_bytes), strict=True
     ):
         if value is not None:
-            setting = settings.change(str(vm / name), str(value))
+            setting = sysctls.change(str(vm / name), str(value))
             changes.set(with_ratio_restore(setting, str(vm / ratio)))
 
 

@@ -25,11 +25,11 @@ from typing import Any
 from fsarena.errors import FsarenaError
 from fsarena.machines.enforce import Machine
 from fsarena.measure import cgroups
-from fsarena.measure.core import Command
+from fsarena.measure.collect import Command
 from fsarena.measure.executor import Executor, TaskExecutor
-from fsarena.plan.core import Plan
 from fsarena.plan.machines import Limits
-from fsarena.session.store import CeilingSample
+from fsarena.plan.model import Plan
+from fsarena.session.file import CeilingSample
 from fsarena.targets import ceiling_target
 from fsarena.targets.ceiling import measure_ceiling
 

@@ -13,10 +13,10 @@ from fsarena.machines.enforce import MachineExecutor, in_force
 from fsarena.machines.probe import run_probe
 from fsarena.measure.executor import RealExecutor
 from fsarena.measure.ledger import Ledger
-from fsarena.plan.core import Plan
 from fsarena.plan.machines import Limits, MachineProfile, host_cpu_mhz, limits_for
+from fsarena.plan.model import Plan
+from fsarena.session.file import Session
 from fsarena.session.records import MachineProbe, MachineRecord
-from fsarena.session.store import Session
 
 MIB = 1 << 20
 

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 from fsarena.errors import FsarenaError
 from fsarena.measure import cgroups, tooltext
-from fsarena.measure.core import Command, Timed, measure_commands
+from fsarena.measure.collect import Command, Timed, measure_commands
 from fsarena.measure.ledger import Ledger
 from fsarena.measure.native import find_native_tool
 from fsarena.measure.seams import (
@@ -48,9 +48,9 @@ __all__ = [
 if TYPE_CHECKING:
     # Imported where used: a guest's agent imports this module, and importing
     # numpy (through datasets) costs seconds inside an emulated kernel.
-    from fsarena.datasets import linux_source as kernel
-    from fsarena.datasets.core import DatasetSpec
+    from fsarena.datasets import linux_source
     from fsarena.datasets.manifest import Manifest, VerifyResult
+    from fsarena.datasets.spec import DatasetSpec
 
 
 def _run(argv: Sequence[str], timeout_s: float | None = None) -> subprocess.CompletedProcess[str]:
@@ -301,23 +301,27 @@ class RealExecutor:
         Path(path).write_bytes(data)
 
     def resolve_dataset(self, spec: DatasetSpec, cache_dir: str) -> tuple[DatasetSpec, str]:
-        from fsarena.datasets import debs, userdir
-        from fsarena.datasets import linux_source as kernel
+        from fsarena.datasets import debs, linux_source, userdir
 
         if isinstance(spec, debs.DebsSpec):
             return debs.resolve(spec, Path(cache_dir))
-        if isinstance(spec, kernel.KernelSourceSpec):
-            return kernel.resolve(spec, Path(cache_dir))
+        if isinstance(spec, linux_source.KernelSourceSpec):
+            return linux_source.resolve(spec, Path(cache_dir))
         if isinstance(spec, userdir.DirectorySpec):
             return userdir.resolve_directory(spec, Path(cache_dir))
         return spec, "generated"
 
     def make_tarball(
-        self, spec: kernel.TarballSpec, tree_parent: str, tree: Manifest, dest: str, cache_dir: str
+        self,
+        spec: linux_source.TarballSpec,
+        tree_parent: str,
+        tree: Manifest,
+        dest: str,
+        cache_dir: str,
     ) -> Manifest:
-        from fsarena.datasets import linux_source as kernel
+        from fsarena.datasets import linux_source
 
-        return kernel.make_tarball(spec, Path(tree_parent), tree, Path(dest), Path(cache_dir))
+        return linux_source.make_tarball(spec, Path(tree_parent), tree, Path(dest), Path(cache_dir))
 
     def create_memory_cgroup(self, limit_bytes: int) -> str:
         return cgroups.create_memory_cgroup(limit_bytes, before=lambda p: self.track("cgroup", p))

@@ -42,8 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from fsarena.errors import FsarenaError
-from fsarena.measure import servers
-from fsarena.measure import sysctls as settings
+from fsarena.measure import servers, sysctls
 
 STATE_FILE = "state.json"
 MARKER = "FSARENA_WORKDIR"  # environment variable inherited by every child of a run
@@ -195,7 +194,7 @@ UNDO: dict[str, Callable[[str], str]] = {
     "image": _undo_file,  # an image file
     "tree": _undo_tree,  # a directory of files (in the work directory's scratch)
     "cgroup": _undo_cgroup,  # a cgroup directory
-    "setting": settings.undo,  # a value in a shared file, restored to what it was before
+    "setting": sysctls.undo,  # a value in a shared file, restored to what it was before
     "postgres": servers.stop_postgres,  # a PostgreSQL server, by its data directory
 }
 

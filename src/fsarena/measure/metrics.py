@@ -1,7 +1,7 @@
 """The metric registry: what each number means (unit, better direction, mean, threshold).
 
 Reports, verdicts and the store look metrics up here. Standard library only, like
-fsarena.measure.core, so that a guest agent could import it.
+fsarena.measure.collect, so that a guest agent could import it.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from fsarena.measure.core import Measurement
+from fsarena.measure.collect import Measurement
 
 # A throughput above this many times the device's raw ceiling (fio) cannot have reached
 # the device: the run is flagged invalid (run/sequence.py). Why 1.5, and where it cannot

@@ -14,12 +14,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
-from fsarena.measure.core import Command, Timed
+from fsarena.measure.collect import Command, Timed
 
 if TYPE_CHECKING:
-    from fsarena.datasets import linux_source as kernel
-    from fsarena.datasets.core import DatasetSpec
+    from fsarena.datasets import linux_source
     from fsarena.datasets.manifest import Manifest, VerifyResult
+    from fsarena.datasets.spec import DatasetSpec
 
 
 @dataclass(frozen=True)
@@ -137,7 +137,12 @@ class Host(Protocol):
         """The spec to generate (e.g. the real kernel tree, fetched) and where it comes from."""
 
     def make_tarball(
-        self, spec: kernel.TarballSpec, tree_parent: str, tree: Manifest, dest: str, cache_dir: str
+        self,
+        spec: linux_source.TarballSpec,
+        tree_parent: str,
+        tree: Manifest,
+        dest: str,
+        cache_dir: str,
     ) -> Manifest:
         """Archive dest/spec.of's tree into dest/spec.name/ (deterministic tar)."""
 

@@ -12,11 +12,11 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
-from fsarena.datasets.core import ARTICLE_A_ISO, MIB, DatasetSpec, LargeFileSpec
 from fsarena.datasets.debs import DebsSpec
 from fsarena.datasets.gitrepo import GitRepoSpec
 from fsarena.datasets.linux_source import KERNEL_LIKE, KernelSourceSpec, TarballSpec
 from fsarena.datasets.realistic import SizeSpec, SmallFilesSpec, TextTreeSpec
+from fsarena.datasets.spec import ARTICLE_A_ISO, MIB, DatasetSpec, LargeFileSpec
 from fsarena.datasets.tree import ARTICLE_A_TREE, TreeSpec
 from fsarena.datasets.userdir import DirectorySpec
 from fsarena.datasets.workloads import DbenchSpec, FioSpec, FsmarkSpec, PgbenchSpec, SqliteSpec

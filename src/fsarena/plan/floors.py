@@ -12,7 +12,7 @@ import math
 
 from fsarena.errors import FsarenaError
 from fsarena.plan import catalog
-from fsarena.plan.core import Plan
+from fsarena.plan.model import Plan
 
 # A dataset whose floor (1 MiB, 10 files, ...) more than doubles its share of the full
 # size is no longer a scaled copy of the article's: its figures would compare nothing.

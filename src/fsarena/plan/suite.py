@@ -2,7 +2,7 @@
 
 A suite is shipped in fsarena/plan/suites/ or is a user's file; every name and
 number in it is checked here, so a typo fails in a second with a message naming
-it and the fix, never after an hour of mkfs. The plan (plan.core) is built from one.
+it and the fix, never after an hour of mkfs. The plan (plan.model) is built from one.
 """
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ from fsarena.datasets.realistic import TextTreeSpec
 from fsarena.datasets.tree import TreeSpec
 from fsarena.errors import FsarenaError
 from fsarena.plan import catalog
-from fsarena.plan.core import DEFAULT_SUITE
+from fsarena.plan.model import DEFAULT_SUITE
 from fsarena.plan.suite import Suite, load_suite
 from fsarena.tasks import UserCommand
 

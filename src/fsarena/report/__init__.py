@@ -17,7 +17,7 @@ from pathlib import Path
 from fsarena.report import csv, html, json, markdown, text
 from fsarena.report.charts import Chart
 from fsarena.report.table import Comparison, build
-from fsarena.session.store import Session
+from fsarena.session.file import Session
 
 EXPORTERS: dict[str, Callable[[Comparison], str]] = {
     "text": text.render,

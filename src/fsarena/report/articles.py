@@ -26,7 +26,7 @@ from fsarena.analysis.stats import summarize
 from fsarena.measure.metrics import METRICS
 from fsarena.report.scope import group_of, ranked_group, scope_words
 from fsarena.report.table import fmt, run_value
-from fsarena.session.store import Session
+from fsarena.session.file import Session
 
 MIN_COMMON = 3
 CAVEAT = (

@@ -28,8 +28,8 @@ from fsarena.report import charts, crossdiff, markdown, prose, text
 from fsarena.report.answer import build as build_answer
 from fsarena.report.sentence import matters
 from fsarena.report.table import Comparison, build, comparison_line, header_lines
+from fsarena.session.file import Run, Session
 from fsarena.session.records import ProfileRecord, TaskInfo
-from fsarena.session.store import Run, Session
 
 
 @dataclass(frozen=True)

@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from fsarena.errors import FsarenaError
+from fsarena.session.file import Session
 from fsarena.session.records import given
-from fsarena.session.store import Session
 
 Labelled = Sequence[tuple[str, Session]]
 

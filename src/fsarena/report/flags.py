@@ -31,7 +31,7 @@ from fsarena.analysis.stats import (
 )
 from fsarena.measure.metrics import METRICS, Metric
 from fsarena.report.rows import Row, TaskTable
-from fsarena.session.store import Session
+from fsarena.session.file import Session
 
 if TYPE_CHECKING:
     from fsarena.analysis.evidence import TaskResult

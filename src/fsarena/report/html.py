@@ -15,7 +15,7 @@ import jinja2
 from markupsafe import Markup
 
 from fsarena.measure.metrics import METRICS
-from fsarena.report import aged, answer, articles, cells, charts, outcome, prose
+from fsarena.report import aging, answer, articles, cells, charts, outcome, prose
 from fsarena.report.groups import explanations, unranked_sections
 from fsarena.report.machine_section import machine_rows
 from fsarena.report.scope import verdict_scope
@@ -67,8 +67,8 @@ def bundle(comparison: Comparison, asset_dir: str | None) -> tuple[str, list[cha
         "tasks": [task_context(comparison, t, by_name) for t in comparison.tables],
         "driver_notes": explanations(full.session),
         "driver_groups": unranked_sections(full),
-        "aged": aged.sections(full.session),
-        "aged_verdict": aged.verdict(full.session),
+        "aged": aging.sections(full.session),
+        "aged_verdict": aging.verdict(full.session),
         "overview": [c for c in drawn if c.name.split("-")[0] in ("cpu", "device", "space")],
         "ceiling_headers": prose.CEILING_HEADERS,
         "ceilings": prose.ceiling_rows(comparison),

@@ -7,8 +7,8 @@ without a machine shows nothing.
 
 from __future__ import annotations
 
+from fsarena.session.file import Session
 from fsarena.session.records import MachineLimits, MachineProbe, MachineProfileRecord, MachineRecord
-from fsarena.session.store import Session
 
 MIB = 1 << 20
 

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from fsarena.report import aged, articles, outcome, prose
+from fsarena.report import aging, articles, outcome, prose
 from fsarena.report.answer import Answer
 from fsarena.report.answer import build as build_answer
 from fsarena.report.groups import explanations, split
 from fsarena.report.powerloss import sections
 from fsarena.report.table import Comparison, comparison_line, header_lines
-from fsarena.session.store import Session
+from fsarena.session.file import Session
 
 
 def _escape(cell: str) -> str:
@@ -76,7 +76,7 @@ def render(comparison: Comparison) -> str:
     told = [f"> {_escape(line)}  " for line in outcome.lines(session)]
     head = ["# fsarena results", "", *told, *([""] if told else [])]
     head += answer_lines(build_answer(comparison))
-    if line := aged.verdict(session):
+    if line := aging.verdict(session):
         head += [f"**Age.** {line}", ""]
     head += [*groups, *_verdicts(comparison)]
     against = articles.markdown_lines(session)
@@ -100,7 +100,7 @@ def body(comparison: Comparison, level: str = "##") -> list[str]:
             out.extend([f"Verdict: {line}", ""])
     if ceilings := prose.ceiling_rows(comparison):
         out.extend([f"{level} Device ceiling", "", *_table(prose.CEILING_HEADERS, ceilings), ""])
-    for section in [*aged.sections(comparison.session), *sections(comparison.session)]:
+    for section in [*aging.sections(comparison.session), *sections(comparison.session)]:
         out.extend([f"{level} {section.title}", ""])
         if section.rows:
             out.extend([*_table(section.headers, section.rows), ""])

@@ -14,7 +14,7 @@ from typing import Any
 
 from fsarena.errors import FIX_MARK
 from fsarena.measure.room import room_needed_bytes
-from fsarena.session.store import Run, Session
+from fsarena.session.file import Run, Session
 
 MIB = 1 << 20
 

@@ -16,7 +16,7 @@ from fsarena.crashtest.results import (
     summarize,
 )
 from fsarena.report.table import fmt
-from fsarena.session.store import Session
+from fsarena.session.file import Session
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ class Row:
     n_invalid: int = 0
     outliers: tuple[int, ...] = ()  # repetitions whose headline value is an outlier (MAD)
     unstable: bool = False  # the headline's CI is wider than the target
-    unavailable: frozenset[str] = frozenset()  # stored but untrustworthy (results.py): "–"
+    unavailable: frozenset[str] = frozenset()  # stored but untrustworthy (session/file.py): "–"
 
 
 @dataclass(frozen=True)

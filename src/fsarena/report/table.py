@@ -23,8 +23,8 @@ from fsarena.report.rows import Row as Row
 from fsarena.report.rows import TaskTable as TaskTable
 from fsarena.report.scope import scope_words, verdict_scope
 from fsarena.report.sentence import task_sentence
+from fsarena.session.file import Run, Session
 from fsarena.session.records import given
-from fsarena.session.store import Run, Session
 
 TIMED_COLUMNS = (
     "wall_s",

@@ -13,7 +13,7 @@ import shutil
 import sys
 import textwrap
 
-from fsarena.report import aged, articles, outcome, prose
+from fsarena.report import aging, articles, outcome, prose
 from fsarena.report.answer import Answer
 from fsarena.report.answer import build as build_answer
 from fsarena.report.groups import explanations, split
@@ -129,7 +129,7 @@ def render(comparison: Comparison, width: int | None = None) -> str:
     # What was not measured comes first: the one thing a reader of a failed run needs.
     told = [line for t in outcome.lines(comparison.session) for line in wrap(t, "", width)]
     head = ["fsarena results", *told, "", *answer_lines(build_answer(comparison), width)]
-    if line := aged.verdict(comparison.session):
+    if line := aging.verdict(comparison.session):
         head += [*wrap(f"Age: {line} See 'Aged ... beside fresh' below.", "", width), ""]
     head += [*provenance, "", *groups, *_verdicts(comparison, width)]
     against = articles.text_lines(comparison.session, width)
@@ -155,7 +155,7 @@ def body(comparison: Comparison, width: int = DEFAULT_WIDTH) -> list[str]:
         out.append("")
     if ceilings := prose.ceiling_rows(comparison):
         out.extend(["DEVICE CEILING", *layout(prose.CEILING_HEADERS, ceilings, width), ""])
-    for section in [*aged.sections(comparison.session), *sections(comparison.session)]:
+    for section in [*aging.sections(comparison.session), *sections(comparison.session)]:
         out.append(section.title)
         if section.rows:
             out.extend(layout(section.headers, section.rows, width))

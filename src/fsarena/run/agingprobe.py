@@ -29,7 +29,7 @@ from functools import partial
 from fsarena.aging.workload import AgingPlan, Writer
 from fsarena.errors import FsarenaError
 from fsarena.measure.executor import Executor
-from fsarena.plan.core import Plan
+from fsarena.plan.model import Plan
 from fsarena.targets.loop import LoopTarget
 
 PROBE_S = 3.0  # seconds of writes: hundreds of files at tens to hundreds of MB/s

@@ -24,11 +24,11 @@ from fsarena.crashtest.engine import (
 from fsarena.crashtest.recorder import image_size
 from fsarena.crashtest.results import PowerlossDetails, filesystem_values
 from fsarena.filesystems.profiles import CRASH_CONTROL, FilesystemProfile
-from fsarena.plan.core import Plan
+from fsarena.plan.model import Plan
 from fsarena.run.preflight import host_facts, tool_versions
 from fsarena.run.sessions import new_session, now
+from fsarena.session.file import Run, Session, save
 from fsarena.session.records import ProfileRecord
-from fsarena.session.store import Run, Session, save
 
 TASK = "powerloss"
 

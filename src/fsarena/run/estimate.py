@@ -26,10 +26,10 @@ from pathlib import Path
 from statistics import fmean
 
 from fsarena.errors import FsarenaError
-from fsarena.plan.core import AGED_TASKS, Plan
+from fsarena.plan.model import AGED_TASKS, Plan
 from fsarena.plan.stopping import MIN_ROUNDS
 from fsarena.run.agingprobe import ProbedRate
-from fsarena.session.store import Session, load
+from fsarena.session.file import Session, load
 
 NO_ESTIMATE = "no estimate yet: no earlier session"
 

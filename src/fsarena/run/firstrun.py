@@ -12,7 +12,7 @@ run on, estimate.py uses the first one's measured rounds instead.
 
 from __future__ import annotations
 
-from fsarena.plan.core import Plan
+from fsarena.plan.model import Plan
 
 
 def written_per_sequence(plan: Plan) -> int:

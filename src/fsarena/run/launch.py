@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 from fsarena.errors import FsarenaError
 from fsarena.filesystems.drivers import choose
 from fsarena.guest.kernels import GUESTS
-from fsarena.plan.core import Plan
+from fsarena.plan.model import Plan
 from fsarena.run.estimate import estimate
 from fsarena.run.preflight import CheckResult, existing_parent, preflight
 from fsarena.run.runner import shuffled_orders

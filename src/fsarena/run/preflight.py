@@ -16,56 +16,67 @@ from pathlib import Path
 from fsarena import build_identity
 from fsarena.filesystems.profiles import FilesystemProfile
 from fsarena.filesystems.variants import Support, split_name
+from fsarena.tasks.base import Task, Tool
 
-# Tools whose versions go into every session: the real-world tasks' tools and mkfs.
-BASE_TOOLS = ("cp", "rm", "ls", "find", "sync", "mount", "umount", "losetup")
-# The article suites' tools (archives, dd, du, bonnie++).
-TASK_TOOLS = ("tar", "gzip", "bzip2", "dd", "du", "mv", "bonnie++", "rsync", "git", "dpkg")
-# Today's server workloads' tools (server-2026); fs_mark prints no version
-# before it runs: Debian's fsmark 3.3 is what setup installs.
-SERVER_TOOLS = ("sqlite3", "pgbench", "dbench", "fio")
+# What every sequence runs, whatever its tasks: copies, listings, deletions, mounts, loop
+# devices. A task's own tools are declared on it (Task.tools) and read from there.
+BASE_TOOLS = (
+    *(Tool(name, "coreutils") for name in ("cp", "rm", "ls", "sync")),
+    Tool("find", "findutils"),
+    *(Tool(name, "mount") for name in ("mount", "umount", "losetup")),
+)
+# How a mkfs tool tells its version where --version is not it (the rest: --version).
+MKFS_VERSION_ARGV: dict[str, tuple[str, ...]] = {
+    "mkfs.ext2": ("-V",),
+    "mkfs.ext3": ("-V",),
+    "mkfs.ext4": ("-V",),
+    "mkfs.xfs": ("-V",),
+}
 
 
-def _first_line(argv: list[str]) -> str:
+def _output(argv: list[str], both: bool) -> str | None:
+    """What the command prints: stdout, else stderr (both: all of it); None if it cannot run."""
     try:
         out = subprocess.run(
             argv, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=10, check=False
         )
     except (OSError, subprocess.TimeoutExpired):
+        return None
+    return out.stdout + out.stderr if both else (out.stdout or out.stderr)
+
+
+def tool_version(tool: Tool) -> str:
+    """The first line a tool prints about its version, asked the way the tool declares."""
+    if shutil.which(tool.name) is None:
         return "not found"
-    text = (out.stdout or out.stderr).strip()
-    return text.splitlines()[0].strip() if text else "unknown"
-
-
-def tool_version(tool: str) -> str:
-    """The first line a tool prints about its version (mkfs tools use -V)."""
-    if shutil.which(tool) is None:
+    if tool.version_argv is None:
+        return "not reported"
+    # A marked version line may be anywhere (bonnie++'s usage text ends with it).
+    text = _output([tool.name, *tool.version_argv], both=bool(tool.version_marker))
+    if text is None:
         return "not found"
-    if tool.startswith("mkfs.ext") or tool.startswith("mkfs.xfs"):
-        return _first_line([tool, "-V"])
-    if tool == "bonnie++":  # no --version: its usage text ends with "Version: 2.00a"
-        return _version_line([tool, "-h"])
-    if tool == "dbench":  # no --version: its usage text starts with "dbench version 4.00"
-        return _first_line([tool, "--help"])
-    return _first_line([tool, "--version"])
+    lines = [x.strip() for x in text.splitlines() if x.strip()]
+    if tool.version_marker:
+        lines = [x for x in lines if tool.version_marker in x]
+    return lines[0] if lines else "unknown"
 
 
-def _version_line(argv: list[str]) -> str:
-    """The first line mentioning "Version" in everything the command prints."""
-    try:
-        out = subprocess.run(
-            argv, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=10, check=False
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return "not found"
-    return next(
-        (x.strip() for x in (out.stdout + out.stderr).splitlines() if "Version" in x), "unknown"
-    )
+def tools_of(profiles: Iterable[FilesystemProfile], tasks: Iterable[type[Task]]) -> list[Tool]:
+    """The base tools, the tasks' own (Task.tools) and each filesystem's mkfs, once each."""
+    found = {tool.name: tool for tool in BASE_TOOLS}
+    for task in tasks:
+        found.update((t.name, t) for t in task.tools if t.name not in found)
+    for p in sorted(profiles, key=lambda p: p.mkfs_tool):
+        argv = MKFS_VERSION_ARGV.get(p.mkfs_tool, ("--version",))
+        found.setdefault(p.mkfs_tool, Tool(p.mkfs_tool, ", ".join(p.packages), argv))
+    return list(found.values())
 
 
-def tool_versions(profiles: Iterable[FilesystemProfile]) -> dict[str, str]:
-    tools = [*BASE_TOOLS, *TASK_TOOLS, *SERVER_TOOLS, *sorted({p.mkfs_tool for p in profiles})]
-    return {tool: tool_version(tool) for tool in tools}
+def tool_versions(
+    profiles: Iterable[FilesystemProfile], tasks: Iterable[type[Task]] = ()
+) -> dict[str, str]:
+    """The version of every tool a run of these tasks on these filesystems uses."""
+    return {tool.name: tool_version(tool) for tool in tools_of(profiles, tasks)}
 
 
 def _cpu_model() -> str:
@@ -200,7 +211,7 @@ def _check_drop_caches() -> CheckResult:
 
 
 def _check_tools() -> CheckResult:
-    missing = [t for t in (*BASE_TOOLS, "findmnt") if shutil.which(t) is None]
+    missing = [t for t in (*(t.name for t in BASE_TOOLS), "findmnt") if shutil.which(t) is None]
     return CheckResult(
         "base tools",
         not missing,

@@ -15,8 +15,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from fsarena.errors import FsarenaError
-from fsarena.plan.core import Plan
-from fsarena.session.store import Session, load
+from fsarena.plan.model import Plan
+from fsarena.session.file import Session, load
 from fsarena.tasks import TASKS
 
 

@@ -13,8 +13,8 @@ Order of operations (tested with a fake executor):
     unmount if still mounted, detach, delete the image
   unmount and remove the source
 The source's datasets are made in source.py, one sequence's tasks run in
-sequence.py, the aging phase is wired in aged.py, the session is made in
-sessions.py.
+sequence.py, the aging phase is wired in aging_phase.py, the session is made in
+sessions.py; each is handed the run's scope (scope.py), never the Runner.
 A failed task ends its sequence (the rest are recorded as skipped, with the
 reason), and the run goes on with the next filesystem. Faults are data: a
 target that cannot be set up, a filesystem this host cannot run, a tool that
@@ -47,18 +47,17 @@ from fsarena.aging.runtime import guest_unsupported
 from fsarena.analysis.adaptive import SessionProgress, next_round_fits
 from fsarena.errors import FsarenaError
 from fsarena.measure.executor import Executor
-from fsarena.plan.core import Plan
+from fsarena.plan.model import Plan
 from fsarena.run import cold
-from fsarena.run.aged import age, aging_plan, remove_snapshots, snapshot_path
-from fsarena.run.faults import explain
+from fsarena.run.aging_phase import age, aging_plan, remove_snapshots, snapshot_path
 from fsarena.run.firstrun import first_run_estimate, paced_estimate
+from fsarena.run.scope import RunScope, SessionUnsaved
 from fsarena.run.sequence import FsSequence
 from fsarena.run.sessions import Event, finished_sequences, now
-from fsarena.run.source import prepare_source
+from fsarena.run.source import PreparedSource, prepare_source
+from fsarena.session.file import Session
 from fsarena.session.records import RoundTiming
-from fsarena.session.store import Run, RunStatus, Session, save
 from fsarena.targets import (
-    GuestSourceDisk,
     GuestTarget,
     LoopTarget,
     ceiling_target,
@@ -66,22 +65,7 @@ from fsarena.targets import (
     sequence_executor,
 )
 from fsarena.targets.ceiling import ceiling_bytes, measure_ceiling
-from fsarena.tasks import FsState, SourceDataset, TaskContext
-
-
-class SessionUnsaved(BaseException):
-    """The session file could not be written (its directory full or read-only).
-
-    A BaseException, as KeyboardInterrupt is: a run that cannot save what it measures
-    must stop the way Ctrl-C stops it, through every teardown, and no task's error
-    handler may take it for that task's own failure. The file keeps the last save.
-    """
-
-    def __init__(self, path: Path, error: OSError, kept_runs: int) -> None:
-        super().__init__(f"{error.strerror or error} writing {path}")
-        self.path = path
-        self.error = error
-        self.kept_runs = kept_runs  # runs in the file as last saved
+from fsarena.tasks import FsState, TaskContext
 
 
 def order_stream(filesystems: list[str], seed: int) -> Iterator[list[str]]:
@@ -114,10 +98,14 @@ class Runner:
     # No earlier session gave an estimate: a rough one once the ceiling is measured (True),
     # then one at the first round's pace (False once the rough one is told; None: neither).
     first_estimate: bool | None = None
-    _guest_source: GuestSourceDisk | None = None
     _started: float = 0.0
-    _saved_runs: int = 0  # runs in the session file as last saved
-    _unsaved: SessionUnsaved | None = None  # the first save that failed
+    scope: RunScope = field(init=False)  # what the source, a sequence and aging get of the run
+
+    def __post_init__(self) -> None:
+        self.scope = RunScope(
+            self.plan, self.executor, self.session, self.session_path, self.source_kind,
+            self.on_event,
+        )  # fmt: skip
 
     def run(self) -> Session:
         done = finished_sequences(self.session, self.plan.tasks)
@@ -128,15 +116,15 @@ class Runner:
         started = self._started = self.clock()
         try:
             with ExitStack() as stack:
-                stack.callback(remove_snapshots, self)
-                datasets = prepare_source(self, stack)
+                stack.callback(remove_snapshots, self.scope)
+                source = prepare_source(self.scope, stack)
                 self.session.timing.setup_s = self.clock() - started
                 # A resumed session warms up again: its host caches are as cold as a new
                 # run's, and its first round would otherwise count cold samples.
                 if self.plan.warmup_rounds:
-                    self._round(0, list(self.plan.filesystems), datasets, set(), warmup=True)
+                    self._round(0, list(self.plan.filesystems), source, set(), warmup=True)
                 for repetition, order in self._rounds():
-                    self._round(repetition, order, datasets, done)
+                    self._round(repetition, order, source, done)
             self._warn_unstable()
             self.session.status = self.session.settled()
         except KeyboardInterrupt as exc:
@@ -159,20 +147,13 @@ class Runner:
         return self.session
 
     def _save(self) -> None:
-        try:
-            save(self.session, self.session_path)
-        except OSError as exc:
-            self._unsaved = self._unsaved or SessionUnsaved(
-                self.session_path, exc, self._saved_runs
-            )
-            raise self._unsaved from exc
-        self._saved_runs = len(self.session.runs)
+        self.scope.save()
 
     def _save_last(self) -> None:
         """The final save; once a save has failed, a second failure adds nothing to tell."""
-        failed_before = self._unsaved is not None
+        failed_before = self.scope.saves.unsaved is not None
         try:
-            self._save()
+            self.scope.save()
         except SessionUnsaved:
             if not failed_before:
                 raise
@@ -190,7 +171,7 @@ class Runner:
         self,
         repetition: int,
         order: list[str],
-        datasets: dict[str, SourceDataset],
+        source: PreparedSource,
         done: set[tuple[str, int]],
         warmup: bool = False,
     ) -> None:
@@ -199,11 +180,11 @@ class Runner:
         if not todo:
             return
         started = self.clock()
-        runs_before = len(self._runs(warmup))
+        runs_before = len(self.scope.runs(warmup))
         self._measure_ceiling(repetition)
         for name in todo:
-            self._run_sequence(name, repetition, datasets, warmup)
-        timed = sum(r.timed_s for r in self._runs(warmup)[runs_before:])
+            self._run_sequence(name, repetition, source, warmup)
+        timed = sum(r.timed_s for r in self.scope.runs(warmup)[runs_before:])
         wall = self.clock() - started
         self.session.timing.rounds.append(
             RoundTiming(repetition=repetition, warmup=warmup, wall_s=wall, timed_s=timed)
@@ -213,10 +194,6 @@ class Runner:
             left = self.plan.repetitions - (0 if warmup else 1)
             paced = paced_estimate(self.plan, self.clock() - self._started, wall, left)
             self.on_event(Event("setup", f"time: {paced}"))
-
-    def _runs(self, warmup: bool) -> list[Run]:
-        """Where a round's runs are kept: the warm-up round's apart, never a sample."""
-        return self.session.warmup if warmup else self.session.runs
 
     def _rounds(self) -> Iterator[tuple[int, list[str]]]:
         """(repetition, filesystem order): the plan's repetitions, then adaptive ones.
@@ -260,13 +237,13 @@ class Runner:
             (n for spec in self.plan.dataset_specs().values() for _, n in spec.plan().files),
             default=0,
         )
-        self.executor.make_dir(self._workdir("scratch"))
+        self.executor.make_dir(self.scope.workdir("scratch"))
         try:
             samples = measure_ceiling(
                 self.executor,
                 target,
                 ceiling_bytes(largest, size),
-                self._workdir("scratch", "fio.json"),
+                self.scope.workdir("scratch", "fio.json"),
                 self.plan.task_timeout_s,
                 repetition,
                 drift,
@@ -293,39 +270,24 @@ class Runner:
         if found is not None:
             self.session.warn(*found)
 
-    def _workdir(self, *parts: str) -> str:
-        return str(Path(self.plan.workdir, *parts))
-
-    def undo(self, what: str, action: Callable[[], None]) -> None:
-        """Run one teardown step; a failure becomes a warning, and the other steps still run.
-
-        What could not be undone stays in the ledger, for `fsarena cleanup`.
-        """
-        try:
-            action()
-        except (FsarenaError, OSError) as exc:
-            self.session.warn(
-                "teardown",
-                f"could not {what}: {exc}; run `fsarena cleanup --workdir {self.plan.workdir}`",
-            )
-
     def _run_sequence(
         self,
         label: str,
         repetition: int,
-        datasets: dict[str, SourceDataset],
+        source: PreparedSource,
         warmup: bool = False,
     ) -> None:
+        scope = self.scope
         profile = self.plan.profile(label)
         aged = label != profile.name
         what = "warm-up" if warmup else f"repetition {repetition}"
         self.on_event(Event("sequence", f"{what}: {label}"))
         # An unfinished earlier attempt (a resumed session) is redone whole.
         key = (label, repetition)
-        kept = [r for r in self._runs(warmup) if (r.filesystem, r.repetition) != key]
-        self._runs(warmup)[:] = kept
+        kept = [r for r in scope.runs(warmup) if (r.filesystem, r.repetition) != key]
+        scope.runs(warmup)[:] = kept
         if profile.name in self.unavailable:
-            self._record_all(
+            scope.record_all(
                 label,
                 repetition,
                 f"filesystem unavailable: {self.unavailable[profile.name]}",
@@ -334,18 +296,18 @@ class Runner:
             return
         age_profile = self.plan.age
         if aged and age_profile and profile.guest and (why := guest_unsupported(age_profile)):
-            self._record_all(label, repetition, why, "skipped")
+            scope.record_all(label, repetition, why, "skipped")
             return
-        snapshot = snapshot_path(self, profile) if aged else None
+        snapshot = snapshot_path(scope, profile) if aged else None
         restore = snapshot if snapshot and self.executor.exists(snapshot) else None
-        target = make_target(self.plan, profile, repetition, self._guest_source, restore, label)
-        mountpoint = self._workdir("mnt", label)
+        target = make_target(self.plan, profile, repetition, source.guest_disk, restore, label)
+        mountpoint = scope.workdir("mnt", label)
         with ExitStack() as stack:
-            stack.callback(self.undo, "release the target", lambda: target.teardown(self.executor))
+            stack.callback(scope.undo, "release the target", lambda: target.teardown(self.executor))
             try:
                 device = target.setup(self.executor)
             except FsarenaError as exc:
-                self._record_all(label, repetition, f"target setup failed: {exc}", "failed")
+                scope.record_all(label, repetition, f"target setup failed: {exc}", "failed")
                 return
             # A guest driver's sequence runs inside the guest, through its executor.
             executor = sequence_executor(target, self.executor)
@@ -353,48 +315,27 @@ class Runner:
                 profile=profile,
                 device=device,
                 mountpoint=mountpoint,
-                scratch=self._workdir("scratch"),
-                datasets=datasets,
+                scratch=scope.workdir("scratch"),
+                datasets=source.datasets,
                 executor=executor,
                 artifacts_dir=str(self.session_path.with_suffix("")) + "-files",
-                aging=aging_plan(self, profile),
+                aging=aging_plan(scope, profile),
                 hash_content=repetition == 1,  # copies hashed once per filesystem (issue 14)
             )
             executor.make_dir(ctx.scratch)
             # The image aging snapshots: a loop image, or a guest's disk (unmounted in the guest).
             image = target.image if isinstance(target, LoopTarget | GuestTarget) else ""
             sequence = FsSequence(
-                self, ctx, repetition, warmup=warmup, label=label, aged=aged, image=image
+                scope, ctx, repetition, warmup=warmup, label=label, aged=aged, image=image
             )
             self.executor.track("mount", mountpoint, device)  # the proof it is ours
-            stack.callback(self.undo, f"unmount {mountpoint}", sequence.unmount)
+            stack.callback(scope.undo, f"unmount {mountpoint}", sequence.unmount)
             if restore is not None:
                 sequence.state = FsState.UNMOUNTED  # the aged filesystem, as snapshotted
-            elif snapshot is not None and not age(self, sequence, label, snapshot):
-                return
+            elif snapshot is not None:
+                try:
+                    age(scope, sequence, label, snapshot)
+                except (FsarenaError, OSError) as exc:
+                    scope.record_all(label, repetition, f"aging failed: {exc}", "failed")
+                    return
             sequence.run_all()
-
-    def _record_all(self, label: str, repetition: int, why: str, status: RunStatus) -> None:
-        """A sequence that could not start: its first task carries the reason, the rest follow."""
-        code, reason = explain(why)
-        # The reason once, on the first task; the others point at it, as the runs
-        # after a failed task do ("not run: mkfs failed earlier").
-        pointer = f"not run: {why.split(':')[0]} (see {self.plan.tasks[0]})"
-        for i, name in enumerate(self.plan.tasks):
-            error = reason if i == 0 else pointer
-            self.record(
-                Run(
-                    filesystem=label,
-                    task=name,
-                    repetition=repetition,
-                    started_at=now(),
-                    status=status if i == 0 else "skipped",
-                    error=error,
-                    fault=code,
-                )
-            )
-
-    def record(self, run: Run, warmup: bool = False) -> None:
-        self._runs(warmup).append(run)
-        self._save()
-        self.on_event(Event("run", f"{run.filesystem} {run.task}: {run.status}", run))

@@ -5,63 +5,34 @@ prepare, cold caches (cold.py; not before an untimed probe), the timed
 commands (+ syncfs if it writes), verify, record. A failed task ends its
 sequence (the rest are recorded as skipped, with the reason); a task the
 filesystem cannot run is skipped and the sequence goes on. The runner
-(runner.py) makes the target and the context and hands them to a sequence.
+(runner.py) makes the target and the context and hands them, with the run's
+scope (scope.py), to a sequence.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol
+from typing import Any
 
 from fsarena.aging.phase import age_mounted
 from fsarena.aging.snapshot import snapshot
 from fsarena.analysis.method import BUFFERED_LOOP
 from fsarena.errors import FsarenaError
-from fsarena.measure.core import Measurement
-from fsarena.measure.executor import Executor
+from fsarena.measure.collect import Measurement
 from fsarena.measure.metrics import CEILING_TOLERANCE, metric_value
-from fsarena.plan.core import Plan
 from fsarena.run.cold import make_cold, per_filesystem
 from fsarena.run.faults import explain
-from fsarena.run.sessions import Event, now
-from fsarena.session.store import CheckRecord, Run, RunStatus, Session
-from fsarena.targets import GuestSourceDisk
+from fsarena.run.scope import RunScope
+from fsarena.run.sessions import now
+from fsarena.session.file import CheckRecord, Run, RunStatus
 from fsarena.tasks import FsState, Task, TaskContext
 from fsarena.tasks.base import HostFault, Unsupported
 from fsarena.tasks.lifecycle import Mkfs, Mount, Umount
 
 # How long teardown waits for a busy mount to be released by processes it killed.
 UMOUNT_PATIENCE_S = 10.0
-
-
-class SequenceRunner(Protocol):
-    """What a sequence needs of the run it belongs to (the Runner)."""
-
-    plan: Plan
-    executor: Executor
-    session: Session
-    source_kind: str
-
-    def record(self, run: Run, warmup: bool = False) -> None: ...
-
-
-class RunnerSteps(SequenceRunner, Protocol):
-    """What the run's set-up steps (source.py, aged.py) use of the Runner."""
-
-    @property
-    def on_event(self) -> Callable[[Event], None]: ...
-
-    _guest_source: GuestSourceDisk | None
-
-    def undo(self, what: str, action: Callable[[], None]) -> None: ...
-
-    def _workdir(self, *parts: str) -> str: ...
-
-    def _save(self) -> None: ...
-
-    def _record_all(self, label: str, repetition: int, why: str, status: RunStatus) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -96,7 +67,7 @@ class Outcome:
 class FsSequence:
     """One repetition of the task list on one fresh filesystem."""
 
-    runner: SequenceRunner
+    scope: RunScope
     ctx: TaskContext
     repetition: int
     state: FsState = FsState.BLANK
@@ -111,13 +82,13 @@ class FsSequence:
 
     def cold(self) -> None:
         """Empty the caches a timed execution could hit: its filesystem's, or the machine's."""
-        per_fs = per_filesystem(self.ctx, self.runner.source_kind)
-        make_cold(self.runner.executor, self.ctx, self.state is FsState.MOUNTED, per_fs)
+        per_fs = per_filesystem(self.ctx, self.scope.source_kind)
+        make_cold(self.scope.executor, self.ctx, self.state is FsState.MOUNTED, per_fs)
 
     def run_all(self) -> None:
         stopped_by = ""
-        for name in self.runner.plan.tasks:
-            task = self.runner.plan.task_class(name)()
+        for name in self.scope.plan.tasks:
+            task = self.scope.plan.task_class(name)()
             if self.aged and task.formats:
                 why = "not applicable: an aged filesystem is restored from its snapshot, never made"
                 self._record(task, "skipped", Outcome(skipped=why), now())
@@ -138,7 +109,7 @@ class FsSequence:
             code = "unsupported"  # not a failure: this filesystem cannot run the task
         if outcome.host_fault:
             code = outcome.host_code  # the host's fault: the session is partial
-        self.runner.record(
+        self.scope.record(
             Run(
                 filesystem=self.label or self.ctx.profile.name,
                 task=task.name,
@@ -191,11 +162,11 @@ class FsSequence:
         extra = outcome.measurement.extra if outcome.measurement else {}
         if extra.get("fits_page_cache") != 1.0:
             return
-        self.runner.session.warn(
+        self.scope.session.warn(
             "fits_page_cache",
             f"{task.name}: its working set ({extra['working_set_bytes'] / 1e6:,.0f} MB) fits in "
             f"the {extra['page_cache_limit_bytes'] / 1e6:,.0f} MB of page cache it may use at "
-            f"scale {self.runner.plan.scale:g}, so it measures memory more than the "
+            f"scale {self.scope.plan.scale:g}, so it measures memory more than the "
             "filesystem: use a larger --scale for a disk-bound figure",
         )
 
@@ -207,7 +178,7 @@ class FsSequence:
             # Time to durable: the filesystem's sync and one flush of the device
             # (TaskContext.durable), inside the timed region.
             commands.extend(self.ctx.durable())
-        timeout = self.runner.plan.task_timeout_s
+        timeout = self.scope.plan.task_timeout_s
         repeats: list[Measurement] = []
         while True:
             timed = self.ctx.executor.measure(commands, self.ctx.device, timeout)
@@ -227,7 +198,7 @@ class FsSequence:
             repeats.append(m)
             task.between_samples(self.ctx)
         if m.loop_direct_io == 0:  # read before the run: the kernel refused direct I/O
-            self.runner.session.warn("buffered_loop", BUFFERED_LOOP)
+            self.scope.session.warn("buffered_loop", BUFFERED_LOOP)
         if task.payload is not None:
             m = replace(m, extra={**m.extra, "payload_bytes": task.payload_bytes(self.ctx)})
         # The warm-up is never a sample: its copies go unverified (every real round's are).
@@ -248,7 +219,7 @@ class FsSequence:
         """Why the task's throughput cannot be real, or "" when it can."""
         if not self.ctx.profile.on_device:
             return ""  # tmpfs: memory, not the device, sets its pace
-        ceiling = self.runner.session.ceiling(task.payload) if task.payload else None
+        ceiling = self.scope.session.ceiling(task.payload) if task.payload else None
         rate = metric_value(m, "throughput_bytes_per_s")
         if task.payload == "write" and _transforms_data(self.ctx.profile.mount_options):
             # A compressing filesystem writes fewer bytes than it was given: it is judged on
@@ -294,14 +265,14 @@ class FsSequence:
         self._reach(frozenset({FsState.UNMOUNTED}))
         if not self.image:  # --device: no image to copy; every aged repetition ages again
             return {**record, "snapshot_method": "none (--device: aged every repetition)"}
-        return {**record, **snapshot(self.runner.executor, self.image, snapshot_path)}
+        return {**record, **snapshot(self.scope.executor, self.image, snapshot_path)}
 
     def unmount(self) -> None:
         """Teardown: unmount whatever this sequence left mounted."""
         if self.state is FsState.MOUNTED or self.ctx.executor.is_mounted(self.ctx.mountpoint):
             self._umount_once_released()
             self.state = FsState.UNMOUNTED
-        self.runner.executor.untrack("mount", self.ctx.mountpoint)
+        self.scope.executor.untrack("mount", self.ctx.mountpoint)
 
     def _umount_once_released(self) -> None:
         """umount, waiting a moment while the mount is busy.

@@ -12,11 +12,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from fsarena import __version__
-from fsarena.datasets.core import DatasetSpec
+from fsarena.datasets.spec import DatasetSpec
 from fsarena.errors import FsarenaError
-from fsarena.plan.core import Plan
+from fsarena.plan.model import Plan
+from fsarena.session.file import Run, Session
 from fsarena.session.records import DatasetRecord
-from fsarena.session.store import Run, Session
 
 
 @dataclass(frozen=True)

@@ -7,15 +7,15 @@ resumed session checks that every dataset is still the one it measured.
 from __future__ import annotations
 
 from contextlib import ExitStack
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
-from fsarena.datasets.core import DatasetSpec
 from fsarena.datasets.gitrepo import GitRepoSpec, make_repo
 from fsarena.datasets.linux_source import TarballSpec
 from fsarena.datasets.manifest import Manifest
 from fsarena.datasets.realistic import histogram
-from fsarena.run.sequence import RunnerSteps
+from fsarena.datasets.spec import DatasetSpec
+from fsarena.run.scope import RunScope
 from fsarena.run.sessions import Event, check_same_dataset, source_bytes
 from fsarena.session.records import DatasetRecord, DatasetSpecRecord, SourceRecord
 from fsarena.targets import GuestSourceDisk, Source
@@ -25,13 +25,19 @@ from fsarena.tasks import SourceDataset
 _OF_A_TREE = (TarballSpec, GitRepoSpec)  # datasets made from a tree dataset, after it
 
 
-def resolved_specs(runner: RunnerSteps) -> tuple[dict[str, DatasetSpec], dict[str, str]]:
+@dataclass(frozen=True)
+class PreparedSource:
+    """What preparing the source made: the datasets on it, and the guests' disk of them."""
+
+    datasets: dict[str, SourceDataset]
+    guest_disk: GuestSourceDisk | None  # None when no filesystem of the plan runs in a guest
+
+
+def resolved_specs(scope: RunScope) -> tuple[dict[str, DatasetSpec], dict[str, str]]:
     """The plan's datasets as they will be made (e.g. the real kernel tree), and origins."""
     specs, origins = {}, {}
-    for name, planned in runner.plan.dataset_specs().items():
-        specs[name], origins[name] = runner.executor.resolve_dataset(
-            planned, runner._workdir("cache")
-        )
+    for name, planned in scope.plan.dataset_specs().items():
+        specs[name], origins[name] = scope.executor.resolve_dataset(planned, scope.workdir("cache"))
     for name, spec in specs.items():  # a tarball is as big as the tree it archives
         if isinstance(spec, TarballSpec | GitRepoSpec):
             specs[name] = replace(spec, source_bytes=specs[spec.of].total_bytes)
@@ -40,32 +46,27 @@ def resolved_specs(runner: RunnerSteps) -> tuple[dict[str, DatasetSpec], dict[st
     return specs, origins
 
 
-def prepare_source(runner: RunnerSteps, stack: ExitStack) -> dict[str, SourceDataset]:
-    specs, origins = resolved_specs(runner)
+def prepare_source(scope: RunScope, stack: ExitStack) -> PreparedSource:
+    """Mount the source and make every dataset on it (their teardown goes on the stack)."""
+    specs, origins = resolved_specs(scope)
     data_bytes = source_bytes(specs)
     files = sum(len(s.plan().files) for s in specs.values() if s.on_source)
     size = source_size_bytes(data_bytes, files)
-    source = Source(
-        runner.source_kind, runner._workdir("source"), size, runner._workdir("source.img")
-    )
-    stack.callback(
-        runner.undo, "remove the dataset source", lambda: source.teardown(runner.executor)
-    )
-    runner.on_event(Event("setup", f"source: {source.kind}, {data_bytes / 1e6:.0f} MB of datasets"))
-    source.setup(runner.executor)
-    runner.session.source = SourceRecord.model_validate(source.describe())
-    runner._guest_source = prepare_guest_source(runner, stack, source)
+    source = Source(scope.source_kind, scope.workdir("source"), size, scope.workdir("source.img"))
+    stack.callback(scope.undo, "remove the dataset source", lambda: source.teardown(scope.executor))
+    scope.say(Event("setup", f"source: {source.kind}, {data_bytes / 1e6:.0f} MB of datasets"))
+    source.setup(scope.executor)
+    scope.session.source = SourceRecord.model_validate(source.describe())
+    guest_disk = prepare_guest_source(scope, stack, source)
     found: dict[str, SourceDataset] = {}
     # Trees first: tarballs archive them, git repositories commit them.
     for name, spec in sorted(specs.items(), key=lambda kv: isinstance(kv[1], _OF_A_TREE)):
         origin = origins[name]
-        runner.on_event(
-            Event("setup", f"dataset {name}: {origin} ({spec.total_bytes / 1e6:.0f} MB)")
-        )
-        manifest = _materialize(runner, spec, source.mountpoint, found)
+        scope.say(Event("setup", f"dataset {name}: {origin} ({spec.total_bytes / 1e6:.0f} MB)"))
+        manifest = _materialize(scope, spec, source.mountpoint, found)
         found[name] = SourceDataset(f"{source.mountpoint}/{spec.name}", manifest, spec)
-        check_same_dataset(runner.session.datasets.get(name), name, manifest.digest())
-        runner.session.datasets[name] = DatasetRecord(
+        check_same_dataset(scope.session.datasets.get(name), name, manifest.digest())
+        scope.session.datasets[name] = DatasetRecord(
             spec=DatasetSpecRecord.model_validate(spec.to_dict()),
             spec_hash=spec.spec_hash(),
             manifest_digest=manifest.digest(),
@@ -75,39 +76,35 @@ def prepare_source(runner: RunnerSteps, stack: ExitStack) -> dict[str, SourceDat
             origin=origin,
             size_histogram=histogram([f.size_bytes for f in manifest.files]),
         )
-    runner._save()
-    if runner._guest_source is not None:
-        runner.on_event(Event("setup", "datasets disk for guests"))
-        runner._guest_source.setup(runner.executor)
-    return found
+    scope.save()
+    if guest_disk is not None:
+        scope.say(Event("setup", "datasets disk for guests"))
+        guest_disk.setup(scope.executor)
+    return PreparedSource(found, guest_disk)
 
 
 def _materialize(
-    runner: RunnerSteps, spec: DatasetSpec, dest: str, found: dict[str, SourceDataset]
+    scope: RunScope, spec: DatasetSpec, dest: str, found: dict[str, SourceDataset]
 ) -> Manifest:
     """Write the dataset on the source, or only compute what a task will make itself."""
     if isinstance(spec, TarballSpec):
         tree = found[spec.of]
-        return runner.executor.make_tarball(
-            spec, dest, tree.manifest, dest, runner._workdir("cache")
-        )
+        return scope.executor.make_tarball(spec, dest, tree.manifest, dest, scope.workdir("cache"))
     if isinstance(spec, GitRepoSpec):
         tree = found[spec.of]
-        cache = Path(runner._workdir("cache"))
+        cache = Path(scope.workdir("cache"))
         return make_repo(spec, Path(tree.root), tree.manifest, Path(dest), cache)
     if not spec.on_source:
         return spec.expected_manifest()
-    return runner.executor.generate_dataset(spec, dest, runner._workdir("cache"))
+    return scope.executor.generate_dataset(spec, dest, scope.workdir("cache"))
 
 
 def prepare_guest_source(
-    runner: RunnerSteps, stack: ExitStack, source: Source
+    scope: RunScope, stack: ExitStack, source: Source
 ) -> GuestSourceDisk | None:
     """Guests read the datasets from a disk image of their own; none if no guest runs."""
-    if not any(p.guest for p in runner.plan.profiles()):
+    if not any(p.guest for p in scope.plan.profiles()):
         return None
-    disk = GuestSourceDisk(
-        runner._workdir("guest-source.img"), source.mountpoint, source.size_bytes
-    )
-    stack.callback(disk.teardown, runner.executor)
+    disk = GuestSourceDisk(scope.workdir("guest-source.img"), source.mountpoint, source.size_bytes)
+    stack.callback(disk.teardown, scope.executor)
     return disk

@@ -182,7 +182,7 @@ class ProfileRecord(Record):
 
 
 class DatasetSpecRecord(Record):
-    """DatasetRecord.spec: the dataset's specification (datasets.core.DatasetSpec)."""
+    """DatasetRecord.spec: the dataset's specification (datasets.spec.DatasetSpec)."""
 
     name: str = ""
     kind: str = ""

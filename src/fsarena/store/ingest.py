@@ -19,9 +19,9 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from fsarena.measure.core import Measurement
+from fsarena.measure.collect import Measurement
+from fsarena.session.file import Run, Session, load
 from fsarena.session.records import HostFacts
-from fsarena.session.store import Run, Session, load
 from fsarena.store.db import Store
 
 DIGEST_CHARS = 16  # 64 bits of sha256: a short key people can type, collisions negligible

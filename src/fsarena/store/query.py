@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from fsarena.analysis.stats import Summary, summarize
 from fsarena.errors import FsarenaError
 from fsarena.measure.metrics import METRICS, Metric
-from fsarena.session.store import Session
+from fsarena.session.file import Session
 from fsarena.store.db import Store
 
 _LIST = """

@@ -11,7 +11,7 @@ from typing import Protocol
 
 from fsarena.filesystems.profiles import FilesystemProfile
 from fsarena.measure.executor import Executor, TaskExecutor
-from fsarena.plan.core import Plan
+from fsarena.plan.model import Plan
 from fsarena.targets.device import DeviceTarget
 from fsarena.targets.guest import GuestSourceDisk, GuestTarget
 from fsarena.targets.loop import LoopTarget

@@ -34,9 +34,9 @@ from contextlib import ExitStack
 from typing import Literal
 
 from fsarena.errors import FsarenaError
-from fsarena.measure.core import Command
+from fsarena.measure.collect import Command
 from fsarena.measure.executor import Executor
-from fsarena.session.store import CeilingSample
+from fsarena.session.file import CeilingSample
 from fsarena.targets import Target
 
 Direction = Literal["write", "read"]

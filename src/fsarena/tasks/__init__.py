@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from fsarena.errors import FsarenaError
-from fsarena.tasks.aged import AgedCat, AgedGrep, AgedLayout, AgedTar
+from fsarena.tasks.aged_tree import AgedCat, AgedGrep, AgedLayout, AgedTar
 from fsarena.tasks.backup import RsyncDelete, RsyncFull, RsyncIncremental
 from fsarena.tasks.base import Check, FsState, SourceDataset, Task, TaskContext
 from fsarena.tasks.bigiso import BigisoCopyBack, BigisoCopyThere

@@ -18,8 +18,16 @@ import random
 from dataclasses import replace
 
 from fsarena.datasets.manifest import FileEntry, Manifest, bytes_digest
-from fsarena.measure.core import Command
-from fsarena.tasks.base import REAL_USER_SYS, Check, Task, TaskContext, verify_absent, verify_copy
+from fsarena.measure.collect import Command
+from fsarena.tasks.base import (
+    REAL_USER_SYS,
+    Check,
+    Task,
+    TaskContext,
+    Tool,
+    verify_absent,
+    verify_copy,
+)
 
 DATASET = "portage"
 BACKUP = "backup"
@@ -38,6 +46,8 @@ class RsyncFull(Task):
 
     Verified file by file against the tree's manifest.
     """
+
+    tools = (Tool("rsync", "rsync"),)
 
     name = "rsync_full"
     kind = "backups"
@@ -65,6 +75,8 @@ class RsyncIncremental(Task):
     fixed seed. Timed: `rsync -a --delete MUTATED/ BACKUP/`, syncfs included.
     Verified against the mutated tree's manifest.
     """
+
+    tools = (Tool("rsync", "rsync"),)
 
     name = "rsync_incremental"
     kind = "backups"

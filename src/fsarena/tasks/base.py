@@ -9,16 +9,16 @@ never times or measures anything itself.
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
 from fsarena.aging.workload import AgingPlan
-from fsarena.datasets.core import DatasetSpec
 from fsarena.datasets.manifest import DIGEST_ALGORITHM, Manifest
+from fsarena.datasets.spec import DatasetSpec
 from fsarena.errors import FIX_MARK
 from fsarena.filesystems.profiles import FilesystemProfile
-from fsarena.measure.core import Command, Measurement
+from fsarena.measure.collect import Command, Measurement
 from fsarena.measure.executor import TaskExecutor
 
 # The articles' copies wrote every byte again. Since coreutils 9.0, cp clones
@@ -129,16 +129,34 @@ class HostFault(Exception):
         self.code = code
 
 
-def require_tools(ctx: TaskContext, *tools: str) -> None:
+@dataclass(frozen=True)
+class Tool:
+    """A program a task runs: the Debian package that brings it, and how it tells its version.
+
+    Declared once, on the task (Task.tools): the task checks for it (require_tools),
+    the session records its version (run/preflight.py), and a test checks that
+    scripts/apt-packages.txt installs its package.
+    """
+
+    name: str
+    package: str  # the Debian package that provides it
+    # What to run after the name to learn its version; None: it prints none (fs_mark).
+    version_argv: tuple[str, ...] | None = ("--version",)
+    version_marker: str = ""  # "": the first line printed; else the first line containing this
+
+
+def require_tools(ctx: TaskContext, tools: Iterable[Tool]) -> None:
     """A host fault unless every tool is on PATH where the task runs (the host or a guest)."""
-    script = " ; ".join(f"command -v {t} >/dev/null || echo {t}" for t in tools)
+    listed = list(tools)
+    script = " ; ".join(f"command -v {t.name} >/dev/null || echo {t.name}" for t in listed)
     missing = ctx.executor.output(("sh", "-c", script)).split()
     if missing:
         where = "in the guest" if ctx.profile.driver == "guest" else "on this machine"
+        packages = sorted({t.package for t in listed if t.name in missing})
         raise HostFault(
             "missing-tool",
             f"{', '.join(missing)} not found on PATH {where}",
-            f"install {', '.join(missing)} (./scripts/setup.sh installs every tool; "
+            f"install {', '.join(packages)} (./scripts/setup.sh installs every tool; "
             "`fsarena check` names the package)",
         )
 
@@ -169,6 +187,9 @@ class Task:
     # snapshot; aged sequences record it as skipped (see fsarena.aging).
     formats: ClassVar[bool] = False
     datasets: ClassVar[tuple[str, ...]] = ()  # names of the datasets it needs on the source
+    # The programs it runs beyond the base tools every sequence uses (cp, rm, ls, find,
+    # sync, mount: run/preflight.py BASE_TOOLS); their versions go into the session.
+    tools: ClassVar[tuple[Tool, ...]] = ()
     # The direction of the logical bytes the task moves (payload_bytes), compared with the
     # device's raw ceiling of that direction; None: the task's figure is not a throughput.
     payload: ClassVar[Literal["write", "read"] | None] = None
@@ -252,13 +273,6 @@ def verify_tree(ctx: TaskContext, dataset: str, root: str, what: str) -> Check:
     return Check(f"{what} of {dataset} intact", check.ok, check.detail)
 
 
-def ensure_copy(ctx: TaskContext, dataset: str, dest: str) -> None:
-    """Untimed: put the dataset at dest if an earlier task has not (for suites that skip it)."""
-    if not ctx.executor.exists(dest):
-        ctx.executor.call((*CP, "-r", ctx.dataset(dataset).root, dest))
-        ctx.sync()
-
-
 def cpu_per_unit(measurement: Measurement, units: float, scale: float) -> float | None:
     """CPU time (user + sys of the task's processes) per unit of work, times scale.
 
@@ -282,26 +296,3 @@ RATE_FIRST = (
     "cpu_pct",
     "device_write_bytes",
 )
-
-TASK_KINDS: Mapping[str, str] = {
-    "lifecycle": "filesystem lifecycle (mkfs, mount, umount)",
-    "large_files": "large files",
-    "file_trees": "file trees",
-    "listing_search": "listing and search",
-    "small_files": "many small files",
-    "archives": "archives (tar, gzip, bzip2: CPU-bound)",
-    "space": "space efficiency",
-    "synthetic": "synthetic benchmarks (bonnie++)",
-    "safety": "power-loss safety",
-    "databases": "databases (SQLite commits, PostgreSQL OLTP)",
-    "small_synced_files": "small synced files (mail spools, queues)",
-    "file_serving": "file serving (Samba-style, dbench)",
-    "random_io": "random I/O (VM and database images, fio)",
-    "aged_reads": "reads of a whole aged tree (layout-sensitive: Conway et al., FAST '17)",
-    "layout": "on-disk layout (extents, layout score, free space)",
-    "development": "development (git)",
-    "packages_containers": "packages and containers",
-    "backups": "backups (rsync)",
-    "your_workload": "your workload",
-    "demonstration": "page-cache demonstrations (shown, never a vote)",
-}

@@ -11,7 +11,7 @@ The report compares it with bonnie++'s block-write rate: the article's
 
 from __future__ import annotations
 
-from fsarena.measure.core import Command
+from fsarena.measure.collect import Command
 from fsarena.tasks.base import (
     CP,
     RATE_FIRST,

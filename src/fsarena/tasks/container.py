@@ -24,9 +24,9 @@ import json
 import random
 
 from fsarena.errors import FsarenaError
-from fsarena.measure.core import Command
+from fsarena.measure.collect import Command
 from fsarena.tasks import images
-from fsarena.tasks.base import REAL_USER_SYS, Check, Task, TaskContext
+from fsarena.tasks.base import REAL_USER_SYS, Check, Task, TaskContext, Tool
 
 DATASET = "debs"
 STORE = "containers"
@@ -84,6 +84,11 @@ def _archive(ctx: TaskContext) -> str:
 
 
 class _Container(Task):
+    tools = (
+        Tool("podman", "podman"),
+        Tool("umoci", "umoci"),
+        Tool("tar", "tar"),
+    )
     _engine: images.Engine
     _archive: str
     _chosen: list[str]

@@ -16,8 +16,8 @@ from typing import ClassVar
 
 from fsarena.datasets.workloads import DbenchSpec
 from fsarena.errors import FsarenaError
-from fsarena.measure.core import Command, Measurement
-from fsarena.tasks.base import Check, Task, TaskContext, cpu_per_unit, require_tools
+from fsarena.measure.collect import Command, Measurement
+from fsarena.tasks.base import Check, Task, TaskContext, Tool, cpu_per_unit, require_tools
 from fsarena.tasks.toolparse import parse_dbench
 
 DIR = "dbench"
@@ -32,6 +32,7 @@ def _spec(ctx: TaskContext) -> DbenchSpec:
 
 
 class _Dbench(Task):
+    tools = (Tool("dbench", "dbench", ("--help",)),)
     kind = "file_serving"
     writes = True
     datasets = ("dbench",)
@@ -53,7 +54,7 @@ class _Dbench(Task):
         return f"{ctx.scratch}/{self.name}.txt"
 
     def prepare(self, ctx: TaskContext) -> None:
-        require_tools(ctx, "dbench")
+        require_tools(ctx, self.tools)
         if not ctx.executor.exists(LOADFILE):
             raise FsarenaError(f"{LOADFILE} missing: apt-get install dbench")
         ctx.executor.remove_path(ctx.path(DIR))

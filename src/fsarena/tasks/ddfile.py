@@ -15,8 +15,8 @@ from typing import ClassVar
 
 from fsarena.datasets.realistic import SizeSpec
 from fsarena.errors import FsarenaError
-from fsarena.measure.core import Command, Measurement
-from fsarena.tasks.base import REAL_USER_SYS, Check, Task, TaskContext, verify_absent
+from fsarena.measure.collect import Command, Measurement
+from fsarena.tasks.base import REAL_USER_SYS, Check, Task, TaskContext, Tool, verify_absent
 
 SYNCED = "prova"
 UNSYNCED = "prova-unsynced"
@@ -49,6 +49,7 @@ def check_written(ctx: TaskContext, name: str) -> Check:
 
 
 class _DdWrite(Task):
+    tools = (Tool("dd", "coreutils"),)
     kind = "large_files"
     datasets = ("dd",)
     columns: ClassVar[tuple[str, ...] | None] = REAL_USER_SYS
@@ -105,6 +106,8 @@ class DdRead(Task):
 
     If no earlier task wrote it, it is written (untimed) in preparation.
     """
+
+    tools = (Tool("dd", "coreutils"),)
 
     name = "dd_read"
     kind = "large_files"

@@ -16,8 +16,8 @@ FILE.dpkg-new until configuration (each is checked to exist).
 
 from __future__ import annotations
 
-from fsarena.measure.core import Command
-from fsarena.tasks.base import REAL_USER_SYS, Check, Task, TaskContext
+from fsarena.measure.collect import Command
+from fsarena.tasks.base import REAL_USER_SYS, Check, Task, TaskContext, Tool
 
 DATASET = "debs"
 
@@ -27,6 +27,8 @@ class DpkgUnpack(Task):
 
     dpkg fsyncs each file before its rename; syncfs ends the timed region.
     """
+
+    tools = (Tool("dpkg", "dpkg"),)
 
     name = "dpkg_unpack"
     kind = "packages_containers"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from fsarena.measure.core import Command
+from fsarena.measure.collect import Command
 from fsarena.tasks.base import (
     CP,
     REAL_USER_SYS,

@@ -23,11 +23,12 @@ from typing import ClassVar
 from fsarena.datasets.workloads import FioSpec
 from fsarena.errors import FsarenaError
 from fsarena.measure import cgroups
-from fsarena.measure.core import Command, Measurement
+from fsarena.measure.collect import Command, Measurement
 from fsarena.tasks.base import (
     Check,
     Task,
     TaskContext,
+    Tool,
     cache_values,
     cpu_per_unit,
     require_tools,
@@ -73,6 +74,7 @@ def direct_io_works(ctx: TaskContext) -> bool:
 
 
 class _Fio(Task):
+    tools = (Tool("fio", "fio"),)
     kind = "random_io"
     datasets = ("fio",)
     columns: ClassVar[tuple[str, ...] | None] = (
@@ -97,7 +99,7 @@ class _Fio(Task):
         return f"{ctx.scratch}/{self.name}.json"
 
     def prepare(self, ctx: TaskContext) -> None:
-        require_tools(ctx, "fio")
+        require_tools(ctx, self.tools)
         s = _spec(ctx)
         self.direct = direct_io_works(ctx)
         image = ctx.path(IMAGE)

@@ -13,8 +13,8 @@ from typing import ClassVar
 
 from fsarena.datasets.workloads import FsmarkSpec
 from fsarena.errors import FsarenaError
-from fsarena.measure.core import Command, Measurement
-from fsarena.tasks.base import Check, Task, TaskContext, require_tools
+from fsarena.measure.collect import Command, Measurement
+from fsarena.tasks.base import Check, Task, TaskContext, Tool, require_tools
 from fsarena.tasks.toolparse import parse_fsmark
 
 DIR = "spool"
@@ -35,6 +35,8 @@ class FsmarkSynced(Task):
     and device bytes are fsarena's (syncfs included).
     """
 
+    tools = (Tool("fs_mark", "fsmark", None),)
+
     name = "fsmark_synced"
     kind = "small_synced_files"
     writes = True
@@ -50,7 +52,7 @@ class FsmarkSynced(Task):
         return f"{ctx.scratch}/fs_mark.txt"
 
     def prepare(self, ctx: TaskContext) -> None:
-        require_tools(ctx, "fs_mark")
+        require_tools(ctx, self.tools)
         ctx.executor.remove_path(ctx.path(DIR))  # fs_mark makes the directory itself
 
     def commands(self, ctx: TaskContext) -> list[Command]:

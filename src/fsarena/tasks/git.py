@@ -15,8 +15,8 @@ after the clone and the repack.
 from __future__ import annotations
 
 from fsarena.datasets.gitrepo import GIT_ENV, REPO_DIR
-from fsarena.measure.core import Command
-from fsarena.tasks.base import REAL_USER_SYS, Check, Task, TaskContext, verify_absent
+from fsarena.measure.collect import Command
+from fsarena.tasks.base import REAL_USER_SYS, Check, Task, TaskContext, Tool, verify_absent
 
 DATASETS = ("kernel", "gitrepo")
 WORK = "git-work"
@@ -60,6 +60,8 @@ def _clone_argv(ctx: TaskContext) -> tuple[str, ...]:
 
 class _Git(Task):
     """What every git task shares: the kind, the datasets, the columns; a clone to work in."""
+
+    tools = (Tool("git", "git"),)
 
     kind = "development"
     writes = True

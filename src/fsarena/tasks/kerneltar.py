@@ -12,7 +12,7 @@ file against the tree's manifest.
 
 from __future__ import annotations
 
-from fsarena.measure.core import Command
+from fsarena.measure.collect import Command
 from fsarena.tasks.base import (
     CP,
     RATE_FIRST,
@@ -20,6 +20,7 @@ from fsarena.tasks.base import (
     Check,
     Task,
     TaskContext,
+    Tool,
     verify_absent,
     verify_copy,
     verify_tree,
@@ -72,6 +73,11 @@ class _Extract(Task):
     The tarball is put there untimed if no copy task ran. Subclasses name the
     archive's dataset, its directory, the tree's directory and tar's mode.
     """
+
+    tools = (
+        Tool("tar", "tar"),
+        Tool("bzip2", "bzip2"),
+    )
 
     writes = True
     payload = "write"

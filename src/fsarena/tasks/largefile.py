@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fsarena.measure.core import Command
+from fsarena.measure.collect import Command
 from fsarena.tasks.base import CP, Check, Task, TaskContext, verify_absent, verify_copy
 
 ISO_DIRS = ("iso1", "iso2")

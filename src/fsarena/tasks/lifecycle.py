@@ -12,7 +12,7 @@ cost more than the samples themselves.
 
 from __future__ import annotations
 
-from fsarena.measure.core import Command
+from fsarena.measure.collect import Command
 from fsarena.tasks.base import Check, FsState, Task, TaskContext
 
 SHORT_SAMPLES = 5  # timed executions per repetition of a sub-second lifecycle task

@@ -28,12 +28,13 @@ from typing import ClassVar
 from fsarena.datasets.workloads import PgbenchSpec
 from fsarena.errors import FsarenaError
 from fsarena.measure import cgroups
-from fsarena.measure.core import Command, Measurement
+from fsarena.measure.collect import Command, Measurement
 from fsarena.tasks.base import (
     Check,
     HostFault,
     Task,
     TaskContext,
+    Tool,
     Unsupported,
     cache_values,
     cpu_per_unit,
@@ -60,6 +61,11 @@ def as_postgres(*argv: str) -> tuple[str, ...]:
 
 
 class _Pgbench(Task):
+    tools = (
+        Tool("runuser", "util-linux"),
+        Tool("psql", "postgresql"),
+        Tool("pgbench", "postgresql"),
+    )
     kind = "databases"
     datasets = ("pgbench",)
     writes = True
@@ -88,7 +94,7 @@ class _Pgbench(Task):
                 "PostgreSQL needs a data directory owned by user postgres with mode 0700, "
                 "and this filesystem has no Unix owners or permissions"
             )
-        require_tools(ctx, "runuser", "psql")
+        require_tools(ctx, self.tools)
         found = ctx.executor.output(("sh", "-c", "ls -d /usr/lib/postgresql/*/bin || true"))
         if not found.split():
             raise HostFault(

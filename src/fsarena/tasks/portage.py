@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import ClassVar
 
 from fsarena.errors import FsarenaError
-from fsarena.measure.core import Command
-from fsarena.tasks.base import CP, REAL_USER_SYS, Check, Task, TaskContext, verify_copy
+from fsarena.measure.collect import Command
+from fsarena.tasks.base import CP, REAL_USER_SYS, Check, Task, TaskContext, Tool, verify_copy
 from fsarena.tasks.toolparse import parse_du_total
 from fsarena.tasks.treeblock import Block, BlockCompress, BlockDecompress, BlockDelete, BlockMove
 
@@ -83,6 +83,8 @@ class PortageSpace(Task):
     `du -s -B1 --apparent-size` their bytes; overhead = difference −
     apparent size. The copy is then removed.
     """
+
+    tools = (Tool("du", "coreutils"),)
 
     name = "portage_space"
     kind = "space"

@@ -14,7 +14,7 @@ from typing import ClassVar
 
 from fsarena.datasets.realistic import SmallFilesSpec
 from fsarena.errors import FsarenaError
-from fsarena.measure.core import Command, Measurement
+from fsarena.measure.collect import Command, Measurement
 from fsarena.measure.native import native_tool
 from fsarena.tasks.base import REAL_USER_SYS, Check, Task, TaskContext, verify_tree
 from fsarena.tasks.treeblock import Block, BlockCompress, BlockDecompress, BlockDelete, BlockMove

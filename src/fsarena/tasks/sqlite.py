@@ -17,8 +17,8 @@ from typing import ClassVar
 
 from fsarena.datasets.workloads import SqliteSpec
 from fsarena.errors import FsarenaError
-from fsarena.measure.core import Command, Measurement
-from fsarena.tasks.base import Check, Task, TaskContext, require_tools
+from fsarena.measure.collect import Command, Measurement
+from fsarena.tasks.base import Check, Task, TaskContext, Tool, require_tools
 
 DIR = "sqlite"
 SCHEMA = "CREATE TABLE t(i INT, dt TIMESTAMP DEFAULT CURRENT_TIMESTAMP, f1 TEXT, f2 TEXT);"
@@ -41,6 +41,7 @@ def insert_script(mode: str, inserts: int, text_bytes: int) -> str:
 
 
 class _SqliteCommit(Task):
+    tools = (Tool("sqlite3", "sqlite3"),)
     kind = "databases"
     writes = True
     datasets = ("sqlite",)
@@ -62,7 +63,7 @@ class _SqliteCommit(Task):
         return f"{ctx.scratch}/sqlite-inserts-{self.mode}.sql"
 
     def prepare(self, ctx: TaskContext) -> None:
-        require_tools(ctx, "sqlite3")
+        require_tools(ctx, self.tools)
         self.copies = int(ctx.executor.output(("nproc",)).strip()) if self.parallel else 1
         spec = _spec(ctx)
         ctx.executor.remove_path(ctx.path(DIR))

@@ -16,8 +16,8 @@ from __future__ import annotations
 from fsarena.datasets.realistic import SizeSpec
 from fsarena.errors import FsarenaError
 from fsarena.measure import cgroups
-from fsarena.measure.core import Command, Measurement
-from fsarena.tasks.base import Check, Task, TaskContext
+from fsarena.measure.collect import Command, Measurement
+from fsarena.tasks.base import Check, Task, TaskContext, Tool
 from fsarena.tasks.toolparse import parse_bonnie_csv
 
 BONNIE_DIR = "bonnie"
@@ -31,6 +31,8 @@ class Bonnie(Task):
     16 scaled like SIZE. The wall time is bonnie++'s whole run; its own
     figures are the metrics.
     """
+
+    tools = (Tool("bonnie++", "bonnie++", ("-h",), "Version"),)
 
     name = "bonnie"
     kind = "synthetic"

@@ -8,7 +8,7 @@ first copy before deleting both.
 
 from __future__ import annotations
 
-from fsarena.measure.core import Command
+from fsarena.measure.collect import Command
 from fsarena.tasks.base import CP, Check, Task, TaskContext, verify_absent, verify_copy
 
 TREE_COPIES = ("tree1", "tree2")

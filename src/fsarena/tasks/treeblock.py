@@ -15,13 +15,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from fsarena.measure.core import Command
+from fsarena.measure.collect import Command
 from fsarena.tasks.base import (
     CP,
     REAL_USER_SYS,
     Check,
     Task,
     TaskContext,
+    Tool,
     verify_absent,
     verify_tree,
 )
@@ -42,6 +43,11 @@ class Block:
 
 
 class _BlockTask(Task):
+    tools = (
+        Tool("tar", "tar"),
+        Tool("gzip", "gzip"),
+        Tool("mv", "coreutils"),
+    )
     block: ClassVar[Block]
     writes = True
     columns = REAL_USER_SYS

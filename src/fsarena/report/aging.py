@@ -18,8 +18,8 @@ from fsarena.analysis.stats import TOO_WIDE
 from fsarena.measure.metrics import METRICS
 from fsarena.report.powerloss import Section
 from fsarena.report.table import fmt, run_value
+from fsarena.session.file import Session
 from fsarena.session.records import given
-from fsarena.session.store import Session
 
 LAYOUT_METRICS = (
     "extents_per_file",

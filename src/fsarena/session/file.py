@@ -18,7 +18,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
 from fsarena.errors import FsarenaError, not_text
-from fsarena.measure.core import Measurement
+from fsarena.measure.collect import Measurement
 from fsarena.measure.metrics import metric_value
 from fsarena.session.records import (
     AgingRecord,

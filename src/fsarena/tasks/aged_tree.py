@@ -22,8 +22,8 @@ from fsarena.aging.runtime import guest_unsupported as guest_cannot
 from fsarena.aging.workload import MARK, ROOT, AgingPlan, mark_tree
 from fsarena.datasets.gitrepo import REPO_DIR
 from fsarena.errors import FsarenaError
-from fsarena.measure.core import Command
-from fsarena.tasks.base import Task, TaskContext
+from fsarena.measure.collect import Command
+from fsarena.tasks.base import Task, TaskContext, Tool
 
 LAYOUT_TIMEOUT_S = 600.0  # FIEMAP of every file of the tree, in a slow guest
 
@@ -68,7 +68,7 @@ def _clean_copy(ctx: TaskContext, plan: AgingPlan) -> None:
     """Conway's clean copy: the replay done once on the host, `cp -a` onto the fresh filesystem."""
     origin = f"{ctx.dataset(plan.profile.repository).root}/{REPO_DIR}"
     # In the ledger before it exists: `fsarena cleanup` removes it after a crash, and the
-    # run removes it when it ends (fsarena.run.aged.remove_snapshots).
+    # run removes it when it ends (fsarena.run.aging_phase.remove_snapshots).
     ctx.executor.track("tree", f"{ctx.scratch}/{HOST_COPY}")
     replayed = reference(origin, ctx.scratch, plan.profile)
     ctx.executor.call(("cp", "-a", replayed, ctx.path(ROOT)))
@@ -119,6 +119,7 @@ class AgedLayout(Task):
 
 
 class _AgedRead(Task):
+    tools = (Tool("tar", "tar"),)
     kind = "aged_reads"
 
     def unsupported(self, ctx: TaskContext) -> str:

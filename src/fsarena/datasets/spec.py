@@ -31,9 +31,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, Protocol, Self
 
-from fsarena.datasets.content import CHUNK_BYTES, _Content, _Writer
+from fsarena.datasets.content import CHUNK_BYTES, ChunkContent, ChunkWriter
 from fsarena.datasets.content import MIB as MIB
-from fsarena.datasets.manifest import MANIFEST_VERSION, Manifest, _canonical_json
+from fsarena.datasets.manifest import MANIFEST_VERSION, Manifest, canonical_json
 from fsarena.errors import FsarenaError
 
 # Bump whenever generate() would write different bytes or a different layout
@@ -44,7 +44,7 @@ GENERATOR_VERSION = 1
 DEFAULT_SEED = 2006
 
 # Independent PCG64 streams per purpose, so e.g. the pool never shares draws with the layout.
-_STREAM_LAYOUT, _STREAM_SIZES, _STREAM_CONTENT = 1, 2, 3
+STREAM_LAYOUT, STREAM_SIZES, _STREAM_CONTENT = 1, 2, 3
 # kernel_source shares text_tree's streams: its generated fallback is that very tree.
 _KIND_CODES = {"large_file": 1, "tree": 2, "text_tree": 3, "small_files": 4, "kernel_source": 3}
 
@@ -96,7 +96,7 @@ class DatasetSpec(ABC):
 
     def __post_init__(self) -> None:
         _require_component(self.name, "dataset name")
-        _require(self.seed >= 0, f"seed must be >= 0, got {self.seed}")
+        require(self.seed >= 0, f"seed must be >= 0, got {self.seed}")
 
     @property
     @abstractmethod
@@ -152,7 +152,7 @@ class DatasetSpec(ABC):
             "spec": params,
         }
         payload.update(self.extra_versions())
-        return hashlib.sha256(_canonical_json(payload)).hexdigest()
+        return hashlib.sha256(canonical_json(payload)).hexdigest()
 
     def extra_versions(self) -> dict[str, int]:
         """Versions of a kind's own generator, part of spec_hash (none for the base kinds)."""
@@ -164,14 +164,14 @@ class DatasetSpec(ABC):
         return np.random.PCG64([self.seed, _KIND_CODES[self.kind], purpose])
 
 
-def _require(condition: bool, message: str) -> None:
+def require(condition: bool, message: str) -> None:
     if not condition:
         raise FsarenaError(f"invalid dataset spec: {message}")
 
 
 def _require_component(value: str, what: str) -> None:
     ok = value not in ("", ".", "..") and "/" not in value and "\0" not in value
-    _require(ok, f"{what} must be a single path component, got {value!r}")
+    require(ok, f"{what} must be a single path component, got {value!r}")
 
 
 class TreeCounts(Protocol):
@@ -193,12 +193,12 @@ class TreeCounts(Protocol):
 
 def check_tree_counts(spec: TreeCounts) -> None:
     """The counts are positive and the exact total is reachable within the size bounds."""
-    _require(spec.files >= 1, f"files must be >= 1, got {spec.files}")
-    _require(spec.directories >= 0, f"directories must be >= 0, got {spec.directories}")
-    _require(spec.max_depth >= 1, f"max_depth must be >= 1, got {spec.max_depth}")
+    require(spec.files >= 1, f"files must be >= 1, got {spec.files}")
+    require(spec.directories >= 0, f"directories must be >= 0, got {spec.directories}")
+    require(spec.max_depth >= 1, f"max_depth must be >= 1, got {spec.max_depth}")
     lo, hi = spec.min_file_bytes, spec.max_file_bytes
-    _require(0 <= lo <= hi, f"need 0 <= min_file_bytes <= max_file_bytes, got {lo}, {hi}")
-    _require(
+    require(0 <= lo <= hi, f"need 0 <= min_file_bytes <= max_file_bytes, got {lo}, {hi}")
+    require(
         spec.files * lo <= spec.total_bytes_target <= spec.files * hi,
         f"total_bytes_target {spec.total_bytes_target:,} is not reachable with "
         f"{spec.files:,} files of {lo:,} to {hi:,} bytes",
@@ -208,7 +208,7 @@ def check_tree_counts(spec: TreeCounts) -> None:
 def scaled_tree_counts(spec: TreeCounts, factor: float) -> dict[str, Any]:
     """Files, directories and total multiplied (files >= 10, directories >= 2); the largest
     file size lowered if the total needs it. The other parameters stay."""
-    _check_factor(factor)
+    check_factor(factor)
     files = max(10, round(spec.files * factor))
     lo = spec.min_file_bytes
     total = round(spec.total_bytes_target * factor)
@@ -221,7 +221,7 @@ def scaled_tree_counts(spec: TreeCounts, factor: float) -> dict[str, Any]:
     }
 
 
-def _check_factor(factor: float) -> None:
+def check_factor(factor: float) -> None:
     if not (factor > 0 and math.isfinite(factor)):
         raise FsarenaError(f"scale factor must be a positive number, got {factor}")
 
@@ -243,14 +243,14 @@ class LargeFileSpec(DatasetSpec):
     def __post_init__(self) -> None:
         super().__post_init__()
         _require_component(self.filename, "filename")
-        _require(self.size_bytes >= 1, f"size_bytes must be >= 1, got {self.size_bytes}")
+        require(self.size_bytes >= 1, f"size_bytes must be >= 1, got {self.size_bytes}")
 
     @property
     def total_bytes(self) -> int:
         return self.size_bytes
 
     def scaled(self, factor: float) -> Self:
-        _check_factor(factor)
+        check_factor(factor)
         size = max(MIB, round(self.size_bytes * factor / 4096) * 4096)
         return dataclasses.replace(self, size_bytes=size)
 
@@ -273,9 +273,9 @@ def _write_layout(spec: DatasetSpec, layout: Layout, root: Path, hashing: bool) 
     first_chunks = [0]
     for _, size in layout.files:
         first_chunks.append(first_chunks[-1] + -(-size // CHUNK_BYTES))
-    content = _Content(spec._stream(_STREAM_CONTENT), first_chunks[-1])
+    content = ChunkContent(spec._stream(_STREAM_CONTENT), first_chunks[-1])
     with ThreadPoolExecutor(1, thread_name_prefix="fsarena-generate") as stage:
-        writer = _Writer(content, stage, hashing)
+        writer = ChunkWriter(content, stage, hashing)
         futures = [
             writer.write_file(f"{root}/{path}", size, first)
             for (path, size), first in zip(layout.files, first_chunks[:-1], strict=True)

@@ -60,7 +60,8 @@ class Measurement:
     sys_s: float
     minor_faults: int
     major_faults: int
-    max_rss_kib: int | None  # None: not measured (no launcher; old sessions, see results.py)
+    # None: not measured (no launcher; old sessions: UNAVAILABLE_BEFORE, session/file.py)
+    max_rss_kib: int | None
     device_read_bytes: int
     device_write_bytes: int
     system_busy_s: float  # all CPUs, from /proc/stat: includes kernel threads rusage misses

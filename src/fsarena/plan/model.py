@@ -7,12 +7,14 @@ value fails in a second with a message naming its flag, never after an hour of m
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from collections.abc import Callable, Hashable, Mapping
+from functools import partial
+from typing import Any, Literal, Self, TypeVar, cast
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
 from fsarena.aging.profiles import AgeProfile, resolve_age
-from fsarena.datasets.core import DatasetSpec
+from fsarena.datasets.spec import DatasetSpec
 from fsarena.errors import FsarenaError
 from fsarena.filesystems.profiles import FilesystemProfile
 from fsarena.filesystems.variants import profile_for, resolve
@@ -26,6 +28,7 @@ from fsarena.tasks import Task, UserCommand, check_commands, task_class
 
 AGED_MARK = "+"  # "ext4+churn": ext4 aged with the churn profile
 MIB = 1 << 20
+T = TypeVar("T")
 
 
 class Plan(BaseModel):
@@ -65,6 +68,31 @@ class Plan(BaseModel):
     # suite's [weights]); empty: every workload kind 1, facts 0 (analysis.answer).
     weights: dict[str, float] = Field(default_factory=dict)
 
+    # What the plan resolves to (profiles, task classes, scaled dataset specs), made once:
+    # a run asks for them hundreds of times, and the plan is frozen. model_copy drops it.
+    _resolved: dict[Hashable, Any] = PrivateAttr(default_factory=dict)
+
+    def _once(self, key: Hashable, make: Callable[[], T]) -> T:
+        memo = (self.__pydantic_private__ or {}).get("_resolved")
+        if memo is None:  # still being validated: nothing to keep it in yet
+            return make()
+        if key not in memo:
+            memo[key] = make()
+        return cast(T, memo[key])
+
+    def __eq__(self, other: object) -> bool:
+        # What the plan is: its fields. The memo is a cache, whatever it holds so far.
+        if not isinstance(other, Plan):
+            return NotImplemented
+        return type(self) is type(other) and self.__dict__ == other.__dict__
+
+    __hash__ = None  # type: ignore[assignment]  # lists and dicts inside: never hashable
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
+        copy = super().model_copy(update=update, deep=deep)
+        copy._resolved = {}  # the copy's fields may differ: resolve them anew
+        return copy
+
     @model_validator(mode="after")
     def _known_tasks(self) -> Plan:
         check_commands(self.tasks, self.commands)
@@ -72,7 +100,7 @@ class Plan(BaseModel):
 
     def task_class(self, name: str) -> type[Task]:
         """The task of this name: built in, or one of the plan's own commands."""
-        return task_class(name, self.commands)
+        return self._once(("task", name), lambda: task_class(name, self.commands))
 
     @model_validator(mode="after")
     def _machine_on_loops(self) -> Plan:
@@ -126,12 +154,13 @@ class Plan(BaseModel):
 
     def table(self) -> dict[str, FilesystemProfile]:
         """The profiles its names may refer to: the built-in ones and the suite's variants."""
-        return profile_table(self.variants)
+        return dict(self._once("table", lambda: profile_table(self.variants)))
 
     def profile(self, name: str) -> FilesystemProfile:
         """A filesystem of the plan, through the driver its name says ("jfs@uml");
         an aged one ("ext4+churn") is its filesystem's profile."""
-        return profile_for(self.fresh_name(name), self.table())
+        fresh = self.fresh_name(name)
+        return self._once(("profile", fresh), partial(self._profile, fresh))
 
     def aged_name(self, filesystem: str) -> str:
         """What an aged filesystem's runs are recorded as: "ext4+churn"."""
@@ -147,11 +176,18 @@ class Plan(BaseModel):
         return [*self.filesystems, *aged]
 
     def profiles(self) -> list[FilesystemProfile]:
-        table = self.table()
-        return [profile_for(name, table) for name in self.filesystems]
+        return [
+            self._once(("profile", name), partial(self._profile, name)) for name in self.filesystems
+        ]
+
+    def _profile(self, name: str) -> FilesystemProfile:
+        return profile_for(name, self.table())
 
     def dataset_specs(self) -> dict[str, DatasetSpec]:
         """The datasets the tasks need, with the suite's overrides, scaled."""
+        return dict(self._once("datasets", self._scaled_specs))
+
+    def _scaled_specs(self) -> dict[str, DatasetSpec]:
         names = sorted({d for t in self.tasks for d in self.task_class(t).datasets})
         names = sorted({*names, *(self.age.datasets if self.age is not None else ())})
         return catalog.scaled_specs(names, self.datasets, self.scale)
@@ -174,6 +210,9 @@ class Plan(BaseModel):
 
     def needed_bytes(self) -> int:
         """Room the datasets need on the test filesystem (see image_size_for)."""
+        return self._once("needed", self._needed_bytes)
+
+    def _needed_bytes(self) -> int:
         return room_needed_bytes(
             (s.total_bytes, n if isinstance(n := getattr(s, "files", 1), int) else 1)
             for s in self.dataset_specs().values()
@@ -229,7 +268,7 @@ def make_plan(
             datasets=dict(suite.datasets),
             repetitions=repetitions if repetitions is not None else suite.repetitions,
             scale=scale if scale is not None else suite.scale,
-            seed=seed if seed is not None else _fresh_seed(),
+            seed=seed if seed is not None else fresh_seed(),
             workdir=workdir,
             **extra,
         )
@@ -280,7 +319,7 @@ def with_aged_tasks(tasks: list[str]) -> list[str]:
     return [*tasks, *added]
 
 
-def _fresh_seed() -> int:
+def fresh_seed() -> int:
     import secrets
 
     return secrets.randbelow(2**31)

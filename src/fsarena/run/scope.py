@@ -1,0 +1,113 @@
+"""What the run loop's parts get of the run: its plan, executor, session, and a few acts on them.
+
+The source (source.py), one sequence (sequence.py) and the aging phase
+(aging_phase.py) are handed a RunScope, not the Runner: they save and record through
+it, undo through it and tell the user through it, and the Runner keeps what is
+its own (rounds, their order, when to stop). hyperfine hands each benchmark
+what it needs the same way (`Benchmark::new(number, cmd, options, executor)`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from fsarena.errors import FsarenaError
+from fsarena.measure.executor import Executor
+from fsarena.plan.model import Plan
+from fsarena.run.faults import explain
+from fsarena.run.sessions import Event, now
+from fsarena.session.file import Run, RunStatus, Session, save
+
+
+class SessionUnsaved(BaseException):
+    """The session file could not be written (its directory full or read-only).
+
+    A BaseException, as KeyboardInterrupt is: a run that cannot save what it measures
+    must stop the way Ctrl-C stops it, through every teardown, and no task's error
+    handler may take it for that task's own failure. The file keeps the last save.
+    """
+
+    def __init__(self, path: Path, error: OSError, kept_runs: int) -> None:
+        super().__init__(f"{error.strerror or error} writing {path}")
+        self.path = path
+        self.error = error
+        self.kept_runs = kept_runs  # runs in the file as last saved
+
+
+@dataclass
+class Saves:
+    """How the session's saves went: runs in the file as last saved, the first that failed."""
+
+    saved_runs: int = 0
+    unsaved: SessionUnsaved | None = None
+
+
+@dataclass(frozen=True)
+class RunScope:
+    plan: Plan
+    executor: Executor
+    session: Session
+    session_path: Path
+    source_kind: str  # "tmpfs" | "image": where the datasets live (run/cold.py reads it)
+    say: Callable[[Event], None]
+    saves: Saves = field(default_factory=Saves)
+
+    def workdir(self, *parts: str) -> str:
+        """A path under the plan's work directory."""
+        return str(Path(self.plan.workdir, *parts))
+
+    def save(self) -> None:
+        """Save the session; a file that cannot be written stops the run (SessionUnsaved)."""
+        try:
+            save(self.session, self.session_path)
+        except OSError as exc:
+            self.saves.unsaved = self.saves.unsaved or SessionUnsaved(
+                self.session_path, exc, self.saves.saved_runs
+            )
+            raise self.saves.unsaved from exc
+        self.saves.saved_runs = len(self.session.runs)
+
+    def runs(self, warmup: bool = False) -> list[Run]:
+        """Where a round's runs are kept: the warm-up round's apart, never a sample."""
+        return self.session.warmup if warmup else self.session.runs
+
+    def record(self, run: Run, warmup: bool = False) -> None:
+        """Keep one run, save the session at once, and tell the user."""
+        self.runs(warmup).append(run)
+        self.save()
+        self.say(Event("run", f"{run.filesystem} {run.task}: {run.status}", run))
+
+    def record_all(self, label: str, repetition: int, why: str, status: RunStatus) -> None:
+        """A sequence that could not start: its first task carries the reason, the rest follow."""
+        code, reason = explain(why)
+        # The reason once, on the first task; the others point at it, as the runs
+        # after a failed task do ("not run: mkfs failed earlier").
+        pointer = f"not run: {why.split(':')[0]} (see {self.plan.tasks[0]})"
+        for i, name in enumerate(self.plan.tasks):
+            error = reason if i == 0 else pointer
+            self.record(
+                Run(
+                    filesystem=label,
+                    task=name,
+                    repetition=repetition,
+                    started_at=now(),
+                    status=status if i == 0 else "skipped",
+                    error=error,
+                    fault=code,
+                )
+            )
+
+    def undo(self, what: str, action: Callable[[], None]) -> None:
+        """Run one teardown step; a failure becomes a warning, and the other steps still run.
+
+        What could not be undone stays in the ledger, for `fsarena cleanup`.
+        """
+        try:
+            action()
+        except (FsarenaError, OSError) as exc:
+            self.session.warn(
+                "teardown",
+                f"could not {what}: {exc}; run `fsarena cleanup --workdir {self.plan.workdir}`",
+            )

@@ -1,0 +1,115 @@
+"""The docs that are generated stay current; the man page and shell completion work for real."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import click
+import pytest
+
+from fsarena.cli.commands import main
+from fsarena.cli.manpage import commands
+
+ROOT = Path(__file__).resolve().parents[2]
+FSARENA = Path(sys.executable).parent / "fsarena"  # the installed entry point
+
+
+def _gen_docs() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("gen_docs", ROOT / "scripts" / "gen_docs.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_man_page_and_the_package_table_are_current() -> None:
+    gen = _gen_docs()
+    assert (ROOT / "docs" / "fsarena.1").read_text() == gen.man_page(), (
+        "docs/fsarena.1 is stale: run .venv/bin/python scripts/gen_docs.py"
+    )
+    assert (ROOT / "docs" / "development.md").read_text() == gen.development_guide(), (
+        "docs/development.md's package table is stale: run scripts/gen_docs.py"
+    )
+
+
+def test_the_package_table_has_every_package_of_the_layering_test() -> None:
+    from tests.unit.test_layers import ALLOWED
+
+    text = (ROOT / "docs" / "development.md").read_text()
+    listed = re.findall(r"^\| `(\w+)/` \|", text, re.M)
+    assert listed == list(ALLOWED)
+
+
+def _every_command_and_option() -> list[tuple[str, list[str]]]:
+    root = click.Context(main, info_name="fsarena", **main.context_settings)
+    found = [("fsarena", [o for p in main.get_params(root) for o in p.opts if o.startswith("-")])]
+    for ctx, path in commands(main, root):
+        params = ctx.command.get_params(ctx)
+        found.append((path, [o for p in params for o in p.opts if o.startswith("-")]))
+    return found
+
+
+@pytest.mark.skipif(shutil.which("man") is None, reason="man(1) is not installed")
+def test_man_renders_every_command_and_option() -> None:
+    env = {**os.environ, "LC_ALL": "C", "MANWIDTH": "250", "MANPAGER": "cat", "PAGER": "cat"}
+    out = subprocess.run(
+        ["man", str(ROOT / "docs" / "fsarena.1")], capture_output=True, text=True, env=env,
+        check=True,
+    ).stdout  # fmt: skip
+    sections = re.split(r"\n   (?=fsarena )", out)  # one section per command (.SS)
+    by_path = {s.splitlines()[0].strip(): s for s in sections[1:]}
+    everything = _every_command_and_option()
+    assert len(everything) > 10  # run, report, store import, fleet run, ...
+    for path, options in everything:
+        text = out if path == "fsarena" else by_path[path]
+        for option in options:
+            assert re.search(rf"(^|[\s,]){re.escape(option)}\b", text), (path, option)
+
+
+def _complete_in_bash(*words: str) -> list[str]:
+    """What bash offers for the last word, through the script `fsarena` prints for bash."""
+    script = f"""
+        eval "$(_FSARENA_COMPLETE=bash_source fsarena)"
+        COMP_WORDS=({" ".join(f"'{w}'" for w in words)})
+        COMP_CWORD={len(words) - 1}
+        COMPREPLY=()
+        _fsarena_completion fsarena
+        printf '%s\\n' "${{COMPREPLY[@]}}"
+    """
+    env = {**os.environ, "PATH": f"{FSARENA.parent}{os.pathsep}{os.environ['PATH']}"}
+    out = subprocess.run(
+        ["bash", "--norc", "-c", script], capture_output=True, text=True, env=env, check=True
+    )
+    return [line for line in out.stdout.splitlines() if line]
+
+
+def test_bash_completes_commands_options_and_choices() -> None:
+    assert _complete_in_bash("fsarena", "ru") == ["run"]
+    assert {"report", "run", "store", "crashtest"} <= set(_complete_in_bash("fsarena", ""))
+    assert "--time-budget" in _complete_in_bash("fsarena", "run", "--time")
+    formats = _complete_in_bash("fsarena", "report", "--format", "")
+    assert formats == ["csv", "html", "json", "markdown", "text"]
+    assert _complete_in_bash("fsarena", "store", "hi") == ["history"]
+
+
+def test_zsh_completion_is_provided() -> None:
+    out = subprocess.run(
+        [str(FSARENA)], env={**os.environ, "_FSARENA_COMPLETE": "zsh_source"},
+        capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    assert out.startswith("#compdef fsarena")
+
+
+def test_the_readmes_report_excerpt_is_from_a_real_report() -> None:
+    readme = (ROOT / "README.md").read_text()
+    excerpt = re.search(r"```text\n(.*?)```", readme, re.S)
+    assert excerpt is not None
+    golden = (ROOT / "tests" / "golden" / "three-filesystems.txt").read_text()
+    assert excerpt.group(1) in golden
