@@ -160,7 +160,7 @@ def test_two_sessions_that_started_in_the_same_second_are_two_rows(tmp_path: Pat
 def test_a_full_results_directory_mid_run_stops_it_like_ctrl_c(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from fsarena.run import runner as runner_module
+    from fsarena.run import scope as scope_module
     from fsarena.run.scope import SessionUnsaved
 
     plan = make_plan("article-a-2006", ["ext4", "xfs"], 1, 0.001, 7, str(tmp_path / "work"))
@@ -175,7 +175,7 @@ def test_a_full_results_directory_mid_run_stops_it_like_ctrl_c(
             raise OSError(errno.ENOSPC, "No space left on device", str(p))
         save(s, p)
 
-    monkeypatch.setattr(runner_module, "save", filling)
+    monkeypatch.setattr(scope_module, "save", filling)  # every save of the run goes there
     with pytest.raises(SessionUnsaved) as stopped:
         Runner(plan, ex, session, path, "tmpfs").run()
     kept = load(path)
