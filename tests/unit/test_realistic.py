@@ -92,6 +92,20 @@ def test_native_text_tree_writer_makes_the_python_ones_files(tmp_path: Path) -> 
         assert verify(python, tmp_path / tree / "text").ok
 
 
+def _writer(pid: str, mkfiles: str) -> bool:
+    """Whether a child of ours is fsarena-mkfiles, at any stage it can be seen in.
+
+    Just exec'd: its argv is the new one, its comm may still be ours (the kernel lets
+    the parent go on at close-on-exec, before it renames comm). Exiting: comm kept, argv
+    gone. Exited and not yet reaped: a zombie.
+    """
+    argv0 = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0]
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    comm = stat[stat.index("(") + 1 : stat.rindex(")")]
+    state = stat.rsplit(")", 1)[1].split()[0]
+    return argv0 == mkfiles.encode() or comm == Path(mkfiles).name[:15] or state == "Z"
+
+
 def test_the_cached_manifest_is_read_while_fsarena_mkfiles_writes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -103,8 +117,10 @@ def test_the_cached_manifest_is_read_while_fsarena_mkfiles_writes(
 
     def load(*args: Any) -> Any:
         children = Path(f"/proc/{os.getpid()}/task/{os.getpid()}/children").read_text()
-        comms = [Path(f"/proc/{pid}/comm").read_text().strip() for pid in children.split()]
-        seen.append(any(c.startswith("fsarena-mkfile") for c in comms))
+        # The writer is our child, not yet waited for: running (its argv, not its comm,
+        # which the kernel renames after letting the parent go on), or already done and
+        # not reaped (a zombie: a small tree is written faster than Python gets here).
+        seen.append(any(_writer(pid, mkfiles) for pid in children.split()))
         return real(*args)
 
     monkeypatch.setattr(generate_module, "_load_cached", load)
