@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from fsarena.report import build, prose
 from fsarena.report.flags import unstable_banner
 from tests.sessions import make_session
@@ -80,3 +82,18 @@ def test_the_banner_says_when_more_rounds_are_not_the_fix() -> None:
     comparison = build(make_session(wild))
     banner = unstable_banner(comparison.tables, comparison.target_ci_pct, comparison.session)
     assert "More rounds are not the fix" in banner
+
+
+def test_the_banners_rounds_are_the_largest_its_items_state() -> None:
+    """One estimate for both (the review found a banner saying 'over 100' over items of
+    13-38): at n = 2 the interval's t(1) quantile made the banner's figure explode."""
+    noisy = {
+        "ext4": {"iso_copy_in": [10.0, 12.5], "mkfs": [0.5, 0.65]},
+        "xfs": {"iso_copy_in": [10.2, 10.4], "mkfs": [0.52, 0.53]},
+    }
+    comparison = build(make_session(noisy))
+    banner = unstable_banner(comparison.tables, comparison.target_ci_pct, comparison.session)
+    (item,) = [i for i in prose.warnings(comparison) if i.title.startswith("unstable")]
+    stated = [int(m) for d in item.details for m in re.findall(r"about (\d+) repetitions", d)]
+    assert stated, item.details
+    assert f"`--repetitions {max(stated)}`" in banner

@@ -152,10 +152,10 @@ def repetitions_for(
     """
     if len(values) < 2:
         return None
-    return _n_for_cv(_relative_spread(values, mean_kind), target_rel, max_n)
+    return n_for_cv(_relative_spread(values, mean_kind), target_rel, max_n)
 
 
-def _n_for_cv(cv: float, target_rel: float, max_n: int = 1000) -> int:
+def n_for_cv(cv: float, target_rel: float, max_n: int = 1000) -> int:
     """The smallest n whose t interval half-width, t(n-1) * cv / sqrt(n), is within target."""
     from scipy import stats as sps
 
@@ -201,7 +201,7 @@ def instability(subject: str, summary: Summary, target_rel: float) -> str:
         f"{subject}: 95 % CI of the mean {width} "
         f"(target ±{100 * target_rel:.0f} %), CV {100 * summary.cv:.0f} %, n = {summary.n}"
     )
-    need = _n_for_cv(summary.cv, target_rel)
+    need = n_for_cv(summary.cv, target_rel)
     if need > summary.n:
         text += f"; about {need} repetitions would reach the target at this spread"
     return text

@@ -21,13 +21,14 @@ from typing import TYPE_CHECKING
 
 from fsarena.analysis.kinds import PRACTICAL
 from fsarena.analysis.phrases import number
-from fsarena.analysis.rounds import MAX_SUGGESTED_ROUNDS, round_seconds, rounds_to_rule_out
+from fsarena.analysis.rounds import MAX_SUGGESTED_ROUNDS, round_seconds
 from fsarena.analysis.stats import (
     OUTLIER_SIGMAS,
     SHORT_RUN_S,
     UNSTABLE_ADVICE,
     Summary,
     instability,
+    n_for_cv,
 )
 from fsarena.measure.metrics import METRICS, Metric
 from fsarena.report.rows import Row, TaskTable
@@ -166,15 +167,17 @@ def _advice(row: Row) -> str:
 def rounds_to_settle(tables: Sequence[TaskTable], target_ci_pct: float) -> int:
     """Rounds that would bring every flagged interval to the target at its spread.
 
-    An interval narrows about as 1/sqrt(n); at most MAX_SUGGESTED_ROUNDS.
+    The same estimate each flagged result states beside it (stats.n_for_cv: the t
+    interval of its mean at its CV), so the banner is the largest of its items; at most
+    MAX_SUGGESTED_ROUNDS.
     """
     target = target_ci_pct / 100
     need = 0
     for table in tables:
         for row in table.rows:
             s = row.stats.get(table.columns[0])
-            if row.unstable and s is not None and math.isfinite(s.ci_half_width_rel):
-                need = max(need, rounds_to_rule_out(s.n, s.ci_half_width_rel, target))
+            if row.unstable and s is not None and s.n >= 2:
+                need = max(need, n_for_cv(s.cv, target, MAX_SUGGESTED_ROUNDS))
     return need
 
 
