@@ -320,4 +320,6 @@ class AgingRecord(Record):
     aged_times: int = 1  # --device: aged again for every aged repetition
     same_as_before: bool | None = None  # --device: the same file set as the time before
     head: str | None = None  # git replay: the last commit checked out
+    first_commit: str | None = None  # git replay: the commit of the first pull (the clone)
+    files_touched: list[int] | None = None  # git replay: files each pull brought, in order
     snapshot_s: Number = 0
