@@ -17,6 +17,8 @@ from fsarena.datasets.history import REAL_SHAPE, draw, plan_commits
 from fsarena.datasets.manifest import FileEntry, Manifest
 from fsarena.errors import FsarenaError
 from fsarena.plan.core import make_plan
+from fsarena.report import aged, render
+from fsarena.session.store import Session
 
 
 def _tree(root: Path, files: int = 240) -> Manifest:
@@ -125,3 +127,59 @@ def test_the_origin_is_never_written(tmp_path: Path) -> None:
     make_repo(spec, tmp_path, Manifest("k", "x", (), ()), tmp_path, tmp_path / "cache")
     after = subprocess.run(["git", "-C", str(user), "for-each-ref"], capture_output=True)
     assert before.stdout == after.stdout
+
+
+def _replayed_session(device: dict[str, object], repo: str = "") -> Session:
+    """ext4 fresh and aged by a git replay: cold greps 1.5x slower aged, 3 runs each."""
+    from tests.unit.test_aging import _run
+
+    walls = {"ext4": 1.0, "ext4+git-replay": 1.5}
+    runs = [_run(fs, "aged_grep", rep, w * (1 + 0.01 * rep)) for fs, w in walls.items()
+            for rep in (1, 2, 3)]  # fmt: skip
+    record = {"manifest_digest": "abc", "wall_s": 10.0, "bytes_written": 1e9, "files": 5,
+              "head": "b" * 40, "first_commit": "a" * 40, "files_touched": [900, 2, 5, 1],
+              "device_class": device}  # fmt: skip
+    spec = {"name": "agingrepo", "kind": "git_repo", "history": "shaped"}
+    return Session(
+        tool_version="t",
+        created_at="t",
+        plan={"filesystems": ["ext4"], "tasks": ["aged_grep"],
+              "age": {"name": "git-replay", "kind": "git-replay", "repository": "agingrepo"},
+              "task_info": {"aged_grep": {"kind": "aged_reads", "timed": True}}},
+        profiles_as_run={"ext4": {"group": "kernel"},
+                         "ext4+git-replay": {"group": "aged:kernel", "fresh": "ext4",
+                                             "aged": "git-replay"}},
+        runs=runs,
+        aging={"ext4": record},
+        datasets={"agingrepo": {"spec": {**spec, **({"repo": repo} if repo else {})}}},
+    )  # fmt: skip
+
+
+SSD_LOOP = {"device": "/dev/loop3", "loop": True, "rotational": False,
+            "backing_device": "/dev/vda", "backing_rotational": False}  # fmt: skip
+
+
+def test_the_report_names_the_history_and_the_files_each_pull_touched() -> None:
+    text = " ".join(render(_replayed_session(SSD_LOOP, repo="/home/me/proj"), "text").split())
+    assert "the real history of the git repository /home/me/proj" in text
+    assert "commits aaaaaaaaaaaa..bbbbbbbbbbbb" in text
+    assert "4 pulls; the first (the clone) brought 900 files" in text
+    assert "median 2, mean 2.7, at most 5 files (8 in all)" in text
+    shaped = " ".join(render(_replayed_session(SSD_LOOP), "text").split())
+    assert "a synthetic history shaped like real commits" in shaped
+
+
+def test_the_measured_change_is_put_beside_the_published_one_for_the_device() -> None:
+    section = aged.sections(_replayed_session(SSD_LOOP))[-1]
+    assert section.title == "Aging beside published effects"
+    row = section.rows[0]
+    assert row[1] == "a loop image on /dev/vda (not rotational)" and row[2].startswith("4 pulls")
+    assert row[4].startswith("aged_grep 1.5x (") and "noise" not in row[4]
+    notes = " ".join(section.notes)
+    assert "aging changed cold reads by at most 50 %" in notes
+    assert "SSD cost little and the host filesystem lays out the image file" in notes
+    assert "Reference (published, not measured here): Conway et al. (HotStorage '19)" in notes
+    assert "FAST '17" not in notes  # the HDD reference is not this device's class
+    hdd = {"device": "/dev/sdb", "loop": False, "rotational": True}
+    notes = " ".join(aged.sections(_replayed_session(hdd))[-1].notes)
+    assert "Conway et al. (FAST '17)" in notes and "every discontiguity costs a seek" in notes

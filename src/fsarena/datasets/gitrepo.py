@@ -188,6 +188,9 @@ def _plain_data(work: Path) -> None:
     over the tree's .gitattributes) turns off every content conversion.
     """
     _git(["git", "-C", str(work), "config", "core.excludesFile", "/dev/null"])
+    # No automatic gc: detached, it repacked loose objects while `git clone` copied them
+    # ("failed to copy file": the clone of a 300-commit history failed at random).
+    _git(["git", "-C", str(work), "config", "gc.auto", "0"])
     info = work / ".git" / "info"
     info.mkdir(parents=True, exist_ok=True)
     (info / "exclude").write_text("")

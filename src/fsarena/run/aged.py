@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from functools import partial
 
+from fsarena.aging.device import device_class
 from fsarena.aging.gitreplay import HOST_COPY
 from fsarena.aging.workload import AgingPlan
 from fsarena.errors import FsarenaError
@@ -52,6 +53,7 @@ def age(runner: RunnerSteps, sequence: FsSequence, label: str, snapshot: str) ->
     except (FsarenaError, OSError) as exc:
         runner._record_all(label, sequence.repetition, f"aging failed: {exc}", "failed")
         return False
+    record["device_class"] = device_class(ctx.device)  # what the effects are set beside
     aged = AgingRecord.model_validate(record)
     if earlier := runner.session.aging.get(ctx.profile.name):  # --device ages every time
         aged.aged_times = earlier.aged_times + 1

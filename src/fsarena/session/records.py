@@ -108,6 +108,7 @@ class AgeProfileRecord(Record):
     name: str | None = None
     kind: str = "tree"  # "tree" (churn) or "git-replay"; absent before git replay
     source: str = ""  # where the profile came from
+    repository: str | None = None  # git replay: the repository dataset it pulls from
 
 
 class PlanRecord(Record):
@@ -322,4 +323,5 @@ class AgingRecord(Record):
     head: str | None = None  # git replay: the last commit checked out
     first_commit: str | None = None  # git replay: the commit of the first pull (the clone)
     files_touched: list[int] | None = None  # git replay: files each pull brought, in order
+    device_class: dict[str, Any] | None = None  # aging.device: loop or real, rotational or not
     snapshot_s: Number = 0
