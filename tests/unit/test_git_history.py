@@ -183,3 +183,15 @@ def test_the_measured_change_is_put_beside_the_published_one_for_the_device() ->
     hdd = {"device": "/dev/sdb", "loop": False, "rotational": True}
     notes = " ".join(aged.sections(_replayed_session(hdd))[-1].notes)
     assert "Conway et al. (FAST '17)" in notes and "every discontiguity costs a seek" in notes
+
+
+def test_a_shallow_clone_is_replayed_too(tmp_path: Path) -> None:
+    full = _real(tmp_path, 9)
+    shallow = tmp_path / "shallow"
+    subprocess.run(["git", "clone", "-q", "--depth", "6", f"file://{full}", str(shallow)],
+                   check=True)  # fmt: skip
+    spec = GitRepoSpec(name="agingrepo", commits=4, repo=str(shallow))
+    make_repo(spec, tmp_path, Manifest("k", "x", (), ()), tmp_path, tmp_path / "cache")
+    profile = resolve_age({"source": "t", "kind": "git-replay", "commits": 4})
+    done = replay(str(tmp_path / "agingrepo" / REPO_DIR), str(tmp_path / "aged"), profile)
+    assert done.pulls == 5 and (tmp_path / "aged" / "f0.txt").read_text() == "version 8\n"

@@ -103,8 +103,9 @@ def replay(
         if done.pulls and clock() > deadline:
             done.stopped_by = "time"
             break
-        git("-C", root, "pull", "-q", "--ff-only", "--no-edit", "--upload-pack", UPLOAD_PACK,
-            origin, sha)  # fmt: skip
+        # --update-shallow: a user's repository may be a shallow clone (its roots cut).
+        git("-C", root, "pull", "-q", "--ff-only", "--no-edit", "--update-shallow",
+            "--upload-pack", UPLOAD_PACK, origin, sha)  # fmt: skip
         done.pulls += 1
         done.head = sha
         done.pulled.append(sha)
