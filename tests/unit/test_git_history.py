@@ -195,3 +195,12 @@ def test_a_shallow_clone_is_replayed_too(tmp_path: Path) -> None:
     profile = resolve_age({"source": "t", "kind": "git-replay", "commits": 4})
     done = replay(str(tmp_path / "agingrepo" / REPO_DIR), str(tmp_path / "aged"), profile)
     assert done.pulls == 5 and (tmp_path / "aged" / "f0.txt").read_text() == "version 8\n"
+
+
+def test_a_virtio_disk_is_no_evidence_of_spinning_so_both_references_are_given() -> None:
+    virtio = {**SSD_LOOP, "backing_rotational": True, "backing_virtio": True}
+    section = aged.sections(_replayed_session(virtio))[-1]
+    assert "virtio, sysfs says rotational: a virtual disk's default" in section.rows[0][1]
+    notes = " ".join(section.notes)
+    assert "FAST '17" in notes and "HotStorage '19" in notes
+    assert "whether its disk spins is unknown" in notes

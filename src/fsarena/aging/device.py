@@ -30,6 +30,18 @@ def rotational(device: str) -> bool | None:
         return None
 
 
+def virtual(device: str) -> bool:
+    """A virtio disk: its rotational flag is the driver's default, not the host's storage."""
+    node = SYS_BLOCK / Path(device).name
+    try:
+        node = node.resolve()
+        if (node / "partition").exists():
+            node = node.parent
+        return (node / "device" / "driver").resolve().name.startswith("virtio")
+    except OSError:
+        return False
+
+
 def _disk_under(path: str) -> str:
     out = subprocess.run(
         ["findmnt", "-n", "-o", "SOURCE", "-T", path], capture_output=True, text=True, check=False
@@ -38,7 +50,8 @@ def _disk_under(path: str) -> str:
 
 
 def device_class(device: str) -> dict[str, Any]:
-    """{"device", "loop", "rotational", "backing_file", "backing_device", "backing_rotational"}."""
+    """{"device", "loop", "rotational", "virtio"} or, for a loop device, its backing file and
+    the disk under it ("backing_device", "backing_rotational", "backing_virtio")."""
     found: dict[str, Any] = {"device": device, "rotational": rotational(device)}
     backing = SYS_BLOCK / Path(device).name / "loop" / "backing_file"
     found["loop"] = backing.exists()
@@ -52,5 +65,8 @@ def device_class(device: str) -> dict[str, Any]:
             backing_file=file,
             backing_device=disk,
             backing_rotational=rotational(disk) if disk.startswith("/dev/") else None,
+            backing_virtio=virtual(disk) if disk.startswith("/dev/") else False,
         )
+    else:
+        found["virtio"] = virtual(device)
     return found

@@ -40,20 +40,28 @@ ON_SSD = (
 def describe(found: dict[str, Any]) -> str:
     """ "a loop image on /dev/vda (not rotational)" and the like."""
 
-    def spin(value: Any) -> str:
-        return "rotational" if value else "not rotational" if value is False else "unknown"
+    def spin(value: Any, virtio: Any) -> str:
+        said = "rotational" if value else "not rotational" if value is False else "unknown"
+        return f"virtio, sysfs says {said}: a virtual disk's default" if virtio else said
 
     if found.get("loop"):
         return (
             f"a loop image on {found.get('backing_device') or '?'} "
-            f"({spin(found.get('backing_rotational'))})"
+            f"({spin(found.get('backing_rotational'), found.get('backing_virtio'))})"
         )
-    return f"the device {found.get('device') or '?'} ({spin(found.get('rotational'))})"
+    return (
+        f"the device {found.get('device') or '?'} "
+        f"({spin(found.get('rotational'), found.get('virtio'))})"
+    )
 
 
 def spins(found: dict[str, Any]) -> bool | None:
-    """Whether the disk the reads end on spins (a loop image: its backing disk)."""
-    value = found.get("backing_rotational") if found.get("loop") else found.get("rotational")
+    """Whether the disk the reads end on spins (a loop image: its backing disk); None when
+    unknown, as for a virtio disk (its rotational flag is the driver's default)."""
+    loop = bool(found.get("loop"))
+    if found.get("backing_virtio" if loop else "virtio"):
+        return None
+    value = found.get("backing_rotational") if loop else found.get("rotational")
     return value if isinstance(value, bool) else None
 
 
@@ -143,15 +151,24 @@ def _limits(device: dict[str, Any] | None) -> str:
             "image file, so most layout effects are hidden; --device on a real disk shows more"
         )
     if device.get("loop"):
+        unknown = (
+            "; whether its disk spins is unknown (a virtual disk may sit on an SSD or an HDD), "
+            "so both reference classes are given"
+            if spinning is None
+            else ""
+        )
         return (
             f"{where}: the host filesystem lays out the image file, so the reads pay for its "
-            "layout as well as the aged filesystem's; --device shows the filesystem's own"
+            f"layout as well as the aged filesystem's; --device shows the filesystem's own{unknown}"
         )
     if spinning is False:
         return f"{where}: random reads on an SSD cost little, so layout effects are smaller"
     if spinning:
         return f"{where}: every discontiguity costs a seek, where published effects are largest"
-    return f"{where}: whether it spins is unknown, so no reference class applies"
+    return (
+        f"{where}: whether it spins is unknown (a virtual disk may sit on an SSD or an HDD), "
+        "so both reference classes are given; --device on a known disk tells them apart"
+    )
 
 
 def section(
