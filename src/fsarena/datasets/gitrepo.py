@@ -264,17 +264,18 @@ def _appends(spec: GitRepoSpec, tree: Path, manifest: Manifest, work: Path) -> N
     _git(["git", "-C", str(work), "tag", "first"])
     for n in range(1, spec.commits + 1):
         share = rest[(n - 1) * len(rest) // spec.commits : n * len(rest) // spec.commits]
+        earlier = list(present)  # a file is deleted in a later commit than its own
         present += _add(tree, work, share)
         changed = list(share)
         for path in rng.sample(present, min(4, len(present))):  # patched: lines appended
             with open(work / path, "ab") as f:
                 f.write(f"/* fsarena change {n} */\n".encode())
             changed.append(path)
-        for path in rng.sample(present, min(rng.randint(1, 2), len(present) - 1)):
+        for path in rng.sample(earlier, min(rng.randint(1, 2), len(earlier) - 1)):
             (work / path).unlink()
             present.remove(path)
             changed.append(path)
-        changed = [p for p in dict.fromkeys(changed) if p not in share or p in present]
+        changed = list(dict.fromkeys(changed))
         _commit(work, n, f"change {n}: {len(share)} files added", changed)
     _git(["git", "-C", str(work), "tag", "last"])
     _all_committed(work, present)
