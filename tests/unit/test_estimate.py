@@ -15,8 +15,16 @@ import pytest
 from fsarena.measure.collect import Measurement
 from fsarena.plan.model import make_plan
 from fsarena.run.agingprobe import ProbedRate
-from fsarena.run.estimate import AgingCost, aging_seconds, estimate, slower_rate, untimed_factor
+from fsarena.run.estimate import (
+    AgingCost,
+    aging_cost,
+    aging_seconds,
+    estimate,
+    slower_rate,
+    untimed_factor,
+)
 from fsarena.session.file import Run, Session, save
+from fsarena.session.records import AgeProfileRecord
 
 MB = 1e6
 
@@ -194,3 +202,28 @@ def test_the_earlier_rate_slows_as_much_as_the_probe_of_the_same_filesystem() ->
     for probe in (("ext4", 90 * MB), ("xfs", 120 * MB)):
         same, _ = slower_rate(replace(earlier, probe=probe), _probed(100 * MB), "tree")
         assert same is not None and same.rate == pytest.approx(80 * MB)
+
+
+def test_a_git_replay_is_estimated_per_pull_at_this_scale_and_once_more_on_the_host(
+    tmp_path: Path,
+) -> None:
+    earlier = _earlier(scale=0.05)
+    replay = AgeProfileRecord(name="git-replay", kind="git-replay")
+    earlier.plan = earlier.plan.model_copy(update={"age": replay})
+    for record in earlier.aging.values():  # 101 pulls in 20.2 s: 0.2 s per pull
+        record.profile = replay
+        record.wall_s, record.rounds = 20.2, 101
+    save(earlier, tmp_path / "earlier.json")
+    plan = make_plan("quick", ["ext4", "xfs"], 2, 0.3, 1, "/tmp/w", age="git-replay")
+    cost = aging_cost([tmp_path / "earlier.json"], plan)
+    assert cost is not None and cost.pull_s == pytest.approx(0.2) and cost.scale == 0.05
+    # 300 commits, 3 per pull: 101 pulls; 6x the tree; 2 filesystems and the host's copy.
+    assert aging_seconds(plan, cost)[0] == pytest.approx(0.2 * 101 * 6 * 3)
+    real = plan.model_copy(update={"datasets": {"agingrepo": {"repo": "/r", "commits": 300}}})
+    assert aging_seconds(real, cost)[0] == pytest.approx(0.2 * 101 * 3)  # not scaled
+
+
+def test_a_never_measured_git_replay_says_so_instead_of_a_time(tmp_path: Path) -> None:
+    plan = make_plan("quick", ["ext4"], 2, 0.3, 1, "/tmp/w", age="git-replay")
+    text = estimate(plan, tmp_path)
+    assert "nor its aging: 101 git pulls per filesystem" in text and "about" not in text

@@ -23,12 +23,13 @@ the fresh filesystem.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import os
 import resource
 import subprocess
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from fsarena.aging.profiles import AgeProfile
@@ -45,6 +46,7 @@ class Replayed:
 
     pulls: int = 0
     head: str = ""
+    pulled: list[str] = field(default_factory=list)  # the commit of each pull, in order
     bytes_written: int = 0  # by the git processes, block-layer accounting (ru_oublock)
     stopped_by: str = "commits"  # "commits" (all applied) | "time" (the cap)
 
@@ -71,7 +73,10 @@ def git(*argv: str, cwd: str | None = None) -> str:
 
 def history(origin: str, profile: AgeProfile) -> list[str]:
     """The commit ids pulled, in order: the first commit, then every pull_step-th after it."""
-    commits = git("-C", origin, "rev-list", "--reverse", "--first-parent", "last").split()
+    # From `first` (a real repository's copy holds the history before it too).
+    first = git("-C", origin, "rev-parse", "first^{commit}").strip()
+    after = git("-C", origin, "rev-list", "--reverse", "--first-parent", "first..last").split()
+    commits = [first, *after]
     if len(commits) < profile.commits + 1:
         raise FsarenaError(
             f"aging profile {profile.name}: {profile.commits} commits to replay, but the "
@@ -98,12 +103,28 @@ def replay(
         if done.pulls and clock() > deadline:
             done.stopped_by = "time"
             break
-        git("-C", root, "pull", "-q", "--ff-only", "--no-edit", "--upload-pack", UPLOAD_PACK,
-            origin, sha)  # fmt: skip
+        # --update-shallow: a user's repository may be a shallow clone (its roots cut).
+        git("-C", root, "pull", "-q", "--ff-only", "--no-edit", "--update-shallow",
+            "--upload-pack", UPLOAD_PACK, origin, sha)  # fmt: skip
         done.pulls += 1
         done.head = sha
+        done.pulled.append(sha)
     done.bytes_written = (resource.getrusage(resource.RUSAGE_CHILDREN).ru_oublock - before) * 512
     return done
+
+
+def files_touched(origin: str, pulled: list[str]) -> list[int]:
+    """Files each pull brought: the first commit's whole tree, then each step's diff.
+
+    Read from the origin after the replay (the timed part does no more than the pulls).
+    """
+    if not pulled:
+        return []
+    counts = [len(git("-C", origin, "ls-tree", "-r", "--name-only", pulled[0]).splitlines())]
+    for before, after in itertools.pairwise(pulled):
+        diff = git("-C", origin, "diff", "--name-only", "--no-renames", before, after)
+        counts.append(len(diff.splitlines()))
+    return counts
 
 
 def tree_digest(root: str) -> tuple[str, int, int]:

@@ -17,7 +17,7 @@ import time
 from typing import Any, Protocol
 
 from fsarena.aging import runtime
-from fsarena.aging.gitreplay import git, replay, tree_digest
+from fsarena.aging.gitreplay import files_touched, git, replay, tree_digest
 from fsarena.aging.workload import ROOT, AgingPlan, mark_tree
 from fsarena.datasets.gitrepo import REPO_DIR
 from fsarena.filesystems.profiles import FilesystemProfile
@@ -83,6 +83,7 @@ def _age_git(ctx: Mounted, plan: AgingPlan) -> dict[str, Any]:
     wall_s = time.monotonic() - started
     read1, written1 = read_device_stat(ctx.device)
     tree, files, live_bytes = tree_digest(ctx.path(ROOT))
+    touched = files_touched(origin, done.pulled)
     # The planned tree: the last pulled commit, checked out clean.
     status = git("-C", ctx.path(ROOT), "status", "--porcelain", "--untracked-files=all")
     mark_tree(ctx.mountpoint)
@@ -97,6 +98,8 @@ def _age_git(ctx: Mounted, plan: AgingPlan) -> dict[str, Any]:
         "device_read_bytes": read1 - read0,
         "rounds": done.pulls,
         "head": done.head,
+        "first_commit": done.pulled[0] if done.pulled else None,
+        "files_touched": touched,
         "stopped_by": done.stopped_by,
         "files": files,
         "live_bytes": live_bytes,

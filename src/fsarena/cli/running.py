@@ -85,6 +85,7 @@ def _new_or_resumed(ctx: click.Context, opts: dict[str, Any]) -> tuple[Plan, Pat
             **_repetition_mode(opts, _sets_repetitions(suite)),
             age=opts["age"],
             weights=weights(opts["weigh"], opts["workload"]),
+            age_repo=opts["age_repo"],
         )
     )
     require_proportional(plan)
@@ -258,6 +259,13 @@ def _with_drivers(plan: Plan) -> Plan:
     metavar="PROFILE",
     help="Also run every filesystem aged: fill, fill-50, fill-95, churn, or a .toml "
     "profile (see README: aged filesystems); reported beside the fresh ones.",
+)
+@click.option(
+    "--age-repo",
+    default=None,
+    metavar="PATH",
+    help="Git replay (and the git tasks) from this local git repository's real history: "
+    "its newest commits on HEAD's first-parent line (--age git-replay unless given).",
 )
 @click.option(
     "--image-size",

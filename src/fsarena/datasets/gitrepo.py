@@ -24,11 +24,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar, Self
 
+from fsarena.datasets.history import REAL_SHAPE, patched, plan_commits
 from fsarena.datasets.manifest import FileEntry, Manifest, file_digest
 from fsarena.datasets.spec import DatasetSpec, Layout, check_factor, require
 from fsarena.errors import FsarenaError
 
-BUILD_VERSION = 1
+# 2: every file of the tree committed whatever the tree's .gitignore files say (issue 29).
+BUILD_VERSION = 2
 REPO_DIR = "repo.git"
 # A clean, reproducible git: no user or system configuration, fixed identity.
 GIT_ENV = {
@@ -41,6 +43,7 @@ GIT_ENV = {
     "LC_ALL": "C",
 }
 EPOCH = 1_700_000_000
+HISTORIES = ("appends", "shaped")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -57,10 +60,18 @@ class GitRepoSpec(DatasetSpec):
     commits: int = 60
     source_bytes: int = 0
     seed: int = 16
+    # "appends": each commit adds an even share of the tree, appends a line to 4 files and
+    # deletes 1-2 (fsarena's first history); "shaped": commits drawn from a real history's
+    # measured shape (fsarena.datasets.history).
+    history: str = "appends"
+    # A local git repository: its real history (the newest `commits` commits on HEAD's
+    # first-parent line, after the one before them), instead of a synthetic one.
+    repo: str = ""
 
     def __post_init__(self) -> None:
         super().__post_init__()
         require(1 <= self.commits <= 10_000, f"commits must be 1..10000, got {self.commits}")
+        require(self.history in HISTORIES, f"history must be one of {', '.join(HISTORIES)}")
 
     @property
     def total_bytes(self) -> int:
@@ -74,6 +85,17 @@ class GitRepoSpec(DatasetSpec):
         return Layout((), ())
 
     def description(self) -> str:
+        if self.repo:
+            return (
+                f"bare copy of the git repository {self.repo}: its newest {self.commits} "
+                "commits on HEAD's first-parent line and the one before them (real history)"
+            )
+        if self.history == "shaped":
+            return (
+                f"bare git repository of dataset {self.of!r}: all but the files to be added in "
+                f"a first commit, then {self.commits} seeded commits shaped like real ones "
+                f"(files per commit, lines per file, spread; from {REAL_SHAPE.source})"
+            )
         return (
             f"bare git repository of dataset {self.of!r}: half its files in a first commit, "
             f"the rest over {self.commits} seeded commits that add, rewrite and delete files"
@@ -87,9 +109,18 @@ def make_repo(
     key = hashlib.sha256(
         f"{manifest.digest()} {spec.spec_hash()} {BUILD_VERSION}".encode()
     ).hexdigest()[:24]
+    if spec.repo:  # the user's repository at its newest commit: a new commit, a new copy
+        head = _git(["git", "-C", spec.repo, "rev-parse", "--verify", "HEAD^{commit}"])
+        key = hashlib.sha256(
+            f"{os.path.realpath(spec.repo)} {head.strip()} {spec.spec_hash()} "
+            f"{BUILD_VERSION}".encode()
+        ).hexdigest()[:24]
     cached = cache / "git" / f"{key}.git"
     if not (cached / ".complete").exists():
-        _build(spec, tree, manifest, cached)
+        if spec.repo:
+            _copy_real(spec, cached)
+        else:
+            _build(spec, tree, manifest, cached)
     out = dest / spec.name
     out.mkdir(parents=True)
     _git(["cp", "-a", str(cached), str(out / REPO_DIR)])
@@ -108,6 +139,7 @@ def _build(spec: GitRepoSpec, tree: Path, manifest: Manifest, bare: Path) -> Non
     work.mkdir(parents=True)
     try:
         _git(["git", "init", "-q", "-b", "main", str(work)])
+        _plain_data(work)
         _history(spec, tree, manifest, work)
         _git(["git", "clone", "-q", "--bare", str(work), str(bare)])
         _git(["git", "-C", str(bare), "repack", "-adq"])
@@ -119,7 +151,109 @@ def _build(spec: GitRepoSpec, tree: Path, manifest: Manifest, bare: Path) -> Non
     (bare / ".complete").write_text(f"{spec.description()}\n")
 
 
+def _copy_real(spec: GitRepoSpec, bare: Path) -> None:
+    """A bare copy of the user's repository, with `first`, `last` and main on the range."""
+    if not Path(spec.repo).is_dir():
+        raise FsarenaError(f"--age-repo {spec.repo}: no such directory; give a git repository")
+    shutil.rmtree(bare, ignore_errors=True)
+    bare.parent.mkdir(parents=True, exist_ok=True)
+    line = _git(["git", "-C", spec.repo, "rev-list", "--first-parent", "--reverse",
+                 f"--max-count={spec.commits + 1}", "HEAD"]).split()  # fmt: skip
+    if len(line) < spec.commits + 1:
+        raise FsarenaError(
+            f"--age-repo {spec.repo}: {spec.commits} commits to replay, but HEAD's first-parent "
+            f"line has {len(line) - 1} after its first; lower the aging profile's commits"
+        )
+    try:
+        _git(["git", "clone", "-q", "--bare", "--no-local", "--single-branch", "--no-tags",
+              spec.repo, str(bare)])  # fmt: skip
+        _git(["git", "-C", str(bare), "update-ref", "refs/heads/main", line[-1]])
+        _git(["git", "-C", str(bare), "symbolic-ref", "HEAD", "refs/heads/main"])
+        _git(["git", "-C", str(bare), "tag", "first", line[0]])
+        _git(["git", "-C", str(bare), "tag", "last", line[-1]])
+    except BaseException:
+        shutil.rmtree(bare, ignore_errors=True)
+        raise
+    (bare / ".complete").write_text(f"{spec.description()}\n")
+
+
+def _plain_data(work: Path) -> None:
+    """Commit the tree as it is: its own .gitignore and .gitattributes are data, not rules.
+
+    The real kernel tree carries hundreds of .gitignore files (the root one
+    ignores `.*`, `*.bin`, `*.gz`, ...): obeyed, `git add -A` left files of the
+    tree out and a commit whose changes all fell on ignored files was empty
+    (issue 29). `git add --force` ignores them; info/attributes (which wins
+    over the tree's .gitattributes) turns off every content conversion.
+    """
+    _git(["git", "-C", str(work), "config", "core.excludesFile", "/dev/null"])
+    # No automatic gc: detached, it repacked loose objects while `git clone` copied them
+    # ("failed to copy file": the clone of a 300-commit history failed at random).
+    _git(["git", "-C", str(work), "config", "gc.auto", "0"])
+    info = work / ".git" / "info"
+    info.mkdir(parents=True, exist_ok=True)
+    (info / "exclude").write_text("")
+    (info / "attributes").write_text("* -text -eol -filter -ident -working-tree-encoding\n")
+
+
 def _history(spec: GitRepoSpec, tree: Path, manifest: Manifest, work: Path) -> None:
+    if spec.history == "shaped":
+        _shaped(spec, tree, manifest, work)
+    else:
+        _appends(spec, tree, manifest, work)
+
+
+def _shaped(spec: GitRepoSpec, tree: Path, manifest: Manifest, work: Path) -> None:
+    """A first commit of all but the files to be added, then commits shaped like real ones."""
+    rng = random.Random(spec.seed)
+    paths = sorted(f.path for f in manifest.files)
+    rng.shuffle(paths)
+    commits = plan_commits(spec.commits, REAL_SHAPE, rng)
+    reserve = paths[: min(sum(c.added for c in commits), len(paths) // 2)]
+    present = _add(tree, work, paths[len(reserve) :])
+    by_dir: dict[str, list[str]] = {}
+    for path in present:
+        by_dir.setdefault(os.path.dirname(path), []).append(path)
+    _commit(work, 0, "first: the tree but the files its history adds")
+    _git(["git", "-C", str(work), "tag", "first"])
+    for n, c in enumerate(commits, 1):
+        chosen = _touched(present, by_dir, c.modified + c.deleted, c.same_directory, rng)
+        for path in chosen[: c.modified]:
+            target = work / path
+            target.write_bytes(patched(target.read_bytes(), REAL_SHAPE, rng, f"c{n}"))
+        for path in chosen[c.modified :]:
+            (work / path).unlink()
+            present.remove(path)
+            by_dir[os.path.dirname(path)].remove(path)
+        new, reserve = reserve[: c.added], reserve[c.added :]
+        for path in _add(tree, work, new):
+            present.append(path)
+            by_dir.setdefault(os.path.dirname(path), []).append(path)
+        _commit(work, n, f"change {n}: {c.modified} modified, {len(new)} added, "
+                         f"{len(chosen) - c.modified} deleted", [*chosen, *new])  # fmt: skip
+    _git(["git", "-C", str(work), "tag", "last"])
+    if reserve:  # more files kept for additions than the drawn commits added
+        raise FsarenaError(f"building the git dataset: {len(reserve)} files never added")
+    _all_committed(work, present)
+
+
+def _touched(
+    present: list[str], by_dir: dict[str, list[str]], count: int, local: float,
+    rng: random.Random,
+) -> list[str]:  # fmt: skip
+    """`count` distinct files, a `local` share of them from one directory (a commit's spread)."""
+    count = min(count, len(present) // 2)
+    near = by_dir[os.path.dirname(rng.choice(present))]
+    chosen = rng.sample(near, min(len(near), round(local * count)))
+    seen = set(chosen)
+    while len(chosen) < count:
+        if (path := rng.choice(present)) not in seen:
+            seen.add(path)
+            chosen.append(path)
+    return chosen
+
+
+def _appends(spec: GitRepoSpec, tree: Path, manifest: Manifest, work: Path) -> None:
     rng = random.Random(spec.seed)
     paths = [f.path for f in manifest.files]
     rng.shuffle(paths)
@@ -129,15 +263,31 @@ def _history(spec: GitRepoSpec, tree: Path, manifest: Manifest, work: Path) -> N
     _git(["git", "-C", str(work), "tag", "first"])
     for n in range(1, spec.commits + 1):
         share = rest[(n - 1) * len(rest) // spec.commits : n * len(rest) // spec.commits]
+        earlier = list(present)  # a file is deleted in a later commit than its own
         present += _add(tree, work, share)
+        changed = list(share)
         for path in rng.sample(present, min(4, len(present))):  # patched: lines appended
             with open(work / path, "ab") as f:
                 f.write(f"/* fsarena change {n} */\n".encode())
-        for path in rng.sample(present, min(rng.randint(1, 2), len(present) - 1)):
+            changed.append(path)
+        for path in rng.sample(earlier, min(rng.randint(1, 2), len(earlier) - 1)):
             (work / path).unlink()
             present.remove(path)
-        _commit(work, n, f"change {n}: {len(share)} files added")
+            changed.append(path)
+        changed = list(dict.fromkeys(changed))
+        _commit(work, n, f"change {n}: {len(share)} files added", changed)
     _git(["git", "-C", str(work), "tag", "last"])
+    _all_committed(work, present)
+
+
+def _all_committed(work: Path, present: list[str]) -> None:
+    """Nothing left out: the last commit tracks exactly the files the history kept."""
+    tracked = set(_git(["git", "-C", str(work), "ls-files", "-z"]).split("\0")) - {""}
+    if missing := sorted(set(present) - tracked):
+        raise FsarenaError(
+            f"building the git dataset: {len(missing)} files of the tree are not in its last "
+            f"commit (first: {missing[0]}); report this as a bug of fsarena"
+        )
 
 
 def _add(tree: Path, work: Path, paths: list[str]) -> list[str]:
@@ -147,14 +297,30 @@ def _add(tree: Path, work: Path, paths: list[str]) -> list[str]:
     return list(paths)
 
 
-def _commit(work: Path, n: int, message: str) -> None:
+def _commit(work: Path, n: int, message: str, changed: list[str] | None = None) -> None:
+    """Stage the changed paths (all, for the first commit) and commit them, dated n hours on.
+
+    Only the changed paths: `git add -A` over the whole tree stats every file for every
+    commit (78,579 files x 300 commits at scale 1). Literal pathspecs: tree names are data.
+    """
     date = f"@{EPOCH + 3600 * n} +0000"
     env = {"GIT_AUTHOR_DATE": date, "GIT_COMMITTER_DATE": date}
-    _git(["git", "-C", str(work), "add", "-A"])
-    _git(["git", "-C", str(work), "commit", "-q", "--no-verify", "-m", message], env)
+    if changed is None:
+        _git(["git", "-C", str(work), "add", "-A", "--force"])  # ignore rules are not ours
+    elif changed:
+        listed = work / ".git" / "fsarena-changed"
+        listed.write_bytes(b"".join(p.encode() + b"\0" for p in changed))
+        _git(["git", "--literal-pathspecs", "-C", str(work), "add", "-A", "--force",
+              f"--pathspec-from-file={listed}", "--pathspec-file-nul"])  # fmt: skip
+    # A commit that changes nothing (possible in a history of a real tree) is kept as
+    # one, so the history has the commits the spec asks for.
+    _git(
+        ["git", "-C", str(work), "commit", "-q", "--no-verify", "--allow-empty", "-m", message],
+        env,
+    )
 
 
-def _git(argv: list[str], env: dict[str, str] | None = None) -> None:
+def _git(argv: list[str], env: dict[str, str] | None = None) -> str:
     try:
         out = subprocess.run(
             argv,
@@ -171,6 +337,7 @@ def _git(argv: list[str], env: dict[str, str] | None = None) -> None:
     if out.returncode != 0:
         tail = (out.stderr or out.stdout).strip().splitlines()[-1:] or [f"exit {out.returncode}"]
         raise FsarenaError(f"building the git dataset: `{' '.join(argv[:3])}` failed: {tail[0]}")
+    return out.stdout
 
 
 def _digest(path: Path) -> str:

@@ -89,7 +89,7 @@ DATASETS: dict[str, DatasetSpec] = {
         FioSpec(name="fio"),
         GitRepoSpec(name="gitrepo", of="kernel"),  # issue 16: the kernel tree with history
         # issue 17: the history the git-replay aging profile pulls, commit by commit
-        GitRepoSpec(name="agingrepo", of="kernel", commits=300),
+        GitRepoSpec(name="agingrepo", of="kernel", commits=300, history="shaped"),
         DebsSpec(name="debs"),  # issue 16: Debian packages for dpkg_unpack
     )
 }

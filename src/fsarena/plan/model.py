@@ -7,6 +7,7 @@ value fails in a second with a message naming its flag, never after an hour of m
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Hashable, Mapping
 from functools import partial
 from typing import Any, Literal, Self, TypeVar, cast
@@ -255,9 +256,13 @@ def make_plan(
     chosen = resolve(filesystems if filesystems is not None else names, table)
     if isinstance(extra.get("machine"), str):
         extra["machine"] = resolve_machine(extra["machine"], suite.machines)
-    age = extra.pop("age", None) or suite.age
+    age_repo = extra.pop("age_repo", None)
+    age = extra.pop("age", None) or suite.age or ("git-replay" if age_repo else None)
     extra["weights"] = extra.pop("weights", None) or dict(suite.weights)
     extra["age"] = resolve_age(age) if age is not None else None
+    datasets = dict(suite.datasets)
+    if age_repo:
+        datasets.update(real_history(age_repo, extra["age"], datasets))
     try:
         return Plan(
             suite=suite.name,
@@ -265,7 +270,7 @@ def make_plan(
             tasks=with_aged_tasks(list(suite.tasks)) if age is not None else list(suite.tasks),
             commands=dict(suite.commands),
             variants={p.name: suite.variants[p.name] for p in chosen if p.name in suite.variants},
-            datasets=dict(suite.datasets),
+            datasets=datasets,
             repetitions=repetitions if repetitions is not None else suite.repetitions,
             scale=scale if scale is not None else suite.scale,
             seed=seed if seed is not None else fresh_seed(),
@@ -274,6 +279,26 @@ def make_plan(
         )
     except ValidationError as exc:
         raise FsarenaError(_option_message(exc)) from None
+
+
+def real_history(
+    path: str, age: AgeProfile, datasets: dict[str, dict[str, Any]]
+) -> dict[str, dict[str, Any]]:
+    """--age-repo: the repository datasets of git replay and the git tasks, from a user's repo."""
+    if age.kind != "git-replay":
+        raise FsarenaError(
+            f"--age-repo replays a git history, but aging profile {age.name} is a {age.kind} "
+            'profile: use --age git-replay (or a .toml profile with kind = "git-replay")'
+        )
+    if not (
+        os.path.isdir(os.path.join(path, ".git")) or os.path.isfile(os.path.join(path, "HEAD"))
+    ):
+        raise FsarenaError(f"--age-repo {path}: not a git repository (no .git nor HEAD in it)")
+    repo = os.path.abspath(path)
+    return {
+        age.repository: {**datasets.get(age.repository, {}), "repo": repo, "commits": age.commits},
+        "gitrepo": {**datasets.get("gitrepo", {}), "repo": repo, "commits": age.commits},
+    }
 
 
 # The command-line flag that sets each field of a plan, for messages that name what was typed.

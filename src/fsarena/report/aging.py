@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from functools import partial
 
 from fsarena.analysis.ranking import ratio_test
 from fsarena.analysis.stats import TOO_WIDE
 from fsarena.measure.metrics import METRICS
+from fsarena.report import agedref
 from fsarena.report.powerloss import Section
 from fsarena.report.table import fmt, run_value
 from fsarena.session.file import Session
@@ -308,6 +310,9 @@ def sections(session: Session) -> list[Section]:
         if len(digests) == 1
         else f"{len(digests)} different file sets: the aging did not end alike everywhere"
     )
+    beside = agedref.section(
+        session, pairs(session), partial(_walls, session), partial(_samples, session)
+    )
     return [
         Section(
             f"Aged ({given(age.name if age else None)}) beside fresh: time per task",
@@ -354,8 +359,10 @@ def sections(session: Session) -> list[Section]:
             _aging_rows(session),
             [
                 f"Profile: {given(age.name if age else None)}: {age.source if age else ''}",
+                *agedref.history_lines(session),
                 f"Result: {same}.",
                 *_against_ceiling(session),
             ],
         ),
+        *([beside] if beside else []),
     ]

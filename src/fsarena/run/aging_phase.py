@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from functools import partial
 
+from fsarena.aging.device import device_class
 from fsarena.aging.gitreplay import HOST_COPY
 from fsarena.aging.workload import AgingPlan
 from fsarena.filesystems.profiles import FilesystemProfile
@@ -52,6 +53,7 @@ def age(scope: RunScope, sequence: FsSequence, label: str, snapshot: str) -> Agi
     scope.say(Event("setup", f"aging {ctx.profile.name} ({label})"))
     scope.executor.track("image", snapshot)  # `fsarena cleanup` removes it after a crash
     record = sequence.age(snapshot)
+    record["device_class"] = device_class(ctx.device)  # what the effects are set beside
     aged = AgingRecord.model_validate(record)
     if earlier := scope.session.aging.get(ctx.profile.name):  # --device ages every time
         aged.aged_times = earlier.aged_times + 1

@@ -100,6 +100,8 @@ class AgingCost:
     wall_s: float  # mean aging wall time per filesystem (git replay: no bytes to plan)
     source: str
     probe: tuple[str, float] | None = None  # that session's probe at launch: (filesystem, rate)
+    pull_s: float = 0.0  # git replay: mean wall time of one pull there (0: not known)
+    scale: float = 0.0  # that session's scale (a synthetic history's pulls follow the tree)
 
 
 def aging_seconds(plan: Plan, cost: AgingCost) -> tuple[float, float]:
@@ -109,15 +111,36 @@ def aging_seconds(plan: Plan, cost: AgingCost) -> tuple[float, float]:
     for profile in plan.profiles():
         image = plan.image_size_for(profile)
         if age.kind == "git-replay":
-            aging += cost.wall_s
+            aging += replay_seconds(plan, cost)
         else:
             churn = min(age.written_factor * image / cost.rate, age.time_cap_s)
             aging += age.fullness * image / cost.rate + churn
         # The snapshot, then a restore for every later aged repetition: one copy each.
         copies += cost.copy_s * image / cost.image_bytes * plan.repetitions
+    if age.kind == "git-replay":  # and once on the host, for the fresh twins' clean copy
+        aging += replay_seconds(plan, cost)
     if plan.device is not None:  # no copies: the device is aged again every repetition
         return aging * plan.repetitions, 0.0
     return aging, copies
+
+
+def planned_pulls(plan: Plan) -> int:
+    """Pulls a git replay makes: the first commit, one per pull_step commits, the last."""
+    assert plan.age is not None
+    return 1 + -(-plan.age.commits // plan.age.pull_step)
+
+
+def replay_seconds(plan: Plan, cost: AgingCost) -> float:
+    """One filesystem's git replay: the earlier mean pull time x the pulls planned here.
+
+    A synthetic history's pulls touch files in proportion to the tree, hence to
+    the scale; a user's repository (--age-repo) does not follow the scale.
+    """
+    if not cost.pull_s:
+        return cost.wall_s
+    real = any("repo" in d for d in plan.datasets.values())
+    ratio = plan.scale / cost.scale if cost.scale and not real else 1.0
+    return cost.pull_s * planned_pulls(plan) * ratio
 
 
 def aging_cost(paths: list[Path], plan: Plan) -> AgingCost | None:
@@ -141,6 +164,10 @@ def aging_cost(paths: list[Path], plan: Plan) -> AgingCost | None:
                 probe=(timing.aging_probe_fs, float(timing.aging_probe_bytes_per_s))
                 if timing.aging_probe_fs and timing.aging_probe_bytes_per_s
                 else None,
+                pull_s=fmean(float(a.wall_s) / a.rounds for a in records if a.rounds)
+                if all(a.rounds for a in records)
+                else 0.0,
+                scale=float(earlier.plan.scale or 0),
             )
     return None
 
@@ -206,6 +233,8 @@ def estimate(plan: Plan, results_dir: Path, probed: ProbedRate | None = None) ->
         return _parts(plan, paths, earlier, path.name, timed_s, rounds, probed) + more + gaps
     unknown = f"{NO_ESTIMATE} in {results_dir} ran these tasks"
     cost, how = slower_rate(None, probed, plan.age.kind) if plan.age else (None, "")
+    if cost is None and plan.age is not None and plan.age.kind == "git-replay":
+        return f"{unknown}; nor its aging: {planned_pulls(plan)} git pulls per filesystem"
     if cost is None:
         return unknown
     aging_s = aging_seconds(plan, cost)[0]
@@ -238,8 +267,13 @@ def _parts(
         return f"about {_duration(tasks_s)}: {tasks}"
     cost, how = slower_rate(aging_cost(paths, plan), probed, plan.age.kind)
     if cost is None:
+        pulls = (
+            f" ({planned_pulls(plan)} git pulls per filesystem, never timed here)"
+            if plan.age.kind == "git-replay"
+            else ""
+        )
         return (
-            f"about {_duration(tasks_s)} and the aging: {tasks}; aging time unknown: no "
+            f"about {_duration(tasks_s)} and the aging: {tasks}; aging time unknown{pulls}: no "
             f"earlier session aged a filesystem with a {plan.age.kind} profile, and no probe"
         )
     aging_s, copies_s = aging_seconds(plan, cost)
@@ -268,7 +302,13 @@ def slower_rate(
 ) -> tuple[AgingCost | None, str]:
     """The aging cost at the slower of the probed and the earlier rate, and where it comes from."""
     if kind == "git-replay":  # not probed: the earlier replay's wall time
-        how = f"its mean wall time per filesystem in {cost.source}" if cost else ""
+        how = (
+            f"{cost.pull_s:.1f} s per pull, the mean in {cost.source}"
+            if cost and cost.pull_s
+            else f"its mean wall time per filesystem in {cost.source}"
+            if cost
+            else ""
+        )
         return cost, how
     if cost is None:
         if probed is None:

@@ -108,6 +108,7 @@ class AgeProfileRecord(Record):
     name: str | None = None
     kind: str = "tree"  # "tree" (churn) or "git-replay"; absent before git replay
     source: str = ""  # where the profile came from
+    repository: str | None = None  # git replay: the repository dataset it pulls from
 
 
 class PlanRecord(Record):
@@ -321,4 +322,7 @@ class AgingRecord(Record):
     aged_times: int = 1  # --device: aged again for every aged repetition
     same_as_before: bool | None = None  # --device: the same file set as the time before
     head: str | None = None  # git replay: the last commit checked out
+    first_commit: str | None = None  # git replay: the commit of the first pull (the clone)
+    files_touched: list[int] | None = None  # git replay: files each pull brought, in order
+    device_class: dict[str, Any] | None = None  # aging.device: loop or real, rotational or not
     snapshot_s: Number = 0
