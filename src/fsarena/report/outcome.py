@@ -174,14 +174,18 @@ def _fixes(session: Session, causes: tuple[Cause, ...]) -> list[str]:
         if cause.fault in ("enospc", "timeout"):
             fixes.append(_bigger(session, cause.fault))
             continue
-        if cause.fault in OWN_FAULTS:  # nothing `fsarena check` looks at would change it
-            fixes.append(OWN_FAULTS[cause.fault].format(task=cause.task))
-            continue
-        for fs in cause.filesystems:
+        others = []
+        for fs in cause.filesystems:  # a suite variant's own options come first
             if fs.split("@")[0] in variants and cause.task in ("mkfs", "mount"):
                 own.setdefault(cause.task, []).append(f"[filesystems.{fs.split('@')[0]}]")
             else:
-                check.append(fs)
+                others.append(fs)
+        if not others:
+            continue
+        if cause.fault in OWN_FAULTS:  # nothing `fsarena check` looks at would change it
+            fixes.append(OWN_FAULTS[cause.fault].format(task=cause.task))
+        else:
+            check.extend(others)
     for task, tables in own.items():
         fixes.append(f"correct {task}_options of {', '.join(dict.fromkeys(tables))} in the suite")
     if check:
