@@ -209,7 +209,7 @@ class RealExecutor:
         # a sparse image made the host allocate a block at every first write, inside the
         # timed region, at a cost that differed per filesystem. Where the host filesystem
         # cannot preallocate, the image stays sparse; every run reads back how much of it
-        # is allocated (measure.core.read_loop_state), so the report can say so.
+        # is allocated (measure.collect.read_loop_state), so the report can say so.
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         if os.path.lexists(path):  # not this run's: never recorded (cleanup would delete it)
             raise FsarenaError(

@@ -194,7 +194,7 @@ class Plan(BaseModel):
         return catalog.scaled_specs(names, self.datasets, self.scale)
 
     def image_size_for(self, profile: FilesystemProfile) -> int:
-        """A sparse image big enough for what the tasks keep at once, with margin.
+        """An image big enough for what the tasks keep at once, with margin.
 
         Two copies of the largest dataset (copy within), or one of each dataset
         with per-file block slack, whichever is more; +30 % for metadata.

@@ -267,7 +267,8 @@ def describe(launch: Launch, results_dir: Path) -> list[str]:
         lines.append(f"target: block device, ALL DATA DESTROYED: {launch.device.describe()}")
     else:
         lines.append(
-            f"target: one sparse loop image at a time in {plan.workdir}/images, deleted after use"
+            f"target: one loop image at a time, allocated before use, in {plan.workdir}/images, "
+            "deleted after use"
         )
     for profile in plan.profiles():
         device = plan.device or "/dev/loopN"

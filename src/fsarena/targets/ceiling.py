@@ -2,7 +2,7 @@
 
 Article C called the gap between a synthetic benchmark and a real copy
 "theory vs practice". fsarena measures the theory on the very setup the
-filesystems get: a fresh sparse image of the same size behind the same
+filesystems get: a fresh image of the same size behind the same
 direct-I/O loop device, written then read sequentially by fio with O_DIRECT,
 4 MiB blocks and 16 requests in flight (libaio). That was the fastest
 configuration measured here (1 MiB blocks, or 32-64 in flight, were slower:
