@@ -337,14 +337,11 @@ class _Decider:
                 continue
             if any(under(lo.back_file, o) for o in within_ours):
                 continue
-            whose = self._whose(lo.back_file, live)
-            yield Foreign(
+            yield self._foreign(
                 f"loop device {lo.device} (backed by {lo.back_file})",
-                whose,
-                LIVE_ADVICE
-                if whose.startswith(LIVE)
-                else f"detach it yourself if it is not in use: losetup -d {lo.device}",
                 lo.back_file,
+                live,
+                f"detach it yourself if it is not in use: losetup -d {lo.device}",
             )
 
     def _foreign_mount(self, m: Mount, live: dict[str, int]) -> Foreign:
@@ -352,15 +349,14 @@ class _Decider:
             return Foreign(
                 str(m), "the work directory's own filesystem, not mounted by fsarena", "", m.target
             )
-        whose = self._whose(m.target, live)
-        return Foreign(
-            str(m),
-            whose,
-            LIVE_ADVICE
-            if whose.startswith(LIVE)
-            else f"unmount it yourself if it is not in use: umount {m.target}",
-            m.target,
+        return self._foreign(
+            str(m), m.target, live, f"unmount it yourself if it is not in use: umount {m.target}"
         )
+
+    def _foreign(self, what: str, path: str, live: dict[str, int], undo: str) -> Foreign:
+        """Not fsarena's: whose it is, and what to do (leave a live run's; else undo it)."""
+        whose = self._whose(path, live)
+        return Foreign(what, whose, LIVE_ADVICE if whose.startswith(LIVE) else undo, path)
 
     def _whose(self, path: str, live: dict[str, int]) -> str:
         """Not fsarena's: whether another run (live, or with its own ledger) has it."""
