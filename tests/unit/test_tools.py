@@ -41,7 +41,18 @@ def _runnable(p: FilesystemProfile) -> bool:
 def test_every_filesystems_and_drivers_packages_are_installed_by_setup() -> None:
     wanted = {pkg for p in PROFILES.values() if _runnable(p) for pkg in p.packages}
     wanted |= {p.fuse.package for p in PROFILES.values() if p.fuse is not None}
+    wanted |= {p.space_usage_package for p in PROFILES.values() if p.space_usage}
     assert wanted - _apt_packages() == set()
+
+
+def test_a_compressing_configuration_declares_its_space_tool() -> None:
+    from fsarena.filesystems.variants import derive
+
+    zstd = derive("btrfs-zstd", PROFILES["btrfs"], ["compress=zstd:1"])
+    assert zstd.compresses and not PROFILES["btrfs"].compresses
+    tools = {t.name: t for t in tools_of([zstd], [])}
+    assert tools["compsize"].package == "btrfs-compsize"
+    assert "compsize" not in {t.name for t in tools_of([PROFILES["btrfs"]], [])}
 
 
 def test_version_capture_reads_the_tasks_declarations() -> None:

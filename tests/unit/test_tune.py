@@ -17,13 +17,24 @@ from fsarena.plan.tuning import configuration_name, sweep
 def test_every_option_becomes_a_variant_beside_the_defaults() -> None:
     swept = sweep("server-2026", ["btrfs"], None)
     assert swept.filesystems[0] == "btrfs"
-    mountable = [o for o in options_for("btrfs") if o.mount or o.mkfs]
-    assert len(swept.filesystems) == 1 + len(mountable)
-    assert swept.left_out == ["btrfs chattr +C: a per-directory setting, not swept yet"]
+    assert len(swept.filesystems) == 1 + len(options_for("btrfs"))
+    assert swept.left_out == []
     plan = make_plan(swept.suite, swept.filesystems, 1, 0.1, 1, "/var/tmp/x")
     zstd = plan.profile("btrfs-compress-zstd-1")
     assert zstd.fstype == "btrfs" and "compress=zstd:1" in zstd.mount_options
+    assert zstd.compresses and not plan.profile("btrfs").compresses
     assert plan.profile("btrfs").mount_options == ()
+    # The per-directory setting is a configuration too: same mount, +C on the data directory.
+    nocow = plan.profile("btrfs-chattr-C")
+    assert nocow.mount_options == () and nocow.data_dir_attributes == ("+C",)
+
+
+def test_an_option_the_table_lacks_is_the_users_mount_option() -> None:
+    swept = sweep("quick", ["btrfs"], ["compress=zstd:-10", "compress=zstd:1"])
+    assert swept.filesystems == ["btrfs", "btrfs-compress-zstd-1", "btrfs-compress-zstd-minus10"]
+    plan = make_plan(swept.suite, swept.filesystems, 1, 0.02, 1, "/var/tmp/x")
+    assert plan.profile("btrfs-compress-zstd-minus10").mount_options == ("compress=zstd:-10",)
+    assert swept.options["btrfs-compress-zstd-minus10"].group == "user"
 
 
 def test_zstds_negative_level_is_not_its_positive_one() -> None:

@@ -73,6 +73,26 @@ def options_for(fs: str) -> list[Option]:
     return own + [o for o in table() if o.fs == ANY_FS]
 
 
+USER_GROUP = "user"  # an option the user named that the table lacks
+
+
+def user_option(fs: str, name: str) -> Option:
+    """An option the table lacks, named with `tune --options`: tried as a mount option.
+
+    Nothing is claimed for it: whether the kernel takes it is found by the probe.
+    """
+    return Option(
+        fs=fs,
+        name=name,
+        mount=(name,),
+        group=USER_GROUP,
+        trades="named by the user, not in the options table: nothing claimed for it",
+        kinds=(),
+        since="",
+        source="the user's --options",
+    )
+
+
 def variant_name(fs: str, option: Option) -> str:
     """What reports call the configuration: 'btrfs+compress=zstd:1', 'btrfs+chattr+C'."""
     return f"{fs}+{option.name.replace(' ', '')}"
@@ -81,8 +101,8 @@ def variant_name(fs: str, option: Option) -> str:
 def configuration(fs: str, option: Option) -> FilesystemProfile:
     """The filesystem's profile with the option: its mount options added, mkfs's too.
 
-    A per-directory option (chattr) leaves the profile as it is: the task applies it
-    to its data directory (see Option.directory).
+    A per-directory option (chattr) is set on each task's data directory before any
+    data is written (FilesystemProfile.data_dir_attributes).
     """
     base = PROFILES[fs]
     return derive(
@@ -90,5 +110,6 @@ def configuration(fs: str, option: Option) -> FilesystemProfile:
         base,
         mount_options=(*base.mount_options, *option.mount),
         mkfs_options=option.mkfs,
+        data_dir_attributes=(option.directory,) if option.directory else (),
         notes=f"{base.name} with {option.name}: {option.trades}",
     )

@@ -83,6 +83,17 @@ class FilesystemProfile:
     # a regex whose group 1 is that number in its output; empty: no tool known.
     freespace: tuple[str, ...] = ()
     freespace_patterns: tuple[tuple[str, str], ...] = ()  # ("free_extents", regex), ...
+    # Mount options (their names before "=") that make the filesystem compress what it
+    # writes: its logical bytes are then not its device bytes (the ceiling check and the
+    # report's compression section read this, never the filesystem's name).
+    compress_options: tuple[str, ...] = ()
+    # A read-only tool that tells the space the files under a path ("{path}") take on
+    # the device against their size (btrfs's compsize); empty: none known.
+    space_usage: tuple[str, ...] = ()
+    space_usage_package: str = ""  # the Debian package that provides it
+    # chattr attributes set on a task's data directory before any data is written
+    # ("+C": no copy-on-write for a database's files); a per-directory configuration.
+    data_dir_attributes: tuple[str, ...] = ()
 
     @property
     def mkfs_tool(self) -> str:
@@ -107,6 +118,14 @@ class FilesystemProfile:
     @property
     def modules(self) -> tuple[str, ...]:
         return self.guest_modules or (self.fstype,)
+
+    @property
+    def compresses(self) -> bool:
+        """Whether its mount options make it compress what it writes."""
+        return any(o.split("=")[0] in self.compress_options for o in self.mount_options)
+
+    def space_usage_argv(self, path: str) -> tuple[str, ...]:
+        return tuple(arg.replace("{path}", path) for arg in self.space_usage)
 
     def mkfs_argv(self, device: str) -> tuple[str, ...]:
         return tuple(arg.replace("{device}", device) for arg in self.mkfs)
@@ -219,6 +238,10 @@ PROFILES: dict[str, FilesystemProfile] = {
             min_size_bytes=128 * MIB,
             fsck=("btrfs", "check", "--readonly", "{device}"),
             after_umount=("btrfs", "device", "scan", "--forget", "{device}"),
+            compress_options=("compress", "compress-force"),
+            # -b: bytes, not rounded units; -x: this filesystem only.
+            space_usage=("compsize", "-b", "-x", "{path}"),
+            space_usage_package="btrfs-compsize",
         ),
         FilesystemProfile("jfs", "jfs", ("mkfs.jfs", "-q", "{device}"), packages=("jfsutils",)),
         FilesystemProfile(
@@ -284,6 +307,7 @@ PROFILES: dict[str, FilesystemProfile] = {
             ("mkfs.f2fs", "-f", "-q", "{device}"),
             packages=("f2fs-tools",),
             guest_modules=("crc32_generic", "f2fs"),  # f2fs asks for crc32 when mounting
+            compress_options=("compress_algorithm",),
         ),
         FilesystemProfile(
             "nilfs2",

@@ -20,10 +20,12 @@ def derive(
     mount_options: Iterable[str] | None = None,
     mkfs_options: Iterable[str] = (),
     notes: str = "",
+    data_dir_attributes: Iterable[str] = (),
 ) -> FilesystemProfile:
     """A variant of a profile (a suite's `[filesystems.NAME]` table): other options, same type.
 
-    mount_options replace the base's; mkfs_options are added before the device.
+    mount_options replace the base's; mkfs_options are added before the device;
+    data_dir_attributes are added to the base's (chattr on each task's data directory).
     """
     at = base.mkfs.index("{device}") if "{device}" in base.mkfs else len(base.mkfs)
     mkfs = (*base.mkfs[:at], *mkfs_options, *base.mkfs[at:])
@@ -32,6 +34,7 @@ def derive(
         name=name,
         mkfs=mkfs,
         mount_options=base.mount_options if mount_options is None else tuple(mount_options),
+        data_dir_attributes=(*base.data_dir_attributes, *data_dir_attributes),
         notes=notes or f"variant of {base.name}" + (f": {base.notes}" if base.notes else ""),
     )
 

@@ -110,6 +110,26 @@ METRICS: dict[str, Metric] = {
             practical_abs=0.5,
             exact=True,
         ),
+        # A compressing configuration's writes (run/space.py): what reached the device
+        # against what the task wrote. The ratio is a measurement, not an outcome: fewer
+        # device bytes can cost CPU and time, so it is never ranked; the space the files
+        # take (compsize's disk usage) is an outcome, and less of it is better.
+        Metric("logical_write_bytes", "written (logical)", "MB", "lower", scale=1e-6, ranked=False),
+        Metric("device_per_logical", "device bytes per logical byte", "", "lower", ranked=False),
+        Metric("compsize_disk_bytes", "space used (compsize)", "MB", "lower", scale=1e-6),
+        Metric(
+            "compsize_uncompressed_bytes", "uncompressed", "MB", "lower", scale=1e-6, ranked=False
+        ),
+        Metric("compsize_referenced_bytes", "referenced", "MB", "lower", scale=1e-6, ranked=False),
+        Metric("compsize_disk_added_bytes", "space the task added", "MB", "lower", scale=1e-6),
+        Metric(
+            "compsize_uncompressed_added_bytes",
+            "uncompressed size the task added",
+            "MB",
+            "lower",
+            scale=1e-6,
+            ranked=False,
+        ),
         # Logical bytes the task moved (extra["payload_bytes"]) per second of wall time.
         Metric("throughput_bytes_per_s", "throughput", "MB/s", "higher", "harmonic", 1e-6),
         # That throughput as a share of the best raw device throughput fio measured.

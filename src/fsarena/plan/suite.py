@@ -40,6 +40,8 @@ class Variant(BaseModel):
     base: str | None = None  # the built-in profile it derives from
     mount_options: list[str] | None = None  # replace the base's (none: kernel defaults)
     mkfs_options: list[str] = Field(default_factory=list)  # added before the device
+    # chattr attributes for each task's data directory ("+C"), set before data is written
+    data_dir_attributes: list[str] = Field(default_factory=list)
     notes: str = ""
 
 
@@ -65,7 +67,14 @@ def profile_table(variants: dict[str, Variant]) -> dict[str, FilesystemProfile]:
             raise FsarenaError(f"{where}: a built-in name; give the variant its own name")
         if v.base not in PROFILES:
             raise FsarenaError(f"{where}.base: unknown filesystem {v.base!r}")
-        table[name] = derive(name, PROFILES[v.base], v.mount_options, v.mkfs_options, v.notes)
+        table[name] = derive(
+            name,
+            PROFILES[v.base],
+            v.mount_options,
+            v.mkfs_options,
+            v.notes,
+            data_dir_attributes=v.data_dir_attributes,
+        )
     return table
 
 

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 
 from fsarena.errors import FsarenaError
-from fsarena.filesystems.options import Option, options_for
+from fsarena.filesystems.options import Option, options_for, table, user_option
 from fsarena.plan.suite import Suite, Variant, load_suite
 
 
@@ -23,6 +23,7 @@ class Sweep:
     suite: Suite
     filesystems: list[str]  # each filesystem's defaults, then its configurations
     left_out: list[str]  # options not swept, each with why
+    options: dict[str, Option]  # each configuration's option, by configuration name
 
 
 def configuration_name(fs: str, option: Option) -> str:
@@ -34,39 +35,40 @@ def configuration_name(fs: str, option: Option) -> str:
 def sweep(suite: str | Suite, filesystems: list[str], picked: list[str] | None) -> Sweep:
     """The suite with a variant per option of each filesystem; PICKED limits the options."""
     base = load_suite(suite) if isinstance(suite, str) else suite
-    table = {fs: options_for(fs) for fs in filesystems}
-    known = {o.name for options in table.values() for o in options}
-    unknown = [p for p in picked or [] if p not in known]
-    if unknown:
+    by_fs = {fs: options_for(fs) for fs in filesystems}
+    known = {o.name for options in by_fs.values() for o in options}
+    elsewhere = [p for p in picked or [] if p not in known and p in {o.name for o in table()}]
+    if elsewhere:  # another filesystem's option: a slip, not an option to try
         raise FsarenaError(
-            f"--options: {', '.join(unknown)} not in the options table of "
+            f"--options: {', '.join(elsewhere)} not in the options table of "
             f"{', '.join(filesystems)}; `fsarena list options --fs {','.join(filesystems)}` "
             "lists them"
         )
+    # A name the table lacks is the user's own mount option, tried on each filesystem.
+    extra = [p for p in picked or [] if p not in known]
     variants: dict[str, Variant] = {}
     names: list[str] = []
-    left_out: list[str] = []
-    for fs, options in table.items():
+    chosen: dict[str, Option] = {}
+    for fs, options in by_fs.items():
         names.append(fs)
-        for o in options:
+        for o in [*options, *(user_option(fs, p) for p in extra)]:
             if picked is not None and o.name not in picked:
-                continue
-            if not o.mount and not o.mkfs:
-                left_out.append(f"{fs} {o.name}: a per-directory setting, not swept yet")
                 continue
             name = configuration_name(fs, o)
             variants[name] = Variant(
                 base=fs,
                 mount_options=None if not o.mount else [*_base_mount(fs), *o.mount],
                 mkfs_options=list(o.mkfs),
+                data_dir_attributes=[o.directory] if o.directory else [],
                 notes=f"{o.name}: {o.trades}",
             )
             names.append(name)
+            chosen[name] = o
     if len(names) == len(filesystems):
         raise FsarenaError("no option to sweep: pick some with --options, or drop it")
     table_of = {**{fs: Variant() for fs in filesystems}, **variants}
     return Sweep(
-        base.model_copy(update={"filesystems": table_of, "name": base.name}), names, left_out
+        base.model_copy(update={"filesystems": table_of, "name": base.name}), names, [], chosen
     )
 
 

@@ -62,13 +62,17 @@ def tool_version(tool: Tool) -> str:
 
 
 def tools_of(profiles: Iterable[FilesystemProfile], tasks: Iterable[type[Task]]) -> list[Tool]:
-    """The base tools, the tasks' own (Task.tools) and each filesystem's mkfs, once each."""
+    """The base tools, the tasks' own (Task.tools), each filesystem's mkfs, and the space tool
+    of a compressing one, once each."""
     found = {tool.name: tool for tool in BASE_TOOLS}
     for task in tasks:
         found.update((t.name, t) for t in task.tools if t.name not in found)
     for p in sorted(profiles, key=lambda p: p.mkfs_tool):
         argv = MKFS_VERSION_ARGV.get(p.mkfs_tool, ("--version",))
         found.setdefault(p.mkfs_tool, Tool(p.mkfs_tool, ", ".join(p.packages), argv))
+        if p.compresses and p.space_usage:  # run/space.py: compsize after writing tasks
+            tool = p.space_usage[0]  # compsize prints no version
+            found.setdefault(tool, Tool(tool, p.space_usage_package, None))
     return list(found.values())
 
 

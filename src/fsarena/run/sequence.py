@@ -12,7 +12,6 @@ scope (scope.py), to a sequence.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -26,6 +25,7 @@ from fsarena.run.cold import make_cold, per_filesystem
 from fsarena.run.faults import explain
 from fsarena.run.scope import RunScope
 from fsarena.run.sessions import now
+from fsarena.run.space import accounts_space, device_values, space_added, space_values
 from fsarena.session.file import CheckRecord, Run, RunStatus
 from fsarena.tasks import FsState, Task, TaskContext
 from fsarena.tasks.base import HostFault, Unsupported
@@ -75,6 +75,8 @@ class FsSequence:
     label: str = ""  # what its runs are recorded as ("ext4+churn" when aged)
     aged: bool = False
     image: str = ""  # the loop image file, if the target is one (aging snapshots it)
+    # compsize's figures after the last writing task (run/space.py); none yet: empty
+    _space_before: dict[str, float] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         # Tasks that drop caches between their samples do it the sequence's way.
@@ -129,6 +131,7 @@ class FsSequence:
 
     def _execute(self, task: Task) -> bool:
         started = now()
+        self.ctx.data_dir_attributes.clear()
         try:
             self._reach(task.requires)
             task.prepare(self.ctx)
@@ -150,6 +153,9 @@ class FsSequence:
                 task.cleanup(self.ctx)
             except FsarenaError as exc:
                 outcome = Outcome(error=f"cleanup failed: {exc}")
+        if self.ctx.data_dir_attributes:  # what lsattr read back of its data directories
+            attributes = {"data_dir_attributes": dict(self.ctx.data_dir_attributes)}
+            outcome = replace(outcome, details={**outcome.details, **attributes})
         ok = outcome.ok
         if ok and task.leaves is not None:
             self.state = task.leaves
@@ -206,7 +212,7 @@ class FsSequence:
         checks = [CheckRecord(name=c.name, ok=c.ok, detail=c.detail) for c in verified]
         failed = [f"verification failed: {c.name}: {c.detail}" for c in checks if not c.ok]
         if not failed:
-            m = replace(m, extra={**m.extra, **task.extra(self.ctx, m)})
+            m = replace(m, extra={**m.extra, **task.extra(self.ctx, m), **self._space(task, m)})
         return Outcome(
             error="; ".join(failed),
             measurement=m,
@@ -215,17 +221,35 @@ class FsSequence:
             repeats=repeats,
         )
 
+    def _space(self, task: Task, m: Measurement) -> dict[str, float]:
+        """A writing task on a compressing configuration (or its uncompressed peers of this
+        run): logical bytes against the device's, and compsize's figures (run/space.py)."""
+        peers = self.scope.plan.profiles()
+        if not task.writes or not accounts_space(self.ctx.profile, peers):
+            return {}
+        logical = task.payload_bytes(self.ctx) if task.payload == "write" else 0
+        values, missing = space_values(self.ctx)
+        if missing:
+            self.scope.session.warn("space_tool", missing)
+        if values and not self.aged:
+            # What this task added: compsize counts the whole filesystem, which was empty
+            # after mkfs and changed since only by this sequence's writing tasks.
+            values |= space_added(values, self._space_before)
+            self._space_before = values
+        return {**device_values(m, logical), **values}
+
     def _above_ceiling(self, task: Task, m: Measurement) -> str:
         """Why the task's throughput cannot be real, or "" when it can."""
         if not self.ctx.profile.on_device:
             return ""  # tmpfs: memory, not the device, sets its pace
         ceiling = self.scope.session.ceiling(task.payload) if task.payload else None
         rate = metric_value(m, "throughput_bytes_per_s")
-        if task.payload == "write" and _transforms_data(self.ctx.profile.mount_options):
-            # A compressing filesystem writes fewer bytes than it was given: it is judged on
-            # the bytes that reached the device, never erased for being fast (issue 25).
-            written = metric_value(m, "device_write_bytes")
-            rate = written / m.wall_s if written is not None and m.wall_s > 0 else None
+        if task.payload is not None and self.ctx.profile.compresses:
+            # A compressing filesystem moves fewer bytes to and from the device than its
+            # files hold: its logical rate may rightly beat the raw device. It is judged on
+            # the bytes that reached the device instead, never erased for being fast.
+            moved = metric_value(m, f"device_{task.payload}_bytes")
+            rate = moved / m.wall_s if moved is not None and m.wall_s > 0 else None
         if ceiling is None or rate is None or rate <= ceiling * CEILING_TOLERANCE:
             return ""
         return (
@@ -292,9 +316,3 @@ class FsSequence:
                 if "busy" not in str(exc) or time.monotonic() >= deadline:
                     raise
                 time.sleep(0.1)
-
-
-def _transforms_data(mount_options: Sequence[str]) -> bool:
-    """Whether the mount options make the filesystem compress what it writes (btrfs's
-    compress=zstd, compress-force=...): its logical bytes are not its device bytes."""
-    return any(o.split("=")[0] in ("compress", "compress-force") for o in mount_options)

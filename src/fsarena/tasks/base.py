@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
 from fsarena.aging.workload import AgingPlan
 from fsarena.datasets.manifest import DIGEST_ALGORITHM, Manifest
 from fsarena.datasets.spec import DatasetSpec
-from fsarena.errors import FIX_MARK
+from fsarena.errors import FIX_MARK, FsarenaError
 from fsarena.filesystems.profiles import FilesystemProfile
 from fsarena.measure.collect import Command, Measurement
 from fsarena.measure.executor import TaskExecutor
@@ -73,6 +73,33 @@ class TaskContext:
     # How the sequence empties caches before a timed execution (fsarena.run.cold: the
     # filesystem's own, or the machine's); None: the executor's machine-wide drop.
     make_cold: Callable[[], None] | None = None
+    # What `lsattr -d` read back of each data directory the current task made with
+    # data_directory(), by path; the sequence records it with the task's run.
+    data_dir_attributes: dict[str, str] = field(default_factory=dict)
+
+    def data_directory(self, path: str) -> None:
+        """Make a task's (empty) data directory, with the profile's per-directory attributes.
+
+        A database's data directory is where `chattr +C` (no copy-on-write) belongs:
+        set on the empty directory, every file made in it later inherits it, which
+        setting it on an existing file with data does not do. What the kernel kept is
+        read back (`lsattr -d`), never assumed: a filesystem that ignores the attribute
+        fails the task with what it said.
+        """
+        self.executor.make_dir(path)
+        wanted = self.profile.data_dir_attributes
+        if not wanted:
+            return
+        for attribute in wanted:
+            self.executor.call(("chattr", attribute, path))
+        flags = self.executor.output(("lsattr", "-d", path)).split()[0]
+        self.data_dir_attributes[path] = flags
+        lost = [a for a in wanted if a.startswith("+") and not set(a[1:]) <= set(flags)]
+        if lost:
+            raise FsarenaError(
+                f"chattr {' '.join(lost)} on {path} did not hold: lsattr reads {flags}; "
+                f"the {self.profile.fstype} filesystem does not keep it"
+            )
 
     def cold(self) -> None:
         """Empty the caches before a timed execution (a task's between_samples uses it)."""

@@ -114,6 +114,7 @@ class _Pgbench(Task):
 
     def _initdb(self, ctx: TaskContext) -> None:
         ctx.executor.remove_path(ctx.path(DIR))
+        ctx.data_directory(ctx.path(DIR))  # before initdb: its files inherit the attributes
         ctx.executor.make_dir(self._socket(ctx))
         ctx.executor.call(("chown", "-R", f"{USER}:{USER}", ctx.path(DIR)))
         ctx.executor.call(("chmod", "0700", self._socket(ctx)))

@@ -67,7 +67,7 @@ class _SqliteCommit(Task):
         self.copies = int(ctx.executor.output(("nproc",)).strip()) if self.parallel else 1
         spec = _spec(ctx)
         ctx.executor.remove_path(ctx.path(DIR))
-        ctx.executor.make_dir(ctx.path(DIR))
+        ctx.data_directory(ctx.path(DIR))  # empty: its databases inherit the attributes
         script = insert_script(self.mode, spec.inserts, spec.row_text_bytes)
         ctx.executor.write_file(self._script(ctx), script.encode())
         for i in range(self.copies):
