@@ -113,6 +113,9 @@ class RealTreeSpec(DatasetSpec):
     fraction: float = 1.0
     seed: int = 0
 
+    def compressibility(self) -> str:
+        return f"compressible: a real tree ({self.label}: the real Linux source is text)"
+
     def _full(self) -> Manifest:
         return Manifest.from_dict(json.loads(Path(self.manifest_path).read_text()))
 
@@ -323,6 +326,11 @@ class TarballSpec(DatasetSpec):
             self.compression in COMPRESSIONS,
             f"compression must be one of {', '.join(COMPRESSIONS)}",
         )
+
+    def compressibility(self) -> str:
+        if self.compression != "none":
+            return f"incompressible: already compressed ({self.compression})"
+        return f"as the tree it archives (dataset {self.of!r}), in one file"
 
     @property
     def filename(self) -> str:

@@ -156,6 +156,9 @@ class TextTreeSpec(DatasetSpec):
     def scaled(self, factor: float) -> Self:
         return dataclasses.replace(self, **scaled_tree_counts(self, factor))
 
+    def compressibility(self) -> str:
+        return "compressible: generated text-like files (source-code-like words)"
+
     def description(self) -> str:
         return (
             f"{self.files:,} text-like ({self.flavour}) files in {self.directories:,} "
@@ -333,6 +336,9 @@ class SizeSpec(DatasetSpec):
     def __post_init__(self) -> None:
         super().__post_init__()
         require(self.size_bytes >= MIB, f"size_bytes must be >= 1 MiB, got {self.size_bytes}")
+
+    def compressibility(self) -> str:
+        return "written by the task itself: dd's zeros (/dev/zero), the most compressible there is"
 
     @property
     def total_bytes(self) -> int:

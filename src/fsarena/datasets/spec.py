@@ -135,17 +135,28 @@ class DatasetSpec(ABC):
         """The same spec with another seed (different bytes, same distribution)."""
         return dataclasses.replace(self, seed=seed)
 
+    def compressibility(self) -> str:
+        """What the data is to a compressor (btrfs compress=, f2fs compression), in words:
+        reports state it beside every space saved. "": not stated."""
+        return ""
+
     def to_dict(self) -> dict[str, object]:
-        """Every parameter, plus "kind" and a human "description"."""
-        return {"kind": self.kind, **dataclasses.asdict(self), "description": self.description()}
+        """Every parameter, plus "kind", a human "description" and its "compressibility"."""
+        return {
+            "kind": self.kind,
+            **dataclasses.asdict(self),
+            "description": self.description(),
+            "compressibility": self.compressibility(),
+        }
 
     def spec_hash(self) -> str:
         """SHA-256 of the parameters, GENERATOR_VERSION and MANIFEST_VERSION: equal hashes,
         equal bytes and digests.
 
-        The description is left out: rewording it does not change the bytes.
+        The description and the compressibility are left out: words about the bytes.
         """
-        params = {k: v for k, v in self.to_dict().items() if k != "description"}
+        words = ("description", "compressibility")
+        params = {k: v for k, v in self.to_dict().items() if k not in words}
         payload = {
             "generator_version": GENERATOR_VERSION,
             "manifest_version": MANIFEST_VERSION,
@@ -256,6 +267,9 @@ class LargeFileSpec(DatasetSpec):
 
     def plan(self) -> Layout:
         return Layout((), ((self.filename, self.size_bytes),))
+
+    def compressibility(self) -> str:
+        return "incompressible: generated random bytes"
 
     def description(self) -> str:
         return (

@@ -15,7 +15,7 @@ import jinja2
 from markupsafe import Markup
 
 from fsarena.measure.metrics import METRICS
-from fsarena.report import aging, answer, articles, cells, charts, outcome, prose
+from fsarena.report import aging, answer, articles, cells, charts, compression, outcome, prose
 from fsarena.report.groups import explanations, unranked_sections
 from fsarena.report.machine_section import machine_rows
 from fsarena.report.scope import verdict_scope
@@ -68,6 +68,12 @@ def bundle(comparison: Comparison, asset_dir: str | None) -> tuple[str, list[cha
         "driver_notes": explanations(full.session),
         "driver_groups": unranked_sections(full),
         "aged": aging.sections(full.session),
+        "compression": [
+            (figure, chart, compression.rows(figure))
+            for figure, chart in compression.pictures(full.session)
+        ],
+        "compression_headers": compression.HEADERS,
+        "compression_notes": [compression.PARETO_NOTE, compression.CEILING_NOTE],
         "aged_verdict": aging.verdict(full.session),
         "overview": [c for c in drawn if c.name.split("-")[0] in ("cpu", "device", "space")],
         "ceiling_headers": prose.CEILING_HEADERS,

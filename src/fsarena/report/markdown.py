@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fsarena.report import aging, articles, outcome, prose
+from fsarena.report import aging, articles, compression, outcome, prose
 from fsarena.report.answer import Answer
 from fsarena.report.answer import build as build_answer
 from fsarena.report.groups import explanations, split
@@ -100,7 +100,11 @@ def body(comparison: Comparison, level: str = "##") -> list[str]:
             out.extend([f"Verdict: {line}", ""])
     if ceilings := prose.ceiling_rows(comparison):
         out.extend([f"{level} Device ceiling", "", *_table(prose.CEILING_HEADERS, ceilings), ""])
-    for section in [*aging.sections(comparison.session), *sections(comparison.session)]:
+    for section in [
+        *aging.sections(comparison.session),
+        *compression.sections(comparison.session),
+        *sections(comparison.session),
+    ]:
         out.extend([f"{level} {section.title}", ""])
         if section.rows:
             out.extend([*_table(section.headers, section.rows), ""])

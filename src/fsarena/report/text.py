@@ -13,7 +13,7 @@ import shutil
 import sys
 import textwrap
 
-from fsarena.report import aging, articles, outcome, prose
+from fsarena.report import aging, articles, compression, outcome, prose
 from fsarena.report.answer import Answer
 from fsarena.report.answer import build as build_answer
 from fsarena.report.groups import explanations, split
@@ -155,7 +155,11 @@ def body(comparison: Comparison, width: int = DEFAULT_WIDTH) -> list[str]:
         out.append("")
     if ceilings := prose.ceiling_rows(comparison):
         out.extend(["DEVICE CEILING", *layout(prose.CEILING_HEADERS, ceilings, width), ""])
-    for section in [*aging.sections(comparison.session), *sections(comparison.session)]:
+    for section in [
+        *aging.sections(comparison.session),
+        *compression.sections(comparison.session),
+        *sections(comparison.session),
+    ]:
         out.append(section.title)
         if section.rows:
             out.extend(layout(section.headers, section.rows, width))

@@ -180,6 +180,16 @@ class ProfileRecord(Record):
     syncfs: bool | None = None
     unix_ownership: bool | None = None
     fuse: dict[str, Any] | None = None
+    # Compression and per-directory settings (filesystems.profiles); absent: none.
+    compress_options: list[str] = Field(default_factory=list)
+    space_usage: list[str] = Field(default_factory=list)
+    space_usage_package: str = ""
+    data_dir_attributes: list[str] = Field(default_factory=list)
+
+    @property
+    def compresses(self) -> bool:
+        """Whether its mount options made it compress what it wrote."""
+        return any(o.split("=")[0] in self.compress_options for o in self.mount_options)
 
 
 class DatasetSpecRecord(Record):
@@ -188,6 +198,7 @@ class DatasetSpecRecord(Record):
     name: str = ""
     kind: str = ""
     description: str = ""
+    compressibility: str = ""  # what the data is to a compressor; "": not stated (older files)
 
 
 class DatasetRecord(Record):
