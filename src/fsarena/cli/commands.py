@@ -113,13 +113,26 @@ def check(
 @click.option(
     "--fs", "fs_list", default=None, help="With `options`: only these filesystems' options."
 )
-def list_(what: str, fs_list: str | None) -> None:
+@click.option(
+    "--probe",
+    is_flag=True,
+    help="With `options`: try each on a small image here (root): available, or why not.",
+)
+@click.option(
+    "--workdir",
+    default=DEFAULT_WORKDIR,
+    show_default=True,
+    help="With --probe: where its small images go.",
+)
+def list_(what: str, fs_list: str | None, probe: bool, workdir: str) -> None:
     """List known filesystems (and whether they run here), tasks, suites, machines, or the
     mkfs and mount options worth weighing per filesystem (what each trades, and its source)."""
+    if probe and what != "options":
+        raise FsarenaError("--probe tries options: `fsarena list options --probe`")
     if what == "filesystems":
         _list_filesystems()
     elif what == "options":
-        _list_options(fs_names(fs_list))
+        _list_options(fs_names(fs_list), _probed(fs_list, workdir) if probe else None)
     elif what == "tasks":
         from fsarena.tasks import TASKS
 
@@ -137,8 +150,30 @@ def list_(what: str, fs_list: str | None) -> None:
             click.echo(f"{name:16} {suite.article}: {suite.description}")
 
 
-def _list_options(names: list[str] | None) -> None:
-    """Each filesystem's options: name, what it sets, since when, what it trades, source."""
+def _probed(fs_list: str | None, workdir: str) -> dict[tuple[str, str], str]:
+    """Every listed option tried here: (filesystem, option) -> "" if available, else why."""
+    from fsarena.filesystems.options import ANY_FS, options_for, table
+    from fsarena.run.optionprobe import probe_here
+
+    if os.geteuid() != 0:
+        raise FsarenaError("--probe makes small images, mkfs and mounts: run it as root (sudo)")
+    from fsarena.filesystems.drivers import choose
+
+    chosen = fs_names(fs_list) or list(dict.fromkeys(o.fs for o in table() if o.fs != ANY_FS))
+    wanted = [(fs, o) for fs in chosen for o in options_for(fs)]
+    kernel = {fs for fs in chosen if (s := choose(fs)).available and s.profile.driver == "kernel"}
+    probed = probe_here(os.path.abspath(workdir), [(fs, o) for fs, o in wanted if fs in kernel])
+    found = {(p.fs, p.option): p.reason for p in probed}
+    for fs, o in wanted:  # a guest's filesystem is not this kernel's to try
+        found.setdefault((fs, o.name), f"not probed: {fs} does not run in this kernel here")
+    return found
+
+
+def _list_options(
+    names: list[str] | None, probed: dict[tuple[str, str], str] | None = None
+) -> None:
+    """Each filesystem's options: name, what it sets, since when, what it trades, source;
+    with probed, whether this kernel and mkfs took it, or the refusal's own words."""
     import shutil
     import textwrap
 
@@ -157,7 +192,11 @@ def _list_options(names: list[str] | None) -> None:
             since = f"Linux {o.since}" + (f", {o.mkfs_since}" if o.mkfs_since else "")
             kinds = ", ".join(KINDS.get(k, k) for k in o.kinds)
             click.echo(f"  {o.name} [{o.group}]: {'; '.join(sets)}; since {since}")
-            for line in (o.trades, f"affects {kinds}", f"source: {o.source}"):
+            lines = [o.trades, f"affects {kinds}", f"source: {o.source}"]
+            if probed is not None:
+                why = probed.get((fs, o.name), "")
+                lines.append(f"here: {'unavailable: ' + why if why else 'available'}")
+            for line in lines:
                 click.echo(
                     textwrap.fill(
                         line,

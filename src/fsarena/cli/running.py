@@ -68,7 +68,9 @@ def _new_or_resumed(ctx: click.Context, opts: dict[str, Any]) -> tuple[Plan, Pat
     suite = user_suite(opts["suite"], opts["commands"], opts["prepare"], opts["data"])
     names = fs_names(opts["fs_list"])
     if opts.get("tune"):
-        suite, names = _swept(suite, names, opts.get("options"))
+        suite, names, opts["not_swept"] = _swept(
+            suite, names, opts.get("options"), opts.get("refused")
+        )
     plan = _with_drivers(
         make_plan(
             suite,
@@ -101,19 +103,22 @@ def _new_or_resumed(ctx: click.Context, opts: dict[str, Any]) -> tuple[Plan, Pat
     return plan, Path(opts["results_dir"], f"fsarena-{stamp}-{plan.suite}.json"), None
 
 
-def _swept(suite: Any, names: list[str] | None, options: str | None) -> tuple[Any, list[str]]:
-    """`fsarena tune`: the suite with each filesystem's configurations as variants."""
+def _swept(
+    suite: Any, names: list[str] | None, options: str | None, refused: Any
+) -> tuple[Any, list[str], list[str]]:
+    """`fsarena tune`: the suite with each filesystem's configurations as variants, and
+    the options left out (refused by the probe), each with why."""
     from fsarena.plan.tuning import sweep
 
     if not names:
         raise FsarenaError(
             "tune sweeps the options of the filesystems named with --fs, e.g. --fs btrfs"
         )
-    swept = sweep(suite, names, fs_names(options))
+    swept = sweep(suite, names, fs_names(options), refused)
     for why in swept.left_out:
         click.echo(f"fsarena: not swept: {why}", err=True)
     click.echo(f"fsarena: configurations: {', '.join(swept.filesystems)}", err=True)
-    return swept.suite, swept.filesystems
+    return swept.suite, swept.filesystems, swept.left_out
 
 
 def _sets_repetitions(suite: Any) -> bool:
@@ -333,6 +338,8 @@ def run(ctx: click.Context, /, **opts: Any) -> None:
     if not opts["quiet"]:
         click.echo(f"fsarena: time: {told}", err=True)
     session = session_for(launch, path, recorded)
+    for why in opts.get("not_swept") or []:  # tune: what the probe refused, in the report
+        session.warn("option_unavailable", f"not swept: {why}")
     if probed is not None:  # a later run's probe is compared with it (run/estimate.py)
         session.timing.aging_probe_fs, session.timing.aging_probe_bytes_per_s = probed.key
     if recorded is None:
@@ -366,7 +373,28 @@ def tune(ctx: click.Context, /, **opts: Any) -> None:
     Every option of the options table (`fsarena list options`) becomes one
     configuration, run beside the filesystem's defaults as a variant of the suite,
     in the same rounds and judged by the same answer: the best configuration per
-    kind of work, or the defaults as good as any of them. Resume with `fsarena run
+    kind of work, or the defaults as good as any of them. Each option is first
+    tried on a small image (mkfs, mount, chattr): one this kernel or mkfs refuses
+    is left out and said, with the tool's own words. Resume with `fsarena run
     --resume SESSION`. Exit codes as `fsarena run`.
     """
-    ctx.invoke(run, tune=True, resume_path=None, **opts)
+    refused = {} if opts["dry_run"] else _probe(opts)
+    ctx.invoke(run, tune=True, refused=refused, resume_path=None, **opts)
+
+
+def _probe(opts: dict[str, Any]) -> dict[tuple[str, str], str]:
+    """Before the sweep: every option tried here (run.optionprobe); the refused ones, why."""
+    from fsarena.plan.tuning import picked_options
+    from fsarena.run.optionprobe import probe_here
+
+    names = fs_names(opts["fs_list"])
+    if not names or os.geteuid() != 0:
+        return {}  # `run` says what is missing (--fs, root) in its own words
+    wanted = picked_options(names, fs_names(opts["options"]))
+    if not opts["quiet"]:
+        click.echo(f"fsarena: trying {len(wanted)} options on small images first", err=True)
+    probed = probe_here(os.path.abspath(opts["workdir"]), wanted)
+    for p in probed:
+        if not opts["quiet"] or not p.available:
+            click.echo(f"fsarena: {p.line()}", err=True)
+    return {(p.fs, p.option): p.reason for p in probed if not p.available}

@@ -130,6 +130,9 @@ class TreeSpec(DatasetSpec):
         weights = poly_exp(sigma * z) * (mean * float(poly_exp(np.array([-sigma * sigma / 2]))[0]))
         return fit_sizes(weights, self.min_file_bytes, self.max_file_bytes, self.total_bytes)
 
+    def compressibility(self) -> str:
+        return "incompressible: generated random bytes"
+
     def description(self) -> str:
         pdf = dict(EXTENSION_PERMILLE)["pdf"] / 10
         return (

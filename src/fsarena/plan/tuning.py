@@ -11,6 +11,7 @@ anything here" is one of the answers it can give.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from fsarena.errors import FsarenaError
@@ -32,9 +33,9 @@ def configuration_name(fs: str, option: Option) -> str:
     return f"{fs}-" + re.sub(r"[^A-Za-z0-9]+", "-", signed).strip("-")
 
 
-def sweep(suite: str | Suite, filesystems: list[str], picked: list[str] | None) -> Sweep:
-    """The suite with a variant per option of each filesystem; PICKED limits the options."""
-    base = load_suite(suite) if isinstance(suite, str) else suite
+def picked_options(filesystems: list[str], picked: list[str] | None) -> list[tuple[str, Option]]:
+    """Each filesystem's options to sweep, in table order: all of them, or those PICKED; a
+    picked name the table lacks is the user's own mount option, tried on each filesystem."""
     by_fs = {fs: options_for(fs) for fs in filesystems}
     known = {o.name for options in by_fs.values() for o in options}
     elsewhere = [p for p in picked or [] if p not in known and p in {o.name for o in table()}]
@@ -44,15 +45,38 @@ def sweep(suite: str | Suite, filesystems: list[str], picked: list[str] | None) 
             f"{', '.join(filesystems)}; `fsarena list options --fs {','.join(filesystems)}` "
             "lists them"
         )
-    # A name the table lacks is the user's own mount option, tried on each filesystem.
     extra = [p for p in picked or [] if p not in known]
+    return [
+        (fs, o)
+        for fs, options in by_fs.items()
+        for o in [*options, *(user_option(fs, p) for p in extra)]
+        if picked is None or o.name in picked
+    ]
+
+
+def sweep(
+    suite: str | Suite,
+    filesystems: list[str],
+    picked: list[str] | None,
+    refused: Mapping[tuple[str, str], str] | None = None,
+) -> Sweep:
+    """The suite with a variant per option of each filesystem; PICKED limits the options.
+
+    refused: (filesystem, option) -> why this kernel or mkfs refused it (run.optionprobe):
+    left out of the sweep and said, never run and never recommended.
+    """
+    base = load_suite(suite) if isinstance(suite, str) else suite
+    refused = refused or {}
+    wanted = picked_options(filesystems, picked)
     variants: dict[str, Variant] = {}
     names: list[str] = []
     chosen: dict[str, Option] = {}
-    for fs, options in by_fs.items():
+    left_out: list[str] = []
+    for fs in filesystems:
         names.append(fs)
-        for o in [*options, *(user_option(fs, p) for p in extra)]:
-            if picked is not None and o.name not in picked:
+        for o in (o for f, o in wanted if f == fs):
+            if (why := refused.get((fs, o.name))) is not None:
+                left_out.append(f"{fs} {o.name}: unavailable here: {why}")
                 continue
             name = configuration_name(fs, o)
             variants[name] = Variant(
@@ -65,10 +89,17 @@ def sweep(suite: str | Suite, filesystems: list[str], picked: list[str] | None) 
             names.append(name)
             chosen[name] = o
     if len(names) == len(filesystems):
-        raise FsarenaError("no option to sweep: pick some with --options, or drop it")
+        raise FsarenaError(
+            "no option to sweep"
+            + ("; " + "; ".join(left_out) if left_out else "")
+            + ": pick others with --options"
+        )
     table_of = {**{fs: Variant() for fs in filesystems}, **variants}
     return Sweep(
-        base.model_copy(update={"filesystems": table_of, "name": base.name}), names, [], chosen
+        base.model_copy(update={"filesystems": table_of, "name": base.name}),
+        names,
+        left_out,
+        chosen,
     )
 
 

@@ -29,6 +29,7 @@ from functools import partial
 from matplotlib.figure import Figure
 
 from fsarena.report import charts
+from fsarena.report.powerloss import Section
 from fsarena.report.table import fmt
 from fsarena.session.file import Run, Session
 
@@ -86,16 +87,6 @@ class TaskFigure:
     task: str
     data: str  # the dataset's compressibility, in words
     points: tuple[Point, ...]
-
-
-@dataclass(frozen=True)
-class Section:
-    """What text and Markdown lay out: the shape of the report's other sections."""
-
-    title: str
-    headers: list[str]
-    rows: list[list[str]]
-    notes: list[str]
 
 
 def configurations(session: Session) -> list[str]:

@@ -9,7 +9,7 @@ never times or measures anything itself.
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
@@ -87,19 +87,9 @@ class TaskContext:
         fails the task with what it said.
         """
         self.executor.make_dir(path)
-        wanted = self.profile.data_dir_attributes
-        if not wanted:
-            return
-        for attribute in wanted:
-            self.executor.call(("chattr", attribute, path))
-        flags = self.executor.output(("lsattr", "-d", path)).split()[0]
-        self.data_dir_attributes[path] = flags
-        lost = [a for a in wanted if a.startswith("+") and not set(a[1:]) <= set(flags)]
-        if lost:
-            raise FsarenaError(
-                f"chattr {' '.join(lost)} on {path} did not hold: lsattr reads {flags}; "
-                f"the {self.profile.fstype} filesystem does not keep it"
-            )
+        if self.profile.data_dir_attributes:
+            flags = set_attributes(self.executor, path, self.profile.data_dir_attributes)
+            self.data_dir_attributes[path] = flags
 
     def cold(self) -> None:
         """Empty the caches before a timed execution (a task's between_samples uses it)."""
@@ -132,6 +122,18 @@ class TaskContext:
 
     def dataset(self, name: str) -> SourceDataset:
         return self.datasets[name]
+
+
+def set_attributes(executor: TaskExecutor, path: str, attributes: Sequence[str]) -> str:
+    """chattr each attribute ("+C") on path, then what `lsattr -d` reads back; FsarenaError
+    when an attribute did not hold (a filesystem that does not keep it)."""
+    for attribute in attributes:
+        executor.call(("chattr", attribute, path))
+    flags = executor.output(("lsattr", "-d", path)).split()[0]
+    lost = [a for a in attributes if a.startswith("+") and not set(a[1:]) <= set(flags)]
+    if lost:
+        raise FsarenaError(f"chattr {' '.join(lost)} on {path} did not hold: lsattr reads {flags}")
+    return flags
 
 
 class Unsupported(Exception):
