@@ -20,12 +20,18 @@ from fsarena.aging.snapshot import snapshot
 from fsarena.analysis.method import BUFFERED_LOOP
 from fsarena.errors import FsarenaError
 from fsarena.measure.collect import Measurement
-from fsarena.measure.metrics import CEILING_TOLERANCE, metric_value
+from fsarena.measure.metrics import CEILING_TOLERANCE
 from fsarena.run.cold import make_cold, per_filesystem
 from fsarena.run.faults import explain
 from fsarena.run.scope import RunScope
 from fsarena.run.sessions import now
-from fsarena.run.space import accounts_space, device_values, space_added, space_values
+from fsarena.run.space import (
+    accounts_space,
+    device_values,
+    judged_rate,
+    space_added,
+    space_values,
+)
 from fsarena.session.file import CheckRecord, Run, RunStatus
 from fsarena.tasks import FsState, Task, TaskContext
 from fsarena.tasks.base import HostFault, Unsupported
@@ -243,17 +249,12 @@ class FsSequence:
         if not self.ctx.profile.on_device:
             return ""  # tmpfs: memory, not the device, sets its pace
         ceiling = self.scope.session.ceiling(task.payload) if task.payload else None
-        rate = metric_value(m, "throughput_bytes_per_s")
-        if task.payload is not None and self.ctx.profile.compresses:
-            # A compressing filesystem moves fewer bytes to and from the device than its
-            # files hold: its logical rate may rightly beat the raw device. It is judged on
-            # the bytes that reached the device instead, never erased for being fast.
-            moved = metric_value(m, f"device_{task.payload}_bytes")
-            rate = moved / m.wall_s if moved is not None and m.wall_s > 0 else None
+        rate = judged_rate(self.ctx.profile, task.payload, m)
         if ceiling is None or rate is None or rate <= ceiling * CEILING_TOLERANCE:
             return ""
+        judged = " of device bytes (it compresses)" if self.ctx.profile.compresses else ""
         return (
-            f"invalid: {rate / 1e6:,.0f} MB/s is {rate / ceiling:.1f}x the device's raw "
+            f"invalid: {rate / 1e6:,.0f} MB/s{judged} is {rate / ceiling:.1f}x the device's raw "
             f"{task.payload} ceiling of {ceiling / 1e6:,.0f} MB/s measured by fio, so the data "
             "cannot all have reached the device (cache contamination?); kept but not used"
         )

@@ -23,6 +23,7 @@ from collections.abc import Iterable
 from fsarena.errors import FsarenaError
 from fsarena.filesystems.profiles import FilesystemProfile
 from fsarena.measure.collect import Measurement
+from fsarena.measure.metrics import metric_value
 from fsarena.tasks.base import TaskContext
 
 # compsize -b: "TOTAL       59%     987895       1659197      1659197"
@@ -35,6 +36,22 @@ def accounts_space(profile: FilesystemProfile, run_profiles: Iterable[Filesystem
     return profile.compresses or any(
         p.compresses and p.fstype == profile.fstype for p in run_profiles
     )
+
+
+def judged_rate(
+    profile: FilesystemProfile, payload: str | None, measurement: Measurement
+) -> float | None:
+    """The rate the device's ceiling check judges (run/sequence.py), bytes per second.
+
+    The logical throughput, except on a compressing configuration: it moves fewer bytes
+    to and from the device than its files hold, so its logical rate may rightly beat the
+    raw device (that is what compression buys). It is judged on the bytes that reached
+    the device in the task's direction instead, never marked invalid for being fast.
+    """
+    if payload is None or not profile.compresses:
+        return metric_value(measurement, "throughput_bytes_per_s")
+    moved = metric_value(measurement, f"device_{payload}_bytes")
+    return moved / measurement.wall_s if moved is not None and measurement.wall_s > 0 else None
 
 
 def parse_compsize(text: str) -> dict[str, float]:
