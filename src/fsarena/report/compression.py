@@ -111,7 +111,8 @@ def setting(session: Session, name: str) -> str:
 
 
 def build(session: Session) -> list[TaskFigure]:
-    """Every writing task with space figures, in the plan's task order; [] when none."""
+    """Every task that wrote a known payload, with space figures, in the plan's task
+    order; [] when no configuration compressed."""
     names = configurations(session)
     if not names:
         return []
@@ -125,8 +126,9 @@ def build(session: Session) -> list[TaskFigure]:
 
 def _point(session: Session, name: str, task: str) -> Point | None:
     runs = [r for r in session.runs if (r.filesystem, r.task, r.status) == (name, task, "ok")]
-    added = _median(runs, "compsize_disk_added_bytes")
-    if not runs or (added is None and _median(runs, "logical_write_bytes") is None):
+    # Tasks that write a known payload: a delete "adds" negative space, which no
+    # trade-off of compression explains.
+    if not runs or _median(runs, "logical_write_bytes") is None:
         return None
     return Point(
         configuration=name,
@@ -135,7 +137,7 @@ def _point(session: Session, name: str, task: str) -> Point | None:
         time_s=statistics.median(r.timed_s / max(1, len(r.timed_executions)) for r in runs),
         logical_bytes=_median(runs, "logical_write_bytes"),
         device_bytes=_median(runs, "device_write_bytes"),
-        disk_added_bytes=added,
+        disk_added_bytes=_median(runs, "compsize_disk_added_bytes"),
         uncompressed_added_bytes=_median(runs, "compsize_uncompressed_added_bytes"),
     )
 
