@@ -69,3 +69,15 @@ def test_tune_dry_run_plans_every_configuration(tmp_path: Path) -> None:
 def test_tune_needs_the_filesystems_to_sweep(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["tune", "--dry-run", "--workdir", str(tmp_path)])
     assert result.exit_code == 2 and "--fs" in result.output
+
+
+def test_an_option_the_probe_refused_is_left_out_and_said() -> None:
+    why = "`mount -t btrfs -o compress=zstd:-10 …` failed: bad option"
+    swept = sweep(
+        "quick", ["btrfs"], ["compress=zstd:1", "compress=zstd:-10"],
+        {("btrfs", "compress=zstd:-10"): why},
+    )  # fmt: skip
+    assert swept.filesystems == ["btrfs", "btrfs-compress-zstd-1"]
+    assert swept.left_out == [f"btrfs compress=zstd:-10: unavailable here: {why}"]
+    with pytest.raises(FsarenaError, match="no option to sweep; btrfs compress=zstd:-10"):
+        sweep("quick", ["btrfs"], ["compress=zstd:-10"], {("btrfs", "compress=zstd:-10"): why})
