@@ -281,7 +281,7 @@ def _draw(figure: TaskFigure) -> Figure:
     ax.set_xlabel("median time of the task (s) — lower is better")
     what = "space the task added (compsize)" if by_compsize else "bytes written to the device"
     ax.set_ylabel(f"{what}, MB — lower is better", fontsize=8)
-    ax.legend(loc="upper right", fontsize=7, frameon=False)
+    ax.legend(loc="best", fontsize=7, frameon=False)
     data = figure.data.split("; ")[0]  # the first dataset's words; the page states them all
     ax.set_title(f"{figure.task} — {data if len(data) < 80 else data[:77] + '…'}", fontsize=8)
     return fig
