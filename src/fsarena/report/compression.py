@@ -291,7 +291,7 @@ def _labels(ax: Axes, points: list[Point]) -> None:
     """Each point's label beside it, moved up or down where it would cover another's."""
     ax.figure.canvas.draw()  # data-to-pixel transforms are final only once drawn
     taken: list[tuple[float, float]] = []
-    for p in sorted(points, key=lambda p: (p.space_bytes or 0)):
+    for p in sorted(points, key=lambda p: p.space_bytes or 0):
         x, y = ax.transData.transform((p.time_s, (p.space_bytes or 0) / 1e6))
         dy = 0.0
         step = 11.0  # pixels: one line of 7-point text at the figure's dpi
