@@ -15,10 +15,7 @@
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
-
-import pytest
 
 from fsarena.filesystems.options import options_for, user_option
 from fsarena.measure.executor import RealExecutor
@@ -59,7 +56,6 @@ def _suite(tmp_path: Path) -> Path:
     return suite
 
 
-@pytest.mark.skipif(shutil.which("sqlite3") is None, reason="sqlite3 is installed by setup")
 def test_tune_leaves_a_refused_option_out_and_applies_chattr(workdir: Path, tmp_path: Path) -> None:
     results = tmp_path / "results"
     out = fsarena(
