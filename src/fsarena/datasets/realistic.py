@@ -338,7 +338,10 @@ class SizeSpec(DatasetSpec):
         require(self.size_bytes >= MIB, f"size_bytes must be >= 1 MiB, got {self.size_bytes}")
 
     def compressibility(self) -> str:
-        return "written by the task itself: dd's zeros (/dev/zero), the most compressible there is"
+        # A size only: the task writes the bytes (catalog: "dd" and "bonnie").
+        if self.name == "dd":
+            return "written by the task itself: dd's zeros (/dev/zero), the most compressible"
+        return "written by the task itself (its own fill): not stated"
 
     @property
     def total_bytes(self) -> int:
