@@ -25,8 +25,9 @@ from fsarena.crashtest.recorder import image_size
 from fsarena.crashtest.results import PowerlossDetails, filesystem_values
 from fsarena.filesystems.profiles import CRASH_CONTROL, FilesystemProfile
 from fsarena.plan.model import Plan
+from fsarena.run.events import now
+from fsarena.run.new_session import new_session
 from fsarena.run.preflight import host_facts, tool_versions
-from fsarena.run.sessions import new_session, now
 from fsarena.session.file import Run, Session, save
 from fsarena.session.records import ProfileRecord
 

@@ -23,9 +23,9 @@ from fsarena.errors import FsarenaError
 from fsarena.measure.collect import Measurement
 from fsarena.measure.metrics import CEILING_TOLERANCE, metric_value
 from fsarena.run.cold import make_cold, per_filesystem
+from fsarena.run.events import now
 from fsarena.run.faults import explain
 from fsarena.run.scope import RunScope
-from fsarena.run.sessions import now
 from fsarena.session.file import CheckRecord, Run, RunStatus
 from fsarena.tasks import FsState, Task, TaskContext
 from fsarena.tasks.base import HostFault, Unsupported
