@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from fsarena.datasets.workloads import PgbenchSpec
+from fsarena.datasets.parameters import PgbenchSpec
 from fsarena.errors import FsarenaError
 from fsarena.plan.catalog import DATASETS, customized, scaled_specs
 from fsarena.plan.model import make_plan

@@ -15,11 +15,11 @@ from typing import Any
 from fsarena.datasets.debs import DebsSpec
 from fsarena.datasets.gitrepo import GitRepoSpec
 from fsarena.datasets.linux_source import KERNEL_LIKE, KernelSourceSpec, TarballSpec
+from fsarena.datasets.parameters import DbenchSpec, FioSpec, FsmarkSpec, PgbenchSpec, SqliteSpec
 from fsarena.datasets.realistic import SizeSpec, SmallFilesSpec, TextTreeSpec
 from fsarena.datasets.spec import ARTICLE_A_ISO, MIB, DatasetSpec, LargeFileSpec
 from fsarena.datasets.tree import ARTICLE_A_TREE, TreeSpec
 from fsarena.datasets.userdir import DirectorySpec
-from fsarena.datasets.workloads import DbenchSpec, FioSpec, FsmarkSpec, PgbenchSpec, SqliteSpec
 from fsarena.errors import FsarenaError
 
 # Article D's Portage tree: 354 MiB apparent (667 MiB by du on 4 KiB blocks), many
