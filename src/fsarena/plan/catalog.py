@@ -94,7 +94,7 @@ DATASETS: dict[str, DatasetSpec] = {
     )
 }
 
-KINDS: dict[str, type[DatasetSpec]] = {
+DATASET_KINDS: dict[str, type[DatasetSpec]] = {
     cls.kind: cls
     for cls in (
         LargeFileSpec,
@@ -121,9 +121,9 @@ def customized(name: str, overrides: Mapping[str, Any]) -> DatasetSpec:
     where = f"datasets.{name}"
     base = DATASETS.get(name)
     kind = overrides.get("kind", base.kind if base else None)
-    if kind not in KINDS:
-        raise FsarenaError(f"{where}.kind: give one of {', '.join(KINDS)} (got {kind!r})")
-    cls = KINDS[kind]
+    if kind not in DATASET_KINDS:
+        raise FsarenaError(f"{where}.kind: give one of {', '.join(DATASET_KINDS)} (got {kind!r})")
+    cls = DATASET_KINDS[kind]
     allowed = {f.name: f for f in dataclasses.fields(cls) if f.init}
     values: dict[str, Any] = {}
     if base is not None and base.kind == kind:
