@@ -289,11 +289,11 @@ def crashtest(
     fmt: str,
 ) -> None:
     """Power-loss safety: cut the power at hundreds of points, count what survives."""
-    from fsarena.crashtest.engine import DEFAULT_STATES, Options
-    from fsarena.crashtest.workload import select
     from fsarena.filesystems.profiles import PROFILES
     from fsarena.filesystems.variants import resolve
     from fsarena.plan.model import fresh_seed
+    from fsarena.powerloss.engine import DEFAULT_STATES, Options
+    from fsarena.powerloss.workload import select
     from fsarena.run.crashtest import run_crashtest
     from fsarena.run.launch import Stop, workdir_lock
     from fsarena.session.file import claim

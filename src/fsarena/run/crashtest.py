@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fsarena.crashtest.engine import (
+from fsarena.filesystems.profiles import CRASH_CONTROL, FilesystemProfile
+from fsarena.plan.model import Plan
+from fsarena.powerloss.engine import (
     ControlFailed,
     Options,
     Progress,
@@ -21,10 +23,8 @@ from fsarena.crashtest.engine import (
     test_filesystem,
     testable,
 )
-from fsarena.crashtest.recorder import image_size
-from fsarena.crashtest.results import PowerlossDetails, filesystem_values
-from fsarena.filesystems.profiles import CRASH_CONTROL, FilesystemProfile
-from fsarena.plan.model import Plan
+from fsarena.powerloss.recorder import image_size
+from fsarena.powerloss.results import PowerlossDetails, filesystem_values
 from fsarena.run.events import now
 from fsarena.run.new_session import new_session
 from fsarena.run.preflight import host_facts, tool_versions

@@ -10,14 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from fsarena.crashtest import engine
-from fsarena.crashtest import scratch as machine
-from fsarena.crashtest.log import FSYNC, WRITE, FlogLog, apply
-from fsarena.crashtest.model import Model
-from fsarena.crashtest.recorder import Recording, record, replay_matches, sparse_copy
-from fsarena.crashtest.results import parse_details, summarize
-from fsarena.crashtest.workload import parse_workload
 from fsarena.filesystems.profiles import CRASH_CONTROL, PROFILES
+from fsarena.powerloss import engine
+from fsarena.powerloss import scratch as machine
+from fsarena.powerloss.log import FSYNC, WRITE, FlogLog, apply
+from fsarena.powerloss.model import Model
+from fsarena.powerloss.recorder import Recording, record, replay_matches, sparse_copy
+from fsarena.powerloss.results import parse_details, summarize
+from fsarena.powerloss.workload import parse_workload
 from fsarena.session.file import load
 from tests.integration.conftest import FSARENA, REPO, fsarena, leftovers
 

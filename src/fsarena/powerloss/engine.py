@@ -16,22 +16,22 @@ from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from fsarena.crashtest.check import Checker
-from fsarena.crashtest.log import FlogLog
-from fsarena.crashtest.model import Model
-from fsarena.crashtest.recorder import clean_mount_ms, discard, image_size, record, replay_matches
-from fsarena.crashtest.results import (
+from fsarena.errors import FsarenaError
+from fsarena.filesystems.drivers import probe
+from fsarena.filesystems.profiles import CRASH_CONTROL, FilesystemProfile
+from fsarena.powerloss.check import Checker
+from fsarena.powerloss.log import FlogLog
+from fsarena.powerloss.model import Model
+from fsarena.powerloss.recorder import clean_mount_ms, discard, image_size, record, replay_matches
+from fsarena.powerloss.results import (
     LogFacts,
     PowerlossDetails,
     WorkloadResult,
     summarize,
 )
-from fsarena.crashtest.scratch import require_fuse, tmpfs
-from fsarena.crashtest.states import generate
-from fsarena.crashtest.workload import Workload, select
-from fsarena.errors import FsarenaError
-from fsarena.filesystems.drivers import probe
-from fsarena.filesystems.profiles import CRASH_CONTROL, FilesystemProfile
+from fsarena.powerloss.scratch import require_fuse, tmpfs
+from fsarena.powerloss.states import generate
+from fsarena.powerloss.workload import Workload, select
 
 GIB = 1 << 30
 DEFAULT_STATES = 300  # per filesystem and workload: all distinct states of most workloads

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from fsarena.crashtest.log import FSYNC, MARK, FlogLog, Record
+from fsarena.powerloss.log import FSYNC, MARK, FlogLog, Record
 
 SECTOR = 512
 MODULUS = 1 << 128

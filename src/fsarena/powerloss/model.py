@@ -25,8 +25,8 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 
-from fsarena.crashtest.workload import Op, Workload
 from fsarena.errors import FsarenaError
+from fsarena.powerloss.workload import Op, Workload
 
 SECTOR = 512
 ROOT = "."
