@@ -81,7 +81,7 @@ EOF
 fi
 # Native helpers (native/*.c) into the venv's bin; make rebuilds only what changed.
 if ! make -q -s -C "$here/native" BINDIR="$venv/bin" 2>/dev/null; then
-  step "building fsarena's native helpers (native/*.c: the file generator, the copy verifier, the timing launcher, the crash test's logger)" \
+  step "building fsarena's native helpers (native/*.c: the file generator, the copy verifier, the timing launcher, the power-loss test's logger)" \
     make -s -C "$here/native" BINDIR="$venv/bin"
 fi
 touch "$venv/.setup-native"

@@ -67,6 +67,7 @@ def test_man_renders_every_command_and_option() -> None:
     by_path = {s.splitlines()[0].strip(): s for s in sections[1:]}
     everything = _every_command_and_option()
     assert len(everything) > 10  # run, report, store import, fleet run, ...
+    assert "crashtest" not in out  # an old name, hidden: only the new one is taught
     for path, options in everything:
         text = out if path == "fsarena" else by_path[path]
         for option in options:
@@ -92,7 +93,8 @@ def _complete_in_bash(*words: str) -> list[str]:
 
 def test_bash_completes_commands_options_and_choices() -> None:
     assert _complete_in_bash("fsarena", "ru") == ["run"]
-    assert {"report", "run", "store", "crashtest"} <= set(_complete_in_bash("fsarena", ""))
+    assert {"report", "run", "store", "powerloss"} <= set(_complete_in_bash("fsarena", ""))
+    assert _complete_in_bash("fsarena", "cr") == []  # the old name works, hidden
     assert "--time-budget" in _complete_in_bash("fsarena", "run", "--time")
     formats = _complete_in_bash("fsarena", "report", "--format", "")
     assert formats == ["csv", "html", "json", "markdown", "text"]

@@ -1,4 +1,4 @@
-"""The crash test without root: workloads, the oracle on plain directories, states, reports."""
+"""The power-loss test without root: workloads, the oracle on plain directories, states, reports."""
 
 from __future__ import annotations
 
@@ -262,6 +262,6 @@ def test_guest_and_fuse_drivers_are_not_crash_tested() -> None:
     from fsarena.powerloss.engine import testable
 
     assert testable(profile_for("ext4@uml")) == (
-        "the crash test runs host kernel drivers only, not the uml guest kernel"
+        "the power-loss test runs host kernel drivers only, not the uml guest kernel"
     )
     assert "not the FUSE" in testable(profile_for("ntfs@fuse"))

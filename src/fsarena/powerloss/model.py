@@ -1,4 +1,4 @@
-"""What a workload's promises guarantee at each point of its run: the oracle of the crash test.
+"""What a workload's promises guarantee at each point of its run: the oracle of the power-loss test.
 
 The model replays the script on an abstract filesystem (paths -> inodes ->
 contents) and records each durability promise when the operation that makes

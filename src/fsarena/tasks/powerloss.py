@@ -1,4 +1,4 @@
-"""The powerloss task: the crash test of one filesystem, as a step of a suite."""
+"""The powerloss task: the power-loss test of one filesystem, as a step of a suite."""
 
 from __future__ import annotations
 
