@@ -1,4 +1,4 @@
-"""The crash test's detailed tables, per filesystem and workload, from the runs' raw outcomes.
+"""The power-loss test's detailed tables, per filesystem and workload, from the runs' raw outcomes.
 
 Every figure is computed here from the stored per-state outcomes
 (fsarena.powerloss.results); exporters lay the sections out.
