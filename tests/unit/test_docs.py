@@ -8,6 +8,7 @@ import re
 import shutil
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 from types import ModuleType
 
@@ -37,6 +38,21 @@ def test_the_man_page_and_the_package_table_are_current() -> None:
     assert (ROOT / "docs" / "development.md").read_text() == gen.development_guide(), (
         "docs/development.md's package table is stale: run scripts/gen_docs.py"
     )
+
+
+def test_a_built_wheel_carries_the_man_page_written_from_the_cli(tmp_path: Path) -> None:
+    """The build hook (scripts/hatch_build.py) renders the page from the CLI being built."""
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
+         "--disable-pip-version-check", "-q", "-w", str(tmp_path), str(ROOT)],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    (wheel,) = tmp_path.glob("fsarena-*.whl")
+    with zipfile.ZipFile(wheel) as archive:
+        (name,) = [n for n in archive.namelist() if n.endswith("/share/man/man1/fsarena.1")]
+        page = archive.read(name).decode()
+    assert page == _gen_docs().man_page()
+    assert '.SS "fsarena powerloss"' in page and '.SS "fsarena store import"' in page
 
 
 def test_the_package_table_has_every_package_of_the_layering_test() -> None:
