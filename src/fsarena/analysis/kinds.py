@@ -69,14 +69,6 @@ class KindVerdict:
         """
         return self.ranking.detectable_difference
 
-    @property
-    def decided(self) -> bool:
-        """A single winner, or the tied ones shown to differ by at most PRACTICAL."""
-        if len(self.ranking.winners) == 1:
-            return True
-        found = self.detectable_difference
-        return not math.isnan(found) and found <= PRACTICAL
-
 
 # ---------------------------------------------------------------- kinds
 

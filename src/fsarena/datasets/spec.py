@@ -131,10 +131,6 @@ class DatasetSpec(ABC):
         """
         return _write_layout(self, layout, root, hashing)
 
-    def with_seed(self, seed: int) -> Self:
-        """The same spec with another seed (different bytes, same distribution)."""
-        return dataclasses.replace(self, seed=seed)
-
     def to_dict(self) -> dict[str, object]:
         """Every parameter, plus "kind" and a human "description"."""
         return {"kind": self.kind, **dataclasses.asdict(self), "description": self.description()}
