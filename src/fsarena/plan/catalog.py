@@ -81,7 +81,7 @@ DATASETS: dict[str, DatasetSpec] = {
         SMALL_FILES,
         LargeFileSpec(name="film1", size_bytes=815 * MIB, filename="elephants-dream.avi", seed=1),
         LargeFileSpec(name="film2", size_bytes=692 * MIB, filename="big-buck-bunny.avi", seed=2),
-        # Today's server workloads (issue 15): parameters only, see workloads.py.
+        # Today's server workloads (issue 15): parameters only, see datasets/parameters.py.
         SqliteSpec(name="sqlite"),
         PgbenchSpec(name="pgbench"),
         FsmarkSpec(name="fsmark"),
