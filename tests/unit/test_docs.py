@@ -125,6 +125,34 @@ def test_zsh_completion_is_provided() -> None:
     assert out.startswith("#compdef fsarena")
 
 
+def _anchor(heading: str) -> str:
+    """The anchor a Markdown renderer (GitHub's) gives a heading."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def test_measured_figures_are_dated_and_the_docs_links_to_them_resolve() -> None:
+    """bench/RESULTS.md holds the measured figures: each entry dated, with its commit and
+    command; the guides link to an entry instead of repeating figures that go stale."""
+    results = (ROOT / "bench" / "RESULTS.md").read_text()
+    entries = re.split(r"^## ", results, flags=re.M)[1:]
+    assert len(entries) >= 10
+    for entry in entries:
+        title = entry.splitlines()[0]
+        assert re.search(r"\*\*20\d\d-\d\d-\d\d", entry), f"{title}: no date"
+        assert re.search(r"`[0-9a-f]{7,12}`", entry), f"{title}: no commit"
+        assert re.search(r"command", entry, re.I), f"{title}: no command"
+    anchors = {_anchor(e.splitlines()[0]) for e in entries}
+    docs = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    links = [
+        (doc.name, anchor)
+        for doc in docs
+        for anchor in re.findall(r"RESULTS\.md#([\w\-]+)", doc.read_text())
+    ]
+    assert len(links) >= 6
+    for doc, anchor in links:
+        assert anchor in anchors, (doc, anchor)
+
+
 def test_the_readmes_report_excerpt_is_from_a_real_report() -> None:
     readme = (ROOT / "README.md").read_text()
     excerpt = re.search(r"```text\n(.*?)```", readme, re.S)
