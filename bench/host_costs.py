@@ -30,8 +30,8 @@ from fsarena.measure.collect import Command
 from fsarena.measure.executor import RealExecutor
 from fsarena.plan.model import make_plan
 from fsarena.plan.suite import Suite
+from fsarena.run.new_session import new_session
 from fsarena.run.runner import Runner
-from fsarena.run.sessions import new_session
 from fsarena.session.file import Session
 from fsarena.tasks import TaskContext
 

@@ -26,8 +26,8 @@ from tests.fakes import FakeExecutor
 
 from fsarena.plan import catalog, model
 from fsarena.run import launch
+from fsarena.run.new_session import new_session
 from fsarena.run.runner import Runner
-from fsarena.run.sessions import new_session
 
 CALLS: Counter[str] = Counter()
 

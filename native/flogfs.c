@@ -1,7 +1,7 @@
 /*
  * flogfs: a FUSE filesystem exposing one file, disk.img, that logs every write and flush.
  *
- * fsarena's crash test puts a loop device on MNT/disk.img. Each write the loop
+ * fsarena's power-loss test puts a loop device on MNT/disk.img. Each write the loop
  * device makes is applied to the backing file and appended to an append-only
  * log; each flush (loop turns REQ_PREFLUSH and FUA into vfs_fsync) becomes an
  * FSYNC record; discard and write-zeroes arrive as fallocate and are logged as

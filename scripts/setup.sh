@@ -81,7 +81,15 @@ EOF
 fi
 # Native helpers (native/*.c) into the venv's bin; make rebuilds only what changed.
 if ! make -q -s -C "$here/native" BINDIR="$venv/bin" 2>/dev/null; then
-  step "building fsarena's native helpers (native/*.c: the file generator, the copy verifier, the timing launcher, the crash test's logger)" \
+  step "building fsarena's native helpers (native/*.c: the file generator, the copy verifier, the timing launcher, the power-loss test's logger)" \
     make -s -C "$here/native" BINDIR="$venv/bin"
 fi
 touch "$venv/.setup-native"
+# The man page, from the CLI of this tree: a build writes it (scripts/hatch_build.py), but an
+# editable install's copy would go stale when the CLI changes without a reinstall.
+page="$venv/share/man/man1/fsarena.1"
+if [ ! -f "$page" ] || [ -n "$(find "$here/src/fsarena/cli" -newer "$page" -name '*.py' 2>/dev/null | head -n 1)" ]; then
+  mkdir -p "$(dirname "$page")"
+  step "writing the man page from the CLI ($page: man fsarena)" \
+    "$venv/bin/python" -c 'import sys; from fsarena.cli.commands import main; from fsarena.cli.manpage import render; open(sys.argv[1], "w").write(render(main))' "$page"
+fi

@@ -16,8 +16,8 @@ import pytest
 from fsarena.measure.collect import Command
 from fsarena.measure.executor import RealExecutor
 from fsarena.plan.model import make_plan
+from fsarena.run.new_session import new_session
 from fsarena.run.runner import Runner
-from fsarena.run.sessions import new_session
 from fsarena.tasks import TASKS, Check, Task, TaskContext
 from fsarena.tasks.largefile import ISO_DIRS, _iso_file
 

@@ -15,8 +15,8 @@ from fsarena.errors import FsarenaError
 from fsarena.measure.collect import Command, Timed
 from fsarena.plan.model import make_plan
 from fsarena.report import render
+from fsarena.run.new_session import new_session
 from fsarena.run.runner import Runner, shuffled_orders
-from fsarena.run.sessions import new_session
 from fsarena.session.file import Session, load
 from tests.fakes import FakeExecutor
 

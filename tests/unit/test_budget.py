@@ -9,8 +9,8 @@ import pytest
 from fsarena.analysis.adaptive import next_round_fits, round_forecast
 from fsarena.plan.model import make_plan
 from fsarena.run.estimate import report_reserve
+from fsarena.run.new_session import new_session
 from fsarena.run.runner import Runner
-from fsarena.run.sessions import new_session
 from fsarena.session.file import load, save
 from tests.unit.test_adaptive import Jittery
 

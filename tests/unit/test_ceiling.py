@@ -9,8 +9,8 @@ import pytest
 from fsarena.errors import FsarenaError
 from fsarena.plan.model import make_plan
 from fsarena.report import render
+from fsarena.run.new_session import new_session
 from fsarena.run.runner import Runner
-from fsarena.run.sessions import new_session
 from fsarena.session.file import load
 from fsarena.targets.ceiling import ceiling_bytes, parse_fio
 from tests.fakes import FIO_FIXTURES, FakeExecutor

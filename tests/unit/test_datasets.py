@@ -177,7 +177,7 @@ def test_portable_exp_matches_numpy() -> None:
 
 def test_plan_is_deterministic_and_seeded() -> None:
     assert SMALL_TREE.plan() == SMALL_TREE.plan()
-    assert SMALL_TREE.plan() != SMALL_TREE.with_seed(12).plan()
+    assert SMALL_TREE.plan() != dataclasses.replace(SMALL_TREE, seed=12).plan()
 
 
 # --------------------------------------------------------------------------- scaling

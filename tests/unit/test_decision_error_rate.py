@@ -32,8 +32,8 @@ import pytest
 from fsarena.analysis.adaptive import undecided
 from fsarena.measure.collect import Command, Timed
 from fsarena.plan.model import make_plan
+from fsarena.run.new_session import new_session
 from fsarena.run.runner import Runner
-from fsarena.run.sessions import new_session
 from fsarena.session.file import load
 from tests.decision_model import (
     ARTICLE_A,

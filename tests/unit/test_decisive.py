@@ -13,8 +13,8 @@ from fsarena.analysis.adaptive import undecided
 from fsarena.analysis.evidence import Index
 from fsarena.measure.collect import Command, Timed
 from fsarena.plan.model import make_plan
+from fsarena.run.new_session import new_session
 from fsarena.run.runner import Runner
-from fsarena.run.sessions import new_session
 from fsarena.session.file import Session, load
 from tests.fakes import FakeExecutor
 

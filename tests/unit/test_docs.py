@@ -8,6 +8,7 @@ import re
 import shutil
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 from types import ModuleType
 
@@ -39,6 +40,21 @@ def test_the_man_page_and_the_package_table_are_current() -> None:
     )
 
 
+def test_a_built_wheel_carries_the_man_page_written_from_the_cli(tmp_path: Path) -> None:
+    """The build hook (scripts/hatch_build.py) renders the page from the CLI being built."""
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
+         "--disable-pip-version-check", "-q", "-w", str(tmp_path), str(ROOT)],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    (wheel,) = tmp_path.glob("fsarena-*.whl")
+    with zipfile.ZipFile(wheel) as archive:
+        (name,) = [n for n in archive.namelist() if n.endswith("/share/man/man1/fsarena.1")]
+        page = archive.read(name).decode()
+    assert page == _gen_docs().man_page()
+    assert '.SS "fsarena powerloss"' in page and '.SS "fsarena store import"' in page
+
+
 def test_the_package_table_has_every_package_of_the_layering_test() -> None:
     from tests.unit.test_layers import ALLOWED
 
@@ -67,6 +83,7 @@ def test_man_renders_every_command_and_option() -> None:
     by_path = {s.splitlines()[0].strip(): s for s in sections[1:]}
     everything = _every_command_and_option()
     assert len(everything) > 10  # run, report, store import, fleet run, ...
+    assert "crashtest" not in out  # an old name, hidden: only the new one is taught
     for path, options in everything:
         text = out if path == "fsarena" else by_path[path]
         for option in options:
@@ -92,7 +109,8 @@ def _complete_in_bash(*words: str) -> list[str]:
 
 def test_bash_completes_commands_options_and_choices() -> None:
     assert _complete_in_bash("fsarena", "ru") == ["run"]
-    assert {"report", "run", "store", "crashtest"} <= set(_complete_in_bash("fsarena", ""))
+    assert {"report", "run", "store", "powerloss"} <= set(_complete_in_bash("fsarena", ""))
+    assert _complete_in_bash("fsarena", "cr") == []  # the old name works, hidden
     assert "--time-budget" in _complete_in_bash("fsarena", "run", "--time")
     formats = _complete_in_bash("fsarena", "report", "--format", "")
     assert formats == ["csv", "html", "json", "markdown", "text"]
@@ -105,6 +123,34 @@ def test_zsh_completion_is_provided() -> None:
         capture_output=True, text=True, check=True,
     ).stdout  # fmt: skip
     assert out.startswith("#compdef fsarena")
+
+
+def _anchor(heading: str) -> str:
+    """The anchor a Markdown renderer (GitHub's) gives a heading."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def test_measured_figures_are_dated_and_the_docs_links_to_them_resolve() -> None:
+    """bench/RESULTS.md holds the measured figures: each entry dated, with its commit and
+    command; the guides link to an entry instead of repeating figures that go stale."""
+    results = (ROOT / "bench" / "RESULTS.md").read_text()
+    entries = re.split(r"^## ", results, flags=re.M)[1:]
+    assert len(entries) >= 10
+    for entry in entries:
+        title = entry.splitlines()[0]
+        assert re.search(r"\*\*20\d\d-\d\d-\d\d", entry), f"{title}: no date"
+        assert re.search(r"`[0-9a-f]{7,12}`", entry), f"{title}: no commit"
+        assert re.search(r"command", entry, re.I), f"{title}: no command"
+    anchors = {_anchor(e.splitlines()[0]) for e in entries}
+    docs = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    links = [
+        (doc.name, anchor)
+        for doc in docs
+        for anchor in re.findall(r"RESULTS\.md#([\w\-]+)", doc.read_text())
+    ]
+    assert len(links) >= 6
+    for doc, anchor in links:
+        assert anchor in anchors, (doc, anchor)
 
 
 def test_the_readmes_report_excerpt_is_from_a_real_report() -> None:

@@ -94,7 +94,8 @@ def test_a_usage_error_of_the_group_is_one_line() -> None:
 
 
 @pytest.mark.parametrize(
-    "command", ["", "run", "report", "compare", "check", "list", "cleanup", "crashtest"]
+    "command",
+    ["", "run", "report", "compare", "check", "list", "cleanup", "powerloss", "crashtest"],
 )
 def test_dash_h_is_help_on_every_command(command: str) -> None:
     args = [command, "-h"] if command else ["-h"]
@@ -102,6 +103,16 @@ def test_dash_h_is_help_on_every_command(command: str) -> None:
     assert result.exit_code == 0, result.output
     assert result.output.startswith("Usage: fsarena")
     assert result.output == _cli(*args[:-1], "--help").output
+
+
+def test_the_old_name_crashtest_runs_the_powerloss_command_hidden() -> None:
+    """Issue 27: one word for power loss; a script typing the old name still works."""
+    assert _error(_cli("crashtest", "--fs", "nosuchfs")) == _error(
+        _cli("powerloss", "--fs", "nosuchfs")
+    )
+    assert "Old name of `fsarena powerloss`" in _cli("crashtest", "-h").output
+    listed = _cli("-h").output
+    assert "  powerloss  " in listed and "crashtest" not in listed
 
 
 def test_run_help_documents_the_exit_codes() -> None:

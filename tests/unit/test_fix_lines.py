@@ -15,8 +15,8 @@ from fsarena.measure.tooltext import brief
 from fsarena.plan.model import make_plan
 from fsarena.report.outcome import outcome
 from fsarena.run.faults import explain
+from fsarena.run.new_session import new_session
 from fsarena.run.runner import Runner
-from fsarena.run.sessions import new_session
 from fsarena.session.file import Run, Session
 from tests.fakes import FakeExecutor
 

@@ -31,23 +31,23 @@ ALLOWED: dict[str, set[str]] = {
     "guest": {"measure", "datasets"},
     "filesystems": {"guest", "measure"},
     "aging": {"datasets", "filesystems", "measure"},
-    "crashtest": {"measure", "filesystems", "session"},
-    "tasks": {"aging", "crashtest", "datasets", "filesystems", "measure"},
+    "powerloss": {"measure", "filesystems", "session"},
+    "tasks": {"aging", "datasets", "filesystems", "measure", "powerloss"},
     "plan": {"aging", "datasets", "filesystems", "measure", "tasks"},
     "targets": {"aging", "datasets", "filesystems", "guest", "measure", "plan", "session"},
     "machines": {"guest", "measure", "plan", "session", "targets"},
-    "report": {"analysis", "measure", "session", "crashtest"},
+    "report": {"analysis", "measure", "powerloss", "session"},
     # many sessions: the fleet's merge and report, the results store (its history chart
     # drawn the way the reports draw theirs)
     "store": {"analysis", "measure", "report", "session"},
     "fleet": {"analysis", "measure", "session"},
     "run": {
-        "aging", "analysis", "crashtest", "datasets", "filesystems", "guest", "machines",
-        "measure", "plan", "session", "targets", "tasks",
+        "aging", "analysis", "datasets", "filesystems", "guest", "machines", "measure",
+        "plan", "powerloss", "session", "targets", "tasks",
     },
     "cli": {
-        "aging", "analysis", "crashtest", "datasets", "filesystems", "fleet", "guest",
-        "machines", "measure", "plan", "report", "run", "session", "store", "targets", "tasks",
+        "aging", "analysis", "datasets", "filesystems", "fleet", "guest", "machines",
+        "measure", "plan", "powerloss", "report", "run", "session", "store", "targets", "tasks",
     },
 }  # fmt: skip
 # Leaves every package may import: they import nothing of fsarena (checked below).

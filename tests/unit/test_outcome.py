@@ -11,9 +11,9 @@ from fsarena.errors import FsarenaError
 from fsarena.plan.model import Plan, make_plan
 from fsarena.report import render
 from fsarena.report.outcome import outcome
+from fsarena.run.new_session import new_session
 from fsarena.run.resume import resumable
 from fsarena.run.runner import Runner
-from fsarena.run.sessions import new_session
 from fsarena.session.file import Session, load, save
 from tests.fakes import FakeExecutor
 

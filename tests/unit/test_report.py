@@ -310,12 +310,12 @@ def test_weights_decide_and_the_line_names_them() -> None:
 
 
 def test_the_answer_spends_its_error_rate_over_the_stopping_rules_looks() -> None:
-    from fsarena.analysis.answer import planned_looks
+    from fsarena.analysis.answer import look_rounds
     from fsarena.plan.stopping import Decisive, of_plan
 
     session = load(FIXTURES / "three-filesystems.json")
-    assert planned_looks(session.plan) == 1  # a fixed run: one look
+    assert len(look_rounds(session.plan)) == 1  # a fixed run: one look
     session.plan.decisive = True
     rule = of_plan(3, True, None, None, None, 1)
     assert isinstance(rule, Decisive)
-    assert planned_looks(session.plan) == rule.looks == 9  # rounds 2..10
+    assert len(look_rounds(session.plan)) == rule.looks == 9  # rounds 2..10

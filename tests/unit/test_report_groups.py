@@ -8,8 +8,8 @@ from pathlib import Path
 from fsarena.plan.model import make_plan
 from fsarena.report import build, render
 from fsarena.report.groups import split
+from fsarena.run.new_session import new_session
 from fsarena.run.runner import Runner
-from fsarena.run.sessions import new_session
 from fsarena.session.file import Session, load
 from tests.fakes import FakeExecutor
 

@@ -22,8 +22,8 @@ from click.testing import CliRunner, Result
 
 from fsarena.cli.commands import main
 from fsarena.plan.model import make_plan
+from fsarena.run.new_session import new_session
 from fsarena.run.runner import Runner
-from fsarena.run.sessions import new_session
 from fsarena.session.file import Session, load, save
 from tests.fakes import FakeExecutor
 

@@ -10,8 +10,8 @@ import pytest
 from fsarena.errors import FsarenaError
 from fsarena.measure.collect import Command, Timed
 from fsarena.plan.model import make_plan
+from fsarena.run.new_session import new_session
 from fsarena.run.runner import Runner, shuffled_orders
-from fsarena.run.sessions import new_session
 from fsarena.session.file import Session, load
 from tests.fakes import FakeExecutor
 

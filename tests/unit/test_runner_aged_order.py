@@ -10,8 +10,8 @@ import pytest
 import fsarena.run.sequence as sequence_module
 from fsarena.plan.model import make_plan
 from fsarena.run.aging_phase import remove_snapshots
+from fsarena.run.new_session import new_session
 from fsarena.run.runner import Runner
-from fsarena.run.sessions import new_session
 from fsarena.session.file import Session, load
 from tests.fakes import FakeExecutor
 from tests.unit.test_runner import CEILING, COLD_MOUNTED, MOUNT_5, SOURCE, UMOUNT_5

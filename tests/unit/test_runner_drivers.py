@@ -11,8 +11,8 @@ from fsarena.aging.profiles import resolve_age
 from fsarena.aging.runtime import guest_unsupported
 from fsarena.measure.executor import ImageCopy
 from fsarena.plan.model import make_plan
+from fsarena.run.new_session import new_session
 from fsarena.run.runner import Runner
-from fsarena.run.sessions import new_session
 from fsarena.session.file import Session, load
 from tests.fakes import FakeExecutor
 

@@ -8,9 +8,9 @@ import pytest
 
 from fsarena.errors import FsarenaError
 from fsarena.plan.model import Plan, make_plan
-from fsarena.run.resume import check_unchanged, mismatches, resumable
+from fsarena.run.new_session import new_session
+from fsarena.run.resume import check_unchanged, finished_sequences, mismatches, resumable
 from fsarena.run.runner import Runner
-from fsarena.run.sessions import finished_sequences, new_session
 from fsarena.session.file import Session, load, save
 from fsarena.session.records import TargetRecord
 from tests.fakes import FakeExecutor

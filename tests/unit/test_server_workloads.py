@@ -6,13 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from fsarena.datasets.workloads import PgbenchSpec
+from fsarena.datasets.parameters import PgbenchSpec
 from fsarena.errors import FsarenaError
 from fsarena.plan.catalog import DATASETS, customized, scaled_specs
 from fsarena.plan.model import make_plan
 from fsarena.report.outcome import lines as outcome_lines
+from fsarena.run.new_session import new_session
 from fsarena.run.runner import Runner
-from fsarena.run.sessions import new_session
 from fsarena.session.file import load
 from fsarena.tasks.sqlite import insert_script
 from fsarena.tasks.toolparse import (

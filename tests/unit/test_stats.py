@@ -10,13 +10,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy import stats as sps
 
-from fsarena.analysis.ranking import holm, rank, ratio_test
+from fsarena.analysis.ranking import rank, ratio_test
 from fsarena.analysis.stats import (
-    needs_more_repetitions,
     outliers,
-    repetitions_for,
     summarize,
-    unstable_advice,
 )
 
 
@@ -74,35 +71,6 @@ def test_outliers_need_three_samples_and_handle_zero_mad() -> None:
 # ---------------------------------------------------------------- precision
 
 
-def test_needs_more_repetitions_until_the_interval_is_narrow() -> None:
-    assert needs_more_repetitions([1.0, 1.01], 0.05)  # below min_n
-    assert not needs_more_repetitions([1.0, 1.01, 0.99], 0.05)
-    assert needs_more_repetitions([1.0, 1.5, 0.6], 0.05)
-    assert needs_more_repetitions([1.0, 1.5, 0.6], 0.05, "harmonic")
-
-
-def test_repetitions_for_estimates_the_n_that_reaches_the_target() -> None:
-    values = [1.0, 1.2, 0.8, 1.1, 0.9]
-    n = repetitions_for(values, 0.05)
-    assert n is not None and n > len(values)
-    # At that n, the t interval at the same spread is within the target; at n - 1 it is not.
-    cv = summarize(values).cv
-
-    def half(k: int) -> float:
-        return float(sps.t.ppf(0.975, k - 1)) * cv / math.sqrt(k)
-
-    assert half(n) <= 0.05 < half(n - 1)
-    assert repetitions_for([1.0], 0.05) is None
-
-
-def test_unstable_advice_says_what_to_do() -> None:
-    s = summarize([0.02, 0.03, 0.05])
-    text = unstable_advice("iso_copy_in on xfs", s, 0.05, run_s=0.03)
-    assert text.startswith("unstable: iso_copy_in on xfs: 95 % CI of the mean ±")
-    assert "(target ±5 %)" in text and "repetitions would reach the target" in text
-    assert "--scale" in text and "background" in text and "30 ms" in text
-
-
 # ---------------------------------------------------------------- comparing groups
 
 
@@ -135,13 +103,6 @@ def test_ratio_test_special_cases() -> None:
     assert math.isnan(ratio_test([1.0], [2.0, 3.0]).p_value)
     zeros = ratio_test([0.0, 1.0, 2.0], [5.0, 6.0, 7.0])
     assert zeros.method == "welch" and math.isnan(zeros.low) and zeros.ratio == pytest.approx(1 / 6)
-
-
-def test_holm_step_down() -> None:
-    # m = 3: sorted p 0.01, 0.02, 0.04 -> 0.03, 0.04, 0.04 (monotone), back in input order.
-    assert holm([0.04, 0.01, 0.02]) == pytest.approx([0.04, 0.03, 0.04])
-    assert holm([0.5, math.nan]) == pytest.approx([1.0, 1.0])
-    assert holm([]) == []
 
 
 def test_rank_overlapping_samples_are_a_tie() -> None:

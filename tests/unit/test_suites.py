@@ -32,7 +32,7 @@ VOCABULARY = {  # the task names every branch agreed on, per article
 SERVER_KINDS = {"databases", "small_synced_files", "file_serving", "random_io"}
 # The kinds the built-in tasks cover: every kind of the one table but the CPU verdict
 # (over other kinds' tasks) and the user's own commands (`fsarena run --command`).
-KINDS = set(kinds.KINDS) - {"cpu", "your_workload"}
+TASK_KINDS = set(kinds.KINDS) - {"cpu", "your_workload"}
 AGED_KINDS = {"aged_reads", "layout"}  # tasks that need --age (a tree aged before them)
 # Today's workloads (issue 16): in workstation-2026 and in all, beside the articles'.
 WORKSTATION_KINDS = {"development", "packages_containers", "backups"}
@@ -60,14 +60,14 @@ def test_all_has_every_article_task_and_quick_every_kind() -> None:
     # the server workloads start real servers and run for seconds each: server-2026 has them;
     # the aged-tree reads need --age; today's workstation tasks are in workstation-2026.
     quick = {TASKS[t].kind for t in suites["quick"].tasks}
-    assert quick == KINDS - {"safety"} - SERVER_KINDS - AGED_KINDS - WORKSTATION_KINDS
+    assert quick == TASK_KINDS - {"safety"} - SERVER_KINDS - AGED_KINDS - WORKSTATION_KINDS
 
 
 def test_every_task_declares_a_known_kind_and_datasets() -> None:
     # Every kind of work is in fsarena.kinds, and every kind there has its tasks.
-    assert {task.kind for task in TASKS.values()} == KINDS
+    assert {task.kind for task in TASKS.values()} == TASK_KINDS
     for task in TASKS.values():
-        assert task.kind in KINDS, task.name
+        assert task.kind in TASK_KINDS, task.name
         assert set(task.datasets) <= set(DATASETS), task.name
         assert task.describe(), task.name
 

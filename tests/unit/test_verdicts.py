@@ -121,7 +121,7 @@ def test_an_invalid_run_never_wins_and_is_shown() -> None:
 
 
 def test_counts_with_zeros_are_compared_directly(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A crash test counts files lost: 0 has no ratio, the values themselves are compared."""
+    """A power-loss test counts files lost: 0 has no ratio, the values themselves are compared."""
     monkeypatch.setitem(METRICS, "files_lost", Metric("files_lost", "files lost", "", "lower"))
     session = make_session(
         {

@@ -140,11 +140,6 @@ def look_rounds(plan: PlanRecord) -> tuple[int, ...]:
     return tuple(range(start, max(start, ceiling) + 1))
 
 
-def planned_looks(plan: PlanRecord) -> int:
-    """How many times the verdicts may be read (plan.stopping.Decisive.looks says the same)."""
-    return len(look_rounds(plan))
-
-
 @functools.cache
 def pocock_level(rounds: tuple[int, ...], alpha: float) -> float:
     """The nominal two-sided level of each look that keeps the chance of any false claim

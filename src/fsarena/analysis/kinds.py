@@ -69,14 +69,6 @@ class KindVerdict:
         """
         return self.ranking.detectable_difference
 
-    @property
-    def decided(self) -> bool:
-        """A single winner, or the tied ones shown to differ by at most PRACTICAL."""
-        if len(self.ranking.winners) == 1:
-            return True
-        found = self.detectable_difference
-        return not math.isnan(found) and found <= PRACTICAL
-
 
 # ---------------------------------------------------------------- kinds
 
@@ -181,7 +173,7 @@ def _kind_verdict(
     weights: dict[str, float] = {}
     by_rep: dict[str, dict[int, float]] = {}
     if not keep and len(parts) == 1 and parts[0] in results and len(filesystems) >= 2:
-        # One task whose values include zeros (files lost in a crash test): no ratio
+        # One task whose values include zeros (files lost in a power-loss test): no ratio
         # exists, so its own ranking (Welch's test on the raw values) is the verdict.
         keep, ranking = parts, results[parts[0]].ranking
         notes, excluded = [], []

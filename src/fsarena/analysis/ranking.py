@@ -97,18 +97,6 @@ def _point_ratio(a: Sequence[float], b: Sequence[float], positive: bool) -> floa
     return statistics.fmean(a) / mean_b if mean_b else math.nan
 
 
-def holm(p_values: Sequence[float]) -> list[float]:
-    """Holm's step-down adjusted p-values (nan counts as 1), in the input's order."""
-    m = len(p_values)
-    ps = [1.0 if math.isnan(p) else p for p in p_values]
-    adjusted = [1.0] * m
-    running = 0.0
-    for rank, i in enumerate(sorted(range(m), key=lambda k: ps[k])):
-        running = max(running, min(1.0, (m - rank) * ps[i]))
-        adjusted[i] = running
-    return adjusted
-
-
 # ---------------------------------------------------------------- ranking groups
 
 

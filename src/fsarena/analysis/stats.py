@@ -132,29 +132,6 @@ def outliers(values: Sequence[float], threshold: float = OUTLIER_SIGMAS) -> tupl
 # ---------------------------------------------------------------- precision
 
 
-def _relative_spread(values: Sequence[float], mean_kind: MeanKind) -> float:
-    """CV of the values the interval is computed on (1/x for a harmonic mean)."""
-    data = [1 / v for v in values] if mean_kind == "harmonic" and min(values) > 0 else values
-    mean = statistics.fmean(data)
-    return statistics.stdev(data) / abs(mean) if mean else 0.0
-
-
-def repetitions_for(
-    values: Sequence[float],
-    target_rel: float,
-    mean_kind: MeanKind = "arithmetic",
-    max_n: int = 1000,
-) -> int | None:
-    """How many samples would bring the CI half-width to target_rel of the mean, at this spread.
-
-    An estimate (the spread itself is uncertain at small n); None when fewer
-    than 2 samples give no spread, max_n when even max_n would not do.
-    """
-    if len(values) < 2:
-        return None
-    return n_for_cv(_relative_spread(values, mean_kind), target_rel, max_n)
-
-
 def n_for_cv(cv: float, target_rel: float, max_n: int = 1000) -> int:
     """The smallest n whose t interval half-width, t(n-1) * cv / sqrt(n), is within target."""
     from scipy import stats as sps
@@ -163,22 +140,6 @@ def n_for_cv(cv: float, target_rel: float, max_n: int = 1000) -> int:
         if float(sps.t.ppf((1 + CONFIDENCE) / 2, n - 1)) * cv / math.sqrt(n) <= target_rel:
             return n
     return max_n
-
-
-def needs_more_repetitions(
-    values: Sequence[float],
-    target_rel: float,
-    mean_kind: MeanKind = "arithmetic",
-    min_n: int = 3,
-) -> bool:
-    """Whether another repetition is needed to reach a CI half-width of target_rel of the mean.
-
-    For adaptive repetitions: called after each round with a task's samples;
-    fewer than min_n samples (at least 2, for a spread) always need more.
-    """
-    if len(values) < max(2, min_n):
-        return True
-    return summarize(values, mean_kind).ci_half_width_rel > target_rel
 
 
 UNSTABLE_ADVICE = (
@@ -205,13 +166,3 @@ def instability(subject: str, summary: Summary, target_rel: float) -> str:
     if need > summary.n:
         text += f"; about {need} repetitions would reach the target at this spread"
     return text
-
-
-def unstable_advice(
-    subject: str, summary: Summary, target_rel: float, run_s: float | None = None
-) -> str:
-    """The whole warning for a result wider than the target: the numbers and what to do."""
-    text = f"unstable: {instability(subject, summary, target_rel)}."
-    if run_s is not None and run_s < SHORT_RUN_S:
-        text += f" Each run lasts only {1000 * run_s:.0f} ms."
-    return f"{text} {UNSTABLE_ADVICE}"

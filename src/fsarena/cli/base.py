@@ -49,3 +49,16 @@ class Group(click.Group):
             fail(usage_line(exc))
         except FsarenaError as exc:
             fail(str(exc))
+
+
+def alias(command: click.Command, old: str) -> click.Command:
+    """`command` under its old name: scripts that type it keep working, while --help, the man
+    page and completion teach only the new name (hidden); its own --help names the new one."""
+    return click.Command(
+        old,
+        callback=command.callback,
+        params=command.params,
+        help=f"Old name of `fsarena {command.name}`. {command.help or ''}",
+        hidden=True,
+        context_settings=command.context_settings,
+    )

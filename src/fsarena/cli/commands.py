@@ -1,4 +1,4 @@
-"""The command line's entry point: the `fsarena` group, check, list, cleanup, crashtest."""
+"""The command line's entry point: the `fsarena` group, check, list, cleanup, powerloss."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import click
 
 from fsarena.cli.args import FORMATS, NUMBER, force_option, fs_names, refuse_existing
-from fsarena.cli.base import DEFAULT_RESULTS, Group, fail
+from fsarena.cli.base import DEFAULT_RESULTS, Group, alias, fail
 from fsarena.cli.fleet import fleet
 from fsarena.cli.reports import compare, report
 from fsarena.cli.running import run, tune
@@ -289,7 +289,7 @@ def _left_alone(found: Sequence[Foreign]) -> None:
         click.echo(f"left alone, not fsarena's: {item}")
 
 
-# ---------------------------------------------------------------- crashtest
+# ---------------------------------------------------------------- powerloss
 
 
 @main.command()
@@ -316,7 +316,7 @@ def _left_alone(found: Sequence[Foreign]) -> None:
 @click.option("--output", "-o", default=None, help="Session file path (default: in --results-dir).")
 @force_option
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
-def crashtest(
+def powerloss(
     fs_list: str | None,
     states: int | None,
     workloads: str | None,
@@ -328,22 +328,22 @@ def crashtest(
     fmt: str,
 ) -> None:
     """Power-loss safety: cut the power at hundreds of points, count what survives."""
-    from fsarena.crashtest.engine import DEFAULT_STATES, Options
-    from fsarena.crashtest.workload import select
     from fsarena.filesystems.profiles import PROFILES
     from fsarena.filesystems.variants import resolve
     from fsarena.plan.model import fresh_seed
-    from fsarena.run.crashtest import run_crashtest
+    from fsarena.powerloss.engine import DEFAULT_STATES, Options
+    from fsarena.powerloss.workload import select
     from fsarena.run.launch import Stop, workdir_lock
+    from fsarena.run.powerloss_session import run_powerloss
     from fsarena.session.file import claim
 
     names = fs_names(fs_list)
     profiles = resolve(names) if names is not None else list(PROFILES.values())
     chosen = select(workloads.split(",") if workloads else None)
     if os.geteuid() != 0:
-        raise FsarenaError("fsarena crashtest needs root (mkfs, mount, losetup, FUSE): use sudo")
+        raise FsarenaError("fsarena powerloss needs root (mkfs, mount, losetup, FUSE): use sudo")
     stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
-    path = Path(output) if output else Path(results_dir, f"fsarena-{stamp}-crashtest.json")
+    path = Path(output) if output else Path(results_dir, f"fsarena-{stamp}-powerloss.json")
     refuse_existing(path if output else None, "session file", force)
     if not (output and force):
         path = claim(path, rename=not output)  # never another run's file (same second)
@@ -357,7 +357,7 @@ def crashtest(
     stop = Stop()
     try:
         with workdir_lock(workdir), stop.installed():
-            session = run_crashtest(
+            session = run_powerloss(
                 profiles,
                 options,
                 Path(workdir),
@@ -384,3 +384,6 @@ def crashtest(
 # The commands kept in modules of their own, listed by `fsarena --help` with the rest.
 for _command in (run, tune, report, compare, store, fleet):
     main.add_command(_command)
+# Old spellings keep working, hidden: `crashtest` was the power-loss test's name until
+# issue 27 gave the feature one word, the one a sysadmin searches for.
+main.add_command(alias(powerloss, "crashtest"))

@@ -111,9 +111,9 @@ def results_lines(plan: Plan, path: Path, results_dir: str) -> list[str]:
 
 def session_for(launch: Launch, path: Path, recorded: Session | None) -> Session:
     """A new session, or the resumed one after checking nothing it depends on changed."""
+    from fsarena.run.new_session import new_session
     from fsarena.run.preflight import host_facts, tool_versions
     from fsarena.run.resume import check_unchanged
-    from fsarena.run.sessions import new_session
     from fsarena.session.records import TargetRecord
 
     plan = launch.plan

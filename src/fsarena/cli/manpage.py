@@ -1,16 +1,19 @@
 """The man page, written from the CLI's own command tree (click), so it cannot drift from --help.
 
-`scripts/gen_docs.py` writes it to docs/fsarena.1 and tests/unit/test_docs.py
-checks the file is current. Deterministic: no date, no build identity, only
-the package's version, so the same code always gives the same page.
+Every build writes it into the wheel's share/man/man1 (scripts/hatch_build.py), so an
+installed fsarena has `man fsarena`; `scripts/gen_docs.py` writes the same page to
+docs/fsarena.1 and tests/unit/test_docs.py checks the file is current. Deterministic:
+no date, no build identity, only the package's version (`fsarena.__version__`, known
+before fsarena is installed), so the same code always gives the same page.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from importlib.metadata import PackageNotFoundError, version
 
 import click
+
+from fsarena import __version__
 
 SEE_ALSO = (
     "README.md and docs/*.md in the source tree: the suites, filesystems, methodology, "
@@ -63,13 +66,9 @@ def _options(ctx: click.Context) -> list[str]:
 
 def render(main: click.Group) -> str:
     """The whole page, in roff (man(7))."""
-    try:
-        number = version("fsarena")
-    except PackageNotFoundError:  # pragma: no cover - run from a source tree, not installed
-        number = "unknown"
     ctx = click.Context(main, info_name="fsarena", **main.context_settings)
     lines = [
-        f'.TH FSARENA 1 "" "fsarena {number}" "User Commands"',
+        f'.TH FSARENA 1 "" "fsarena {__version__}" "User Commands"',
         ".SH NAME",
         f"fsarena \\- {_escape(main.get_short_help_str(200).rstrip('.'))}",
         ".SH SYNOPSIS",

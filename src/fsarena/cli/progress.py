@@ -27,7 +27,7 @@ from fsarena.measure.metrics import METRICS
 from fsarena.measure.tooltext import brief
 from fsarena.plan.model import Plan
 from fsarena.report.units import bytes_text, value_text
-from fsarena.run.sessions import Event
+from fsarena.run.events import Event
 from fsarena.session.file import Run
 
 Mode = Literal["auto", "bar", "lines", "quiet"]

@@ -98,7 +98,7 @@ def _new_or_resumed(ctx: click.Context, opts: dict[str, Any]) -> tuple[Plan, Pat
 
             raise FsarenaError(refusal(output, "session file"))
         return plan, output, None
-    # A proposal: the name is claimed when the session is first saved (session.store.create).
+    # A proposal: the name is claimed when the session is first saved (session.file.create).
     stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
     return plan, Path(opts["results_dir"], f"fsarena-{stamp}-{plan.suite}.json"), None
 

@@ -131,10 +131,6 @@ class DatasetSpec(ABC):
         """
         return _write_layout(self, layout, root, hashing)
 
-    def with_seed(self, seed: int) -> Self:
-        """The same spec with another seed (different bytes, same distribution)."""
-        return dataclasses.replace(self, seed=seed)
-
     def compressibility(self) -> str:
         """What the data is to a compressor (btrfs compress=, f2fs compression), in words:
         reports state it beside every space saved. "": not stated."""

@@ -56,7 +56,7 @@ class FilesystemProfile:
     min_size_bytes: int = 64 * MIB  # the smallest device mkfs accepts
     notes: str = ""  # why the options differ from the defaults, if they do
     # Read-only consistency check of an unmounted device ("{device}"); empty: none known,
-    # so the crash test cannot judge this filesystem. Exit code 0 means clean.
+    # so the power-loss test cannot judge this filesystem. Exit code 0 means clean.
     fsck: tuple[str, ...] = ()
     # Run after every umount of a crash state ("{device}"): copies of one image share
     # an fsid, which the kernel must forget before the next copy appears elsewhere.
@@ -349,18 +349,18 @@ PROFILES: dict[str, FilesystemProfile] = {
     )
 }
 
-# The crash test's negative control, kept out of PROFILES (never a real choice):
+# The power-loss test's negative control, kept out of PROFILES (never a real choice):
 # ext4 told not to issue cache flushes, so a power cut can lose what fsync
 # promised. It must lose fsync'ed data in simulated power cuts; if it does not,
 # the harness cannot see losses.
-CRASH_CONTROL = FilesystemProfile(
+POWERLOSS_CONTROL = FilesystemProfile(
     "ext4-nobarrier",
     "ext4",
     EXT4_MKFS,
     mount_options=("nobarrier",),
     packages=("e2fsprogs",),
     fsck=E2FSCK,
-    notes="negative control of the crash test: no cache flushes, fsync'ed data can be lost",
+    notes="negative control of the power-loss test: no cache flushes, fsync'ed data can be lost",
 )
 
 

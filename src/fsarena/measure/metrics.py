@@ -169,7 +169,7 @@ METRICS: dict[str, Metric] = {
             ranked=False,
         ),
         Metric("cgroup_memory_peak_bytes", "memory peak", "MiB", "lower", scale=1 / 2**20),
-        # powerloss (crash test), per filesystem over all its workloads' crash states
+        # powerloss (power-loss test), per filesystem over all its workloads' crash states
         Metric("crash_states", "states tested", "", "higher"),
         Metric("crash_mounted_pct", "mounted", "%", "higher", practical_rel=0),
         Metric("crash_fsck_clean_pct", "fsck clean", "%", "higher", practical_rel=0),

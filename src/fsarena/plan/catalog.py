@@ -15,11 +15,11 @@ from typing import Any
 from fsarena.datasets.debs import DebsSpec
 from fsarena.datasets.gitrepo import GitRepoSpec
 from fsarena.datasets.linux_source import KERNEL_LIKE, KernelSourceSpec, TarballSpec
+from fsarena.datasets.parameters import DbenchSpec, FioSpec, FsmarkSpec, PgbenchSpec, SqliteSpec
 from fsarena.datasets.realistic import SizeSpec, SmallFilesSpec, TextTreeSpec
 from fsarena.datasets.spec import ARTICLE_A_ISO, MIB, DatasetSpec, LargeFileSpec
 from fsarena.datasets.tree import ARTICLE_A_TREE, TreeSpec
 from fsarena.datasets.userdir import DirectorySpec
-from fsarena.datasets.workloads import DbenchSpec, FioSpec, FsmarkSpec, PgbenchSpec, SqliteSpec
 from fsarena.errors import FsarenaError
 
 # Article D's Portage tree: 354 MiB apparent (667 MiB by du on 4 KiB blocks), many
@@ -81,7 +81,7 @@ DATASETS: dict[str, DatasetSpec] = {
         SMALL_FILES,
         LargeFileSpec(name="film1", size_bytes=815 * MIB, filename="elephants-dream.avi", seed=1),
         LargeFileSpec(name="film2", size_bytes=692 * MIB, filename="big-buck-bunny.avi", seed=2),
-        # Today's server workloads (issue 15): parameters only, see workloads.py.
+        # Today's server workloads (issue 15): parameters only, see datasets/parameters.py.
         SqliteSpec(name="sqlite"),
         PgbenchSpec(name="pgbench"),
         FsmarkSpec(name="fsmark"),
@@ -94,7 +94,7 @@ DATASETS: dict[str, DatasetSpec] = {
     )
 }
 
-KINDS: dict[str, type[DatasetSpec]] = {
+DATASET_KINDS: dict[str, type[DatasetSpec]] = {
     cls.kind: cls
     for cls in (
         LargeFileSpec,
@@ -121,9 +121,9 @@ def customized(name: str, overrides: Mapping[str, Any]) -> DatasetSpec:
     where = f"datasets.{name}"
     base = DATASETS.get(name)
     kind = overrides.get("kind", base.kind if base else None)
-    if kind not in KINDS:
-        raise FsarenaError(f"{where}.kind: give one of {', '.join(KINDS)} (got {kind!r})")
-    cls = KINDS[kind]
+    if kind not in DATASET_KINDS:
+        raise FsarenaError(f"{where}.kind: give one of {', '.join(DATASET_KINDS)} (got {kind!r})")
+    cls = DATASET_KINDS[kind]
     allowed = {f.name: f for f in dataclasses.fields(cls) if f.init}
     values: dict[str, Any] = {}
     if base is not None and base.kind == kind:

@@ -9,7 +9,7 @@ wanted and words its closing warning:
 - Decisive (the default run): more rounds while a weighed kind of work is
   still open, up to a ceiling and within a time budget. The answer spends its
   error rate over every round this rule may stop at (analysis.answer
-  .planned_looks reads the same fields), so stopping early names no more false
+  .look_rounds reads the same fields), so stopping early names no more false
   winners than a fixed run.
 The plan stores the rule as its fields (decisive, target_ci_pct, max_repetitions,
 time_budget_s: the session's record keeps that form); Plan.stopping gives the

@@ -1,14 +1,14 @@
-"""The crash test's detailed tables, per filesystem and workload, from the runs' raw outcomes.
+"""The power-loss test's detailed tables, per filesystem and workload, from the runs' raw outcomes.
 
 Every figure is computed here from the stored per-state outcomes
-(fsarena.crashtest.results); exporters lay the sections out.
+(fsarena.powerloss.results); exporters lay the sections out.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from fsarena.crashtest.results import (
+from fsarena.powerloss.results import (
     UNSYNCED_OUTCOMES,
     WorkloadResult,
     WorkloadStats,

@@ -218,9 +218,9 @@ def header_lines(session: Session) -> list[str]:
         f"kernel {host.kernel or '?'}, {host.cpu_model or '?'} x{host.cpus or '?'}, "
         f"{mem:.1f} GiB RAM"
     )
-    if plan.crashtest is not None:  # `fsarena crashtest`: no datasets, no timed tasks
+    if plan.crashtest is not None:  # `fsarena powerloss`: no datasets, no timed tasks
         return [
-            f"crash test, seed {given(plan.seed)}, status {session.status}",
+            f"power-loss test, seed {given(plan.seed)}, status {session.status}",
             machine,
             "writes and flushes recorded through flogfs (loop direct I/O); crash states "
             f"rebuilt on a private tmpfs; fsarena {session.tool_version}, "

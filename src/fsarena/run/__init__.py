@@ -1,3 +1,3 @@
 """Running a plan: preflight and launch, the runner and its sequences, faults, resume,
-and the crash test's command.
+and the power-loss test's command.
 """

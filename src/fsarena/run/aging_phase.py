@@ -15,9 +15,9 @@ from fsarena.aging.device import device_class
 from fsarena.aging.gitreplay import HOST_COPY
 from fsarena.aging.workload import AgingPlan
 from fsarena.filesystems.profiles import FilesystemProfile
+from fsarena.run.events import Event
 from fsarena.run.scope import RunScope
 from fsarena.run.sequence import FsSequence
-from fsarena.run.sessions import Event
 from fsarena.session.records import AgingRecord
 
 

@@ -26,7 +26,7 @@ from fsarena.plan.model import Plan
 from fsarena.run.estimate import estimate
 from fsarena.run.preflight import CheckResult, existing_parent, preflight
 from fsarena.run.runner import shuffled_orders
-from fsarena.run.sessions import source_bytes
+from fsarena.run.source import source_bytes
 from fsarena.targets import guard
 from fsarena.targets.source import choose_source, mem_available_bytes, source_size_bytes
 

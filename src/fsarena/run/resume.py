@@ -17,6 +17,7 @@ from pydantic import ValidationError
 from fsarena.errors import FsarenaError
 from fsarena.plan.model import Plan
 from fsarena.session.file import Session, load
+from fsarena.session.records import DatasetRecord
 from fsarena.tasks import TASKS
 
 
@@ -106,4 +107,22 @@ def check_unchanged(recorded: Session, fresh: Session, path: Path) -> None:
             f"{path} cannot be resumed: {'; '.join(found[:5])}"
             + (f" (and {len(found) - 5} more)" if len(found) > 5 else "")
             + "; its measurements would not be comparable: start a new run"
+        )
+
+
+def finished_sequences(session: Session, tasks: list[str]) -> set[tuple[str, int]]:
+    """(filesystem, repetition) whose every task has a run: the unit a resume skips."""
+    seen: dict[tuple[str, int], set[str]] = {}
+    for run in session.runs:
+        seen.setdefault((run.filesystem, run.repetition), set()).add(run.task)
+    return {key for key, done in seen.items() if done >= set(tasks)}
+
+
+def check_same_dataset(recorded: DatasetRecord | None, name: str, digest: str) -> None:
+    """A resumed session must measure the very data it measured before."""
+    if recorded is not None and recorded.manifest_digest != digest:
+        raise FsarenaError(
+            f"dataset {name} differs from the one this session was measured with "
+            f"(manifest digest {digest[:12]}, recorded {recorded.manifest_digest:.12}); "
+            "the session cannot be resumed: start a new run"
         )

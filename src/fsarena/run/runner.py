@@ -14,7 +14,7 @@ Order of operations (tested with a fake executor):
   unmount and remove the source
 The source's datasets are made in source.py, one sequence's tasks run in
 sequence.py, the aging phase is wired in aging_phase.py, the session is made in
-sessions.py; each is handed the run's scope (scope.py), never the Runner.
+new_session.py; each is handed the run's scope (scope.py), never the Runner.
 A failed task ends its sequence (the rest are recorded as skipped, with the
 reason), and the run goes on with the next filesystem. Faults are data: a
 target that cannot be set up, a filesystem this host cannot run, a tool that
@@ -50,10 +50,11 @@ from fsarena.measure.executor import Executor
 from fsarena.plan.model import Plan
 from fsarena.run import cold
 from fsarena.run.aging_phase import age, aging_plan, remove_snapshots, snapshot_path
+from fsarena.run.events import Event, now
 from fsarena.run.firstrun import first_run_estimate, paced_estimate
+from fsarena.run.resume import finished_sequences
 from fsarena.run.scope import RunScope, SessionUnsaved
 from fsarena.run.sequence import FsSequence
-from fsarena.run.sessions import Event, finished_sequences, now
 from fsarena.run.source import PreparedSource, prepare_source
 from fsarena.session.file import Session
 from fsarena.session.records import RoundTiming

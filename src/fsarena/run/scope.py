@@ -16,8 +16,8 @@ from pathlib import Path
 from fsarena.errors import FsarenaError
 from fsarena.measure.executor import Executor
 from fsarena.plan.model import Plan
+from fsarena.run.events import Event, now
 from fsarena.run.faults import explain
-from fsarena.run.sessions import Event, now
 from fsarena.session.file import Run, RunStatus, Session, save
 
 

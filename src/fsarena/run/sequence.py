@@ -22,9 +22,9 @@ from fsarena.errors import FsarenaError
 from fsarena.measure.collect import Measurement
 from fsarena.measure.metrics import CEILING_TOLERANCE
 from fsarena.run.cold import make_cold, per_filesystem
+from fsarena.run.events import now
 from fsarena.run.faults import explain
 from fsarena.run.scope import RunScope
-from fsarena.run.sessions import now
 from fsarena.run.space import (
     accounts_space,
     device_values,

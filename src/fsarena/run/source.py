@@ -15,14 +15,20 @@ from fsarena.datasets.linux_source import TarballSpec
 from fsarena.datasets.manifest import Manifest
 from fsarena.datasets.realistic import histogram
 from fsarena.datasets.spec import DatasetSpec
+from fsarena.run.events import Event
+from fsarena.run.resume import check_same_dataset
 from fsarena.run.scope import RunScope
-from fsarena.run.sessions import Event, check_same_dataset, source_bytes
 from fsarena.session.records import DatasetRecord, DatasetSpecRecord, SourceRecord
 from fsarena.targets import GuestSourceDisk, Source
 from fsarena.targets.source import source_size_bytes
 from fsarena.tasks import SourceDataset
 
 _OF_A_TREE = (TarballSpec, GitRepoSpec)  # datasets made from a tree dataset, after it
+
+
+def source_bytes(specs: dict[str, DatasetSpec]) -> int:
+    """Bytes the datasets take on the source (tasks make the others on the test filesystem)."""
+    return sum(s.total_bytes for s in specs.values() if s.on_source)
 
 
 @dataclass(frozen=True)

@@ -47,7 +47,7 @@ from fsarena.session.signals import stop_signals_held
 #   Measurement.extra (files_per_s, bonnie_*) and Run.values (portage_space's df/du).
 #   Run.details (optional, default {}): raw detail data of an untimed task, e.g.
 #   powerloss's per-workload, per-crash-state outcomes
-#   (fsarena.crashtest.results.PowerlossDetails).
+#   (fsarena.powerloss.results.PowerlossDetails).
 #   Run.fault (short code of a failed run's cause: enospc, timeout, mount, ...;
 #   faults.py), Session.target (the block device used instead of loop images:
 #   path, size, model, serial, signatures destroyed).

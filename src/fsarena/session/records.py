@@ -115,7 +115,7 @@ class PlanRecord(Record):
     """Session.plan: the plan as run (plan.Plan.summary) and each task's info.
 
     Sub-records fsarena does not read field by field (a suite's variants and
-    dataset overrides, the machine and aging profiles, the crash test's plan)
+    dataset overrides, the machine and aging profiles, the power-loss test's plan)
     stay dictionaries: they are the plan's own models, dumped.
     """
 
@@ -137,7 +137,10 @@ class PlanRecord(Record):
     datasets: dict[str, Any] = Field(default_factory=dict)  # schema 2
     machine: dict[str, Any] | None = None  # schema 2: the machine profile (--machine)
     age: AgeProfileRecord | None = None  # schema 3: the aging profile (--age)
-    crashtest: dict[str, Any] | None = None  # the crash test's own plan
+    # The power-loss test's own plan. The stored key keeps the feature's old name, as the
+    # suite name "crashtest" of its sessions does: sessions and results stores written
+    # before the word became "power loss" stay readable and comparable (issue 27).
+    crashtest: dict[str, Any] | None = None
     task_info: dict[str, TaskInfo] = Field(default_factory=dict)
 
     def info(self, task: str) -> TaskInfo:

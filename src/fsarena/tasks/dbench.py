@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from fsarena.datasets.workloads import DbenchSpec
+from fsarena.datasets.parameters import DbenchSpec
 from fsarena.errors import FsarenaError
 from fsarena.measure.collect import Command, Measurement
 from fsarena.tasks.base import Check, Task, TaskContext, Tool, cpu_per_unit, require_tools

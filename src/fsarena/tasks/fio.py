@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from fsarena.datasets.workloads import FioSpec
+from fsarena.datasets.parameters import FioSpec
 from fsarena.errors import FsarenaError
 from fsarena.measure import cgroups
 from fsarena.measure.collect import Command, Measurement

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from fsarena.datasets.workloads import FsmarkSpec
+from fsarena.datasets.parameters import FsmarkSpec
 from fsarena.errors import FsarenaError
 from fsarena.measure.collect import Command, Measurement
 from fsarena.tasks.base import Check, Task, TaskContext, Tool, require_tools

@@ -128,32 +128,40 @@ def _descriptor(ctx: TaskContext, blobs: str, digest: str, kind: str) -> dict[st
 # ---------------------------------------------------------------- the umoci engine's steps
 
 
-def store(ctx: TaskContext, *parts: str) -> str:
+def image_store(ctx: TaskContext, *parts: str) -> str:
+    """A path in the container image store on the test filesystem (podman's word, not the
+    results store)."""
     return ctx.path(STORE, *parts)
 
 
 def load_commands(ctx: TaskContext, source: str) -> list[Command]:
     """The layout copied into the store, then unpacked into a bundle there: podman load's work."""
     return [
-        Command(("mkdir", "-p", store(ctx))),
-        Command(("cp", "-r", source, store(ctx, "layout"))),
+        Command(("mkdir", "-p", image_store(ctx))),
+        Command(("cp", "-r", source, image_store(ctx, "layout"))),
         Command(
-            ("umoci", "unpack", "--image", f"{store(ctx, 'layout')}:{TAG}", store(ctx, "bundle"))
+            (
+                "umoci",
+                "unpack",
+                "--image",
+                f"{image_store(ctx, 'layout')}:{TAG}",
+                image_store(ctx, "bundle"),
+            )
         ),
     ]
 
 
 def fresh_store(ctx: TaskContext) -> None:
     """An empty store directory on the test filesystem, before the timed load."""
-    ctx.executor.remove_path(store(ctx))
-    ctx.executor.make_dir(store(ctx))
+    ctx.executor.remove_path(image_store(ctx))
+    ctx.executor.make_dir(image_store(ctx))
 
 
 def loaded(ctx: TaskContext) -> list[str]:
     """The tags in the store's layout whose bundle is unpacked (the image, once loaded)."""
-    if not ctx.executor.exists(store(ctx, "bundle", "rootfs")):
+    if not ctx.executor.exists(image_store(ctx, "bundle", "rootfs")):
         return []
-    return ctx.executor.output(("umoci", "ls", "--layout", store(ctx, "layout"))).split()
+    return ctx.executor.output(("umoci", "ls", "--layout", image_store(ctx, "layout"))).split()
 
 
 def ensure_loaded(ctx: TaskContext) -> None:
@@ -166,25 +174,27 @@ def ensure_loaded(ctx: TaskContext) -> None:
 def mount_container(ctx: TaskContext) -> str:
     """An overlayfs over the bundle's rootfs, upper and work on the test filesystem: merged dir."""
     unmount(ctx)
-    ctx.executor.remove_path(store(ctx, "upper"))
-    ctx.executor.remove_path(store(ctx, "work"))
+    ctx.executor.remove_path(image_store(ctx, "upper"))
+    ctx.executor.remove_path(image_store(ctx, "work"))
     for d in ("upper", "work", "merged"):
-        ctx.executor.make_dir(store(ctx, d))
-    lower, upper, work = (store(ctx, d) for d in ("bundle/rootfs", "upper", "work"))
+        ctx.executor.make_dir(image_store(ctx, d))
+    lower, upper, work = (image_store(ctx, d) for d in ("bundle/rootfs", "upper", "work"))
     options = f"lowerdir={lower},upperdir={upper},workdir={work}"
-    ctx.executor.call(("mount", "-t", "overlay", "overlay", "-o", options, store(ctx, "merged")))
-    return store(ctx, "merged")
+    ctx.executor.call(
+        ("mount", "-t", "overlay", "overlay", "-o", options, image_store(ctx, "merged"))
+    )
+    return image_store(ctx, "merged")
 
 
 def copied_up(ctx: TaskContext) -> set[str]:
     """Files in the container's upper directory, as paths inside the container."""
-    upper = store(ctx, "upper")
+    upper = image_store(ctx, "upper")
     found = ctx.executor.output(("find", upper, "-type", "f")).splitlines()
     return {p.removeprefix(upper) for p in found}
 
 
 def unmount(ctx: TaskContext) -> None:
-    merged = store(ctx, "merged")
+    merged = image_store(ctx, "merged")
     script = 'if mountpoint -q "$1"; then umount "$1"; fi'
     if ctx.executor.exists(merged):
         ctx.executor.call(("sh", "-c", script, "sh", merged))
@@ -192,12 +202,14 @@ def unmount(ctx: TaskContext) -> None:
 
 def remove_commands(ctx: TaskContext) -> list[Command]:
     """The container's layers, the bundle and the image deleted: podman rm and rmi's work."""
-    return [Command(("rm", "-rf", store(ctx, d))) for d in ("upper", "work", "bundle", "layout")]
+    return [
+        Command(("rm", "-rf", image_store(ctx, d))) for d in ("upper", "work", "bundle", "layout")
+    ]
 
 
 def left(ctx: TaskContext) -> list[str]:
     """What is still in the store after removal (the empty merged mount point aside)."""
-    if not ctx.executor.exists(store(ctx)):
+    if not ctx.executor.exists(image_store(ctx)):
         return []
-    names = ctx.executor.output(("ls", "-A", store(ctx))).split()
+    names = ctx.executor.output(("ls", "-A", image_store(ctx))).split()
     return [n for n in names if n != "merged"]

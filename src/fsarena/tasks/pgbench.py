@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from fsarena.datasets.workloads import PgbenchSpec
+from fsarena.datasets.parameters import PgbenchSpec
 from fsarena.errors import FsarenaError
 from fsarena.measure import cgroups
 from fsarena.measure.collect import Command, Measurement

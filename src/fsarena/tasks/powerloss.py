@@ -1,4 +1,4 @@
-"""The powerloss task: the crash test of one filesystem, as a step of a suite."""
+"""The powerloss task: the power-loss test of one filesystem, as a step of a suite."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import secrets
 from pathlib import Path
 from typing import Any
 
-from fsarena.crashtest.results import VALUE_METRICS
 from fsarena.errors import FsarenaError
+from fsarena.powerloss.results import VALUE_METRICS
 from fsarena.tasks.base import FsState, Task, TaskContext
 
 # The negative control runs once per process, before the first filesystem's crash
@@ -18,7 +18,7 @@ _CONTROL: dict[str, Any] = {}
 class Powerloss(Task):
     """Simulated power cuts: how many leave a mountable, fsck-clean filesystem, and no lost fsync.
 
-    Each workload (crashtest/workloads) is recorded write by write and flush by
+    Each workload (powerloss/workloads) is recorded write by write and flush by
     flush through a FUSE logger under a loop device; crash states (everything
     up to a flush, plus prefixes and random subsets of the writes after it) are
     mounted, timed, checked against what fsync and friends had promised, and
@@ -38,9 +38,9 @@ class Powerloss(Task):
         self._details: dict[str, Any] = {}
 
     def probe(self, ctx: TaskContext) -> dict[str, float]:
-        from fsarena.crashtest import engine
-        from fsarena.crashtest.results import filesystem_values
-        from fsarena.crashtest.workload import select
+        from fsarena.powerloss import engine
+        from fsarena.powerloss.results import filesystem_values
+        from fsarena.powerloss.workload import select
 
         reason = engine.testable(ctx.profile)
         if reason:

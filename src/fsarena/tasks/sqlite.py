@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from fsarena.datasets.workloads import SqliteSpec
+from fsarena.datasets.parameters import SqliteSpec
 from fsarena.errors import FsarenaError
 from fsarena.measure.collect import Command, Measurement
 from fsarena.tasks.base import Check, Task, TaskContext, Tool, require_tools

@@ -1,4 +1,4 @@
-"""`fsarena crashtest`: the negative control, then each filesystem, saved as a session.
+"""`fsarena powerloss`: the negative control, then each filesystem, saved as a session.
 
 The session is an ordinary one (task `powerloss`, kind `safety`): one run per
 filesystem with its figures in Run.values and every crash state in
@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fsarena.crashtest.engine import (
+from fsarena.filesystems.profiles import POWERLOSS_CONTROL, FilesystemProfile
+from fsarena.plan.model import Plan
+from fsarena.powerloss.engine import (
     ControlFailed,
     Options,
     Progress,
@@ -21,12 +23,11 @@ from fsarena.crashtest.engine import (
     test_filesystem,
     testable,
 )
-from fsarena.crashtest.recorder import image_size
-from fsarena.crashtest.results import PowerlossDetails, filesystem_values
-from fsarena.filesystems.profiles import CRASH_CONTROL, FilesystemProfile
-from fsarena.plan.model import Plan
+from fsarena.powerloss.recorder import image_size
+from fsarena.powerloss.results import PowerlossDetails, filesystem_values
+from fsarena.run.events import now
+from fsarena.run.new_session import new_session
 from fsarena.run.preflight import host_facts, tool_versions
-from fsarena.run.sessions import new_session, now
 from fsarena.session.file import Run, Session, save
 from fsarena.session.records import ProfileRecord
 
@@ -35,7 +36,7 @@ TASK = "powerloss"
 
 def make_session(profiles: list[FilesystemProfile], options: Options, workdir: Path) -> Session:
     plan = Plan(
-        suite="crashtest",
+        suite="crashtest",  # stored: older sessions and stores name it so (PlanRecord.crashtest)
         filesystems=[p.name for p in profiles],
         tasks=[TASK],
         repetitions=1,
@@ -43,23 +44,23 @@ def make_session(profiles: list[FilesystemProfile], options: Options, workdir: P
         seed=options.seed,
         workdir=str(workdir),
     )
-    tools = tool_versions([*profiles, CRASH_CONTROL])
+    tools = tool_versions([*profiles, POWERLOSS_CONTROL])
     session = new_session(plan, host_facts(str(workdir)), tools)
-    session.plan.filesystems = [CRASH_CONTROL.name, *plan.filesystems]
+    session.plan.filesystems = [POWERLOSS_CONTROL.name, *plan.filesystems]
     session.plan.crashtest = {
         "states_cap": options.states_cap,
         "seed": options.seed,
         "workloads": {w.name: w.description for w in options.workloads},
-        "control": CRASH_CONTROL.name,
+        "control": POWERLOSS_CONTROL.name,
     }
-    for p in [CRASH_CONTROL, *profiles]:
+    for p in [POWERLOSS_CONTROL, *profiles]:
         session.profiles_as_run[p.name] = ProfileRecord.model_validate(
             {**p.to_dict(), "image_size_bytes": image_size(p)}
         )
     return session
 
 
-def run_crashtest(
+def run_powerloss(
     profiles: list[FilesystemProfile],
     options: Options,
     workdir: Path,
@@ -75,16 +76,16 @@ def run_crashtest(
             if reason:
                 _skip(session, profile, reason, path)
         with scratch(workdir) as area:
-            progress(f"negative control: {CRASH_CONTROL.name} (must lose fsync'ed data)")
+            progress(f"negative control: {POWERLOSS_CONTROL.name} (must lose fsync'ed data)")
             control = run_control(area, options, progress)
             details = PowerlossDetails(
-                filesystem=CRASH_CONTROL.name,
+                filesystem=POWERLOSS_CONTROL.name,
                 seed=options.seed,
                 states_cap=options.states_cap,
                 workloads=[control],
                 control=control_figures(control),
             )
-            _record(session, path, _run(CRASH_CONTROL.name, details, now()))
+            _record(session, path, _run(POWERLOSS_CONTROL.name, details, now()))
             refusal = control_refusal(control)
             if refusal:
                 session.warn("control-failed", refusal)

@@ -19,11 +19,11 @@ from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 
-from fsarena.crashtest.log import FlogLog, apply, files_equal
-from fsarena.crashtest.scratch import FlogDaemon, call, loop_device, mount, unmount
-from fsarena.crashtest.workload import Workload, run
 from fsarena.errors import FsarenaError
 from fsarena.filesystems.profiles import FilesystemProfile
+from fsarena.powerloss.log import FlogLog, apply, files_equal
+from fsarena.powerloss.scratch import FlogDaemon, call, loop_device, mount, unmount
+from fsarena.powerloss.workload import Workload, run
 
 MIB = 1 << 20
 IMAGE_BYTES = 256 * MIB  # the design's size; mkfs.xfs needs 300 MB (profile minimum)

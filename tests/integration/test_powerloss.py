@@ -1,4 +1,4 @@
-"""The crash test on real loop devices, FUSE and mounts: the logger, the oracle, the command."""
+"""The power-loss test on real loops, FUSE and mounts: the logger, the oracle, the command."""
 
 from __future__ import annotations
 
@@ -10,14 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from fsarena.crashtest import engine
-from fsarena.crashtest import scratch as machine
-from fsarena.crashtest.log import FSYNC, WRITE, FlogLog, apply
-from fsarena.crashtest.model import Model
-from fsarena.crashtest.recorder import Recording, record, replay_matches, sparse_copy
-from fsarena.crashtest.results import parse_details, summarize
-from fsarena.crashtest.workload import parse_workload
-from fsarena.filesystems.profiles import CRASH_CONTROL, PROFILES
+from fsarena.filesystems.profiles import POWERLOSS_CONTROL, PROFILES
+from fsarena.powerloss import engine
+from fsarena.powerloss import scratch as machine
+from fsarena.powerloss.log import FSYNC, WRITE, FlogLog, apply
+from fsarena.powerloss.model import Model
+from fsarena.powerloss.recorder import Recording, record, replay_matches, sparse_copy
+from fsarena.powerloss.results import parse_details, summarize
+from fsarena.powerloss.workload import parse_workload
 from fsarena.session.file import load
 from tests.integration.conftest import FSARENA, REPO, fsarena, leftovers
 
@@ -96,16 +96,16 @@ def test_oracle_sees_a_dropped_flushed_write(recorded) -> None:  # type: ignore[
     assert _judge(holed, area, model) == ["d/f2:lost"]
 
 
-def test_crashtest_command(workdir: Path) -> None:
-    out = workdir / "crash.json"
+def test_powerloss_command(workdir: Path) -> None:
+    out = workdir / "powerloss.json"
     result = fsarena(
-        "crashtest", "--fs", FS, "--workload", "create-fsync", "--states", "25", "--seed", "3",
+        "powerloss", "--fs", FS, "--workload", "create-fsync", "--states", "25", "--seed", "3",
         "--workdir", str(workdir / "w"), "--output", str(out),
     )  # fmt: skip
     assert "Power loss: crash states per filesystem and workload" in result.stdout
     session = load(out)
     assert session.status == "complete"
-    assert [r.filesystem for r in session.runs] == [CRASH_CONTROL.name, FS]
+    assert [r.filesystem for r in session.runs] == [POWERLOSS_CONTROL.name, FS]
     control, tested = (parse_details(r.details) for r in session.runs)
     assert control is not None and tested is not None
     assert summarize(control.workloads[0]).states_losing_data > 0
@@ -131,10 +131,10 @@ def test_scratch_releases_a_loop_device_it_never_learned_of(workdir: Path) -> No
     assert not all_leftovers(workdir)
 
 
-def _crashtest_checking_states(workdir: Path, out: Path) -> subprocess.Popen[str]:
-    """A crash test started and caught in the middle of checking ext4's crash states."""
+def _powerloss_checking_states(workdir: Path, out: Path) -> subprocess.Popen[str]:
+    """A power-loss test started and caught in the middle of checking ext4's crash states."""
     proc = subprocess.Popen(
-        [*FSARENA, "crashtest", "--fs", "ext4,xfs", "--states", "400",
+        [*FSARENA, "powerloss", "--fs", "ext4,xfs", "--states", "400",
          "--workdir", str(workdir / "w"), "--output", str(out)],
         cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
@@ -148,7 +148,7 @@ def _crashtest_checking_states(workdir: Path, out: Path) -> subprocess.Popen[str
 
 
 def test_kill_9_then_cleanup_leaves_nothing_behind(workdir: Path) -> None:
-    proc = _crashtest_checking_states(workdir, workdir / "crash.json")
+    proc = _powerloss_checking_states(workdir, workdir / "powerloss.json")
     proc.kill()
     proc.communicate(timeout=60)
     left = leftovers(workdir)
@@ -162,8 +162,8 @@ def test_kill_9_then_cleanup_leaves_nothing_behind(workdir: Path) -> None:
 
 
 def test_ctrl_c_leaves_nothing_behind(workdir: Path) -> None:
-    out = workdir / "crash.json"
-    proc = _crashtest_checking_states(workdir, out)
+    out = workdir / "powerloss.json"
+    proc = _powerloss_checking_states(workdir, out)
     proc.send_signal(signal.SIGINT)
     _, stderr = proc.communicate(timeout=120)
     assert proc.returncode == 130, stderr

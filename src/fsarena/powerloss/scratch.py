@@ -1,4 +1,4 @@
-"""What the crash test does to the machine: a private tmpfs, the flogfs daemon, loops, mounts.
+"""What the power-loss test does to the machine: a private tmpfs, the flogfs daemon, loops, mounts.
 
 Everything here is undone by its own context manager, also on errors and
 Ctrl-C: mounts are unmounted, loop devices detached, the FUSE file system
@@ -66,7 +66,7 @@ def tmpfs(path: Path, size_bytes: int) -> Iterator[Path]:
     """
     path.mkdir(parents=True, exist_ok=True)
     if is_mounted(path):
-        raise FsarenaError(f"{path} is already a mount point; is another crash test using it?")
+        raise FsarenaError(f"{path} is already a mount point; is another power-loss test using it?")
     ledger = Ledger(str(path.parent))
     ledger.track("mount", str(path), TMPFS_NAME)
     call(["mount", "-t", "tmpfs", "-o", f"size={size_bytes},mode=0700", TMPFS_NAME, str(path)])
@@ -193,7 +193,7 @@ class FlogDaemon:
 def require_fuse() -> None:
     """Fail early, with what to do, when the logger cannot run here."""
     if not os.path.exists("/dev/fuse"):
-        raise FsarenaError("/dev/fuse is missing: the crash test needs FUSE (modprobe fuse)")
+        raise FsarenaError("/dev/fuse is missing: the power-loss test needs FUSE (modprobe fuse)")
     if shutil.which(FUSERMOUNT) is None:
         raise FsarenaError(f"{FUSERMOUNT} not found: apt-get install fuse3 (scripts/setup.sh)")
     native_tool("flogfs")

@@ -25,12 +25,15 @@ import random
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
-from fsarena.crashtest.log import FSYNC, MARK, FlogLog, Record
+from fsarena.powerloss.log import FSYNC, MARK, FlogLog, Record
 
 SECTOR = 512
 MODULUS = 1 << 128
-KINDS = ("flush", "prefix", "subset", "final")
+# What a state keeps of its interval: cut at the flush, a prefix of the writes, a random
+# subset of them, or everything (the log's end).
+StateKind = Literal["flush", "prefix", "subset", "final"]
 MAX_SUBSETS = 16  # random subsets per interval: 2 + n // 4 for n writes, at most this
 
 
@@ -48,7 +51,7 @@ class Interval:
 @dataclass(frozen=True)
 class CrashState:
     interval: int
-    kind: str  # one of KINDS
+    kind: StateKind
     kept: tuple[int, ...]  # positions of the interval's writes that reached the medium
     dropped: int  # how many of the interval's writes did not
     marks: tuple[str, ...]  # markers before the cut
@@ -79,7 +82,7 @@ def intervals(records: list[Record]) -> list[Interval]:
 def candidates(span: Interval, rng: random.Random, last: bool) -> Iterator[CrashState]:
     """The states one interval proposes, before de-duplication."""
     n = len(span.writes)
-    picks: list[tuple[str, tuple[int, ...]]] = [("flush", ())]
+    picks: list[tuple[StateKind, tuple[int, ...]]] = [("flush", ())]
     for cut in sorted({n // 2, *((n // 4, 3 * n // 4) if n >= 8 else ())} - {0, n}):
         picks.append(("prefix", span.writes[:cut]))
     if n >= 2:

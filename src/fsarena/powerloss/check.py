@@ -16,13 +16,13 @@ import subprocess
 import time
 from pathlib import Path
 
-from fsarena.crashtest import scratch
-from fsarena.crashtest.log import FlogLog, apply
-from fsarena.crashtest.model import Model, Verdict
-from fsarena.crashtest.recorder import Recording, sparse_copy
-from fsarena.crashtest.results import StateOutcome, ViolationRecord
-from fsarena.crashtest.states import CrashState
 from fsarena.filesystems.profiles import FilesystemProfile
+from fsarena.powerloss import scratch
+from fsarena.powerloss.log import FlogLog, apply
+from fsarena.powerloss.model import Model, Verdict
+from fsarena.powerloss.recorder import Recording, sparse_copy
+from fsarena.powerloss.results import StateOutcome, ViolationRecord
+from fsarena.powerloss.states import CrashState
 
 FSCK_TIMEOUT_S = 300.0
 

@@ -1,4 +1,4 @@
-"""What a workload's promises guarantee at each point of its run: the oracle of the crash test.
+"""What a workload's promises guarantee at each point of its run: the oracle of the power-loss test.
 
 The model replays the script on an abstract filesystem (paths -> inodes ->
 contents) and records each durability promise when the operation that makes
@@ -25,8 +25,8 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 
-from fsarena.crashtest.workload import Op, Workload
 from fsarena.errors import FsarenaError
+from fsarena.powerloss.workload import Op, Workload
 
 SECTOR = 512
 ROOT = "."

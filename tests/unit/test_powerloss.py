@@ -1,4 +1,4 @@
-"""The crash test without root: workloads, the oracle on plain directories, states, reports."""
+"""The power-loss test without root: workloads, the oracle on plain directories, states, reports."""
 
 from __future__ import annotations
 
@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from fsarena.crashtest.log import FSYNC, MARK, WRITE, FlogLog
-from fsarena.crashtest.model import Model, Snapshot, matches
-from fsarena.crashtest.results import (
+from fsarena.errors import FsarenaError
+from fsarena.powerloss.log import FSYNC, MARK, WRITE, FlogLog
+from fsarena.powerloss.model import Model, Snapshot, matches
+from fsarena.powerloss.results import (
     PowerlossDetails,
     StateOutcome,
     ViolationRecord,
@@ -17,9 +18,8 @@ from fsarena.crashtest.results import (
     filesystem_values,
     summarize,
 )
-from fsarena.crashtest.states import generate, intervals
-from fsarena.crashtest.workload import builtin_workloads, parse_script, parse_workload
-from fsarena.errors import FsarenaError
+from fsarena.powerloss.states import generate, intervals
+from fsarena.powerloss.workload import builtin_workloads, parse_script, parse_workload
 from fsarena.report import render
 from fsarena.session.file import Run, Session
 
@@ -258,10 +258,10 @@ def test_csv_and_json_carry_the_values() -> None:
 
 
 def test_guest_and_fuse_drivers_are_not_crash_tested() -> None:
-    from fsarena.crashtest.engine import testable
     from fsarena.filesystems.variants import profile_for
+    from fsarena.powerloss.engine import testable
 
     assert testable(profile_for("ext4@uml")) == (
-        "the crash test runs host kernel drivers only, not the uml guest kernel"
+        "the power-loss test runs host kernel drivers only, not the uml guest kernel"
     )
     assert "not the FUSE" in testable(profile_for("ntfs@fuse"))

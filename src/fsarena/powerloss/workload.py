@@ -1,6 +1,6 @@
 """Workloads as data: short declarative scripts, their deterministic contents, and running them.
 
-A workload is a TOML file (crashtest/workloads/*.toml) with a name, a
+A workload is a TOML file (powerloss/workloads/*.toml) with a name, a
 description, the paths whose unsynced fate is reported (`watch`) and a
 script, one operation per line (or several, separated by `;`):
 
@@ -195,7 +195,7 @@ def parse_workload(text: str, source: str) -> Workload:
 
 def builtin_workloads() -> dict[str, Workload]:
     """The shipped workloads, in file-name order."""
-    folder = resources.files("fsarena.crashtest").joinpath("workloads")
+    folder = resources.files("fsarena.powerloss").joinpath("workloads")
     found = [
         parse_workload(entry.read_text(), f"workload {entry.name}")
         for entry in sorted(folder.iterdir(), key=lambda e: e.name)

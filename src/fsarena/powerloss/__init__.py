@@ -16,5 +16,5 @@ statistics, plain data for reports), engine (per filesystem and workload,
 the negative control first).
 
 This package's __init__ imports nothing, so reports can import
-fsarena.crashtest.results without the machinery.
+fsarena.powerloss.results without the machinery.
 """

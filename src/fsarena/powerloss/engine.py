@@ -1,9 +1,9 @@
-"""The crash test of one filesystem: every workload recorded, its states generated and checked.
+"""The power-loss test of one filesystem: every workload recorded, its states generated and checked.
 
 Order per workload: record through the logger; self-check (full replay ==
 final image, else the recording is invalid and nothing of it is judged);
 generate the crash states; time clean mounts of the final image; check each
-state. The negative control (CRASH_CONTROL: no cache flushes) runs first,
+state. The negative control (POWERLOSS_CONTROL: no cache flushes) runs first,
 on one workload, and must lose fsync'ed data; otherwise the harness could not
 see losses and no result may be reported (ControlFailed).
 """
@@ -16,22 +16,22 @@ from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from fsarena.crashtest.check import Checker
-from fsarena.crashtest.log import FlogLog
-from fsarena.crashtest.model import Model
-from fsarena.crashtest.recorder import clean_mount_ms, discard, image_size, record, replay_matches
-from fsarena.crashtest.results import (
+from fsarena.errors import FsarenaError
+from fsarena.filesystems.drivers import probe
+from fsarena.filesystems.profiles import POWERLOSS_CONTROL, FilesystemProfile
+from fsarena.powerloss.check import Checker
+from fsarena.powerloss.log import FlogLog
+from fsarena.powerloss.model import Model
+from fsarena.powerloss.recorder import clean_mount_ms, discard, image_size, record, replay_matches
+from fsarena.powerloss.results import (
     LogFacts,
     PowerlossDetails,
     WorkloadResult,
     summarize,
 )
-from fsarena.crashtest.scratch import require_fuse, tmpfs
-from fsarena.crashtest.states import generate
-from fsarena.crashtest.workload import Workload, select
-from fsarena.errors import FsarenaError
-from fsarena.filesystems.drivers import probe
-from fsarena.filesystems.profiles import CRASH_CONTROL, FilesystemProfile
+from fsarena.powerloss.scratch import require_fuse, tmpfs
+from fsarena.powerloss.states import generate
+from fsarena.powerloss.workload import Workload, select
 
 GIB = 1 << 30
 DEFAULT_STATES = 300  # per filesystem and workload: all distinct states of most workloads
@@ -56,9 +56,9 @@ class Options:
 
 
 def testable(profile: FilesystemProfile) -> str:
-    """Empty when the crash test can run this filesystem here, else why not."""
+    """Empty when the power-loss test can run this filesystem here, else why not."""
     if profile.driver != "kernel":  # it records and replays writes under the host's kernel
-        return f"the crash test runs host kernel drivers only, not the {profile.driver_label}"
+        return f"the power-loss test runs host kernel drivers only, not the {profile.driver_label}"
     support = probe(profile)
     if not support.available:
         return support.reason
@@ -155,10 +155,10 @@ def test_filesystem(
 def run_control(area: Path, options: Options, progress: Progress) -> WorkloadResult:
     """The negative control on one workload (control_refusal says whether it lost data)."""
     (workload,) = select([CONTROL_WORKLOAD])
-    reason = testable(CRASH_CONTROL)
+    reason = testable(POWERLOSS_CONTROL)
     if reason:
-        raise FsarenaError(f"the negative control {CRASH_CONTROL.name} cannot run: {reason}")
-    return test_workload(CRASH_CONTROL, workload, area, options, progress, control=True)
+        raise FsarenaError(f"the negative control {POWERLOSS_CONTROL.name} cannot run: {reason}")
+    return test_workload(POWERLOSS_CONTROL, workload, area, options, progress, control=True)
 
 
 def control_figures(result: WorkloadResult) -> dict[str, float]:

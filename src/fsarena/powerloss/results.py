@@ -1,4 +1,4 @@
-"""The crash test's stored results, as plain data, and their statistics, computed when read.
+"""The power-loss test's stored results, as plain data, and their statistics, computed when read.
 
 A `powerloss` run (task kind "safety") keeps:
 - Run.values: per-filesystem figures for the normal tables (VALUE_METRICS);

@@ -1,0 +1,63 @@
+"""The session a run starts with: what is recorded before anything is measured.
+
+The plan, each task's description, the profiles as run and the aged twins' group,
+with the host's facts and tool versions: the provenance a report reads back.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fsarena import __version__
+from fsarena.plan.model import Plan
+from fsarena.run.events import now
+from fsarena.session.file import Session
+
+
+def new_session(plan: Plan, host: dict[str, object], tool_versions: dict[str, str]) -> Session:
+    """A session carrying the plan and its provenance, before anything is measured."""
+    classes = {name: plan.task_class(name) for name in plan.tasks}
+    return Session(
+        tool_version=__version__,
+        created_at=now(),
+        host=dict(host),
+        tool_versions=tool_versions,
+        plan={
+            **plan.summary(),
+            "task_info": {
+                name: {
+                    "kind": task.kind,
+                    "timed": task.timed,
+                    "writes": task.writes,
+                    "payload": task.payload,
+                    "description": task.describe(),
+                    "datasets": list(task.datasets),
+                    **({"columns": list(c)} if (c := task.columns) else {}),
+                }
+                for name, task in classes.items()
+            },
+        },
+        profiles_as_run={
+            **{
+                p.name: {**p.to_dict(), "image_size_bytes": plan.image_size_for(p)}
+                for p in plan.profiles()
+            },
+            **aged_profiles(plan),
+        },
+    )
+
+
+def aged_profiles(plan: Plan) -> dict[str, dict[str, Any]]:
+    """profiles_as_run of the aged filesystems: their own group, their fresh twin named."""
+    if plan.age is None:
+        return {}
+    return {
+        plan.aged_name(p.name): {
+            **p.to_dict(),
+            "image_size_bytes": plan.image_size_for(p),
+            "aged": plan.age.name,
+            "fresh": p.name,
+            "group": f"aged:{p.group}",
+        }
+        for p in plan.profiles()
+    }
