@@ -181,7 +181,9 @@ class FsSequence:
         timeout = self.scope.plan.task_timeout_s
         repeats: list[Measurement] = []
         while True:
+            task.region_starts(self.ctx)
             timed = self.ctx.executor.measure(commands, self.ctx.device, timeout)
+            task.region_ended(self.ctx)
             m = timed.measurement
             if m.timed_out:
                 return Outcome(error=f"timed out after {timeout:.0f} s", measurement=m)
