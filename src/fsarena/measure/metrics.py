@@ -144,6 +144,7 @@ METRICS: dict[str, Metric] = {
         Metric(
             "bonnie_ram_mib", "bonnie++ -r (cgroup limit)", "MiB", "lower", exact=True, ranked=False
         ),
+        Metric("dirty_bytes", "dirty at umount", "MiB", "higher", scale=1 / 2**20, ranked=False),
         Metric("bonnie_files_k", "bonnie++ files", "x1024", "higher", exact=True, ranked=False),
         Metric(
             "cgroup_memory_limit_bytes",

@@ -217,8 +217,9 @@ class Task:
         return []
 
     def region_starts(self, ctx: TaskContext) -> None:
-        """Untimed, just before each timed execution: read counters the commands cannot
-        (a server's CPU, from its cgroup)."""
+        """Untimed, just before each timed execution, after the cold step: read counters
+        the commands cannot (a server's CPU, from its cgroup), or leave the state the
+        cold step would undo (umount_dirty's dirty data)."""
 
     def region_ended(self, ctx: TaskContext) -> None:
         """Untimed, just after each timed execution, before anything else runs (verify)."""
