@@ -48,6 +48,8 @@ class FakeExecutor:
     mounted: set[str] = field(default_factory=set)
     loops: int = 0
     _last_fio_read: bool = False
+    _last_fio_cached: bool = False  # the ceiling's page-cache read (--direct=0)
+    page_cache_speedup: float = 4.0  # the page cache reads this many times the device
     files: dict[str, str] = field(default_factory=dict)  # what read_text returns
     tracked: list[tuple[str, str]] = field(default_factory=list)  # the ledger, in order
     copies: set[str] = field(default_factory=set)  # image files copy_image made (they exist)
@@ -84,6 +86,7 @@ class FakeExecutor:
             self.calls.append(("measure", *cmd.argv))
             if cmd.argv[0] == "fio":
                 self._last_fio_read = "--rw=read" in cmd.argv
+                self._last_fio_cached = "--direct=0" in cmd.argv
             if self.fail_on in cmd.argv[:1]:
                 code = 1
                 break
@@ -232,7 +235,12 @@ class FakeExecutor:
         self.calls.append(("read_text", path))
         if path.endswith("fio.json"):
             direction = "read" if self._last_fio_read else "write"
-            return (FIO_FIXTURES / f"seq-{direction}-qd16.json").read_text()
+            text = (FIO_FIXTURES / f"seq-{direction}-qd16.json").read_text()
+            if self._last_fio_cached:
+                data = json.loads(text)
+                data["jobs"][0]["read"]["bw_bytes"] *= self.page_cache_speedup
+                return json.dumps(data)
+            return text
         if path in self.files:
             return self.files[path]
         raise FileNotFoundError(path)

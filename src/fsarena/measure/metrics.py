@@ -6,15 +6,41 @@ fsarena.measure.collect, so that a guest agent could import it.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Literal
 
 from fsarena.measure.collect import Measurement
 
 # A throughput above this many times the device's raw ceiling (fio) cannot have reached
-# the device: the run is flagged invalid (run/sequence.py). Why 1.5, and where it cannot
-# catch a cached figure: targets/ceiling.py's docstring; reports state the limit.
+# the device: the run is flagged invalid (run/sequence.py). Why 1.5 (fio's own spread),
+# and where it cannot catch a cached figure: targets/ceiling.py's docstring; reports
+# state the limit. Where the session measured the page cache, the tolerance is derived
+# from it (ceiling_tolerance), never below this.
 CEILING_TOLERANCE = 1.5
+
+
+def ceiling_tolerance(page_cache_ratio: float | None) -> float:
+    """The tolerance for a machine whose page cache reads page_cache_ratio x its device.
+
+    An honest rate is at most the ceiling plus fio's spread (CEILING_TOLERANCE); a cached
+    one runs near the page cache's speed. The flag sits at the geometric middle of the
+    two speeds, sqrt(ratio) x the ceiling, never below CEILING_TOLERANCE. Where the page
+    cache is not faster than CEILING_TOLERANCE x the device (ratio <= 1.5, NVMe), no
+    tolerance separates a cached rate from a real one: the report says so
+    (ceiling_catches is False).
+    """
+    if page_cache_ratio is None or page_cache_ratio <= 0:
+        return CEILING_TOLERANCE
+    return max(CEILING_TOLERANCE, math.sqrt(page_cache_ratio))
+
+
+def ceiling_catches(page_cache_ratio: float | None) -> bool | None:
+    """Can a cached rate be told from a real one here? None: the page cache was not measured."""
+    if page_cache_ratio is None:
+        return None
+    return page_cache_ratio > CEILING_TOLERANCE
+
 
 Direction = Literal["lower", "higher"]
 MeanKind = Literal["arithmetic", "harmonic"]

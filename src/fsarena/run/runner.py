@@ -247,6 +247,7 @@ class Runner:
                 self.plan.task_timeout_s,
                 repetition,
                 drift,
+                cache=True,
             )
         except FsarenaError as exc:
             # Faults are data: without a ceiling, runs are only not checked against it.

@@ -21,7 +21,7 @@ from fsarena.aging.snapshot import snapshot
 from fsarena.analysis.method import BUFFERED_LOOP
 from fsarena.errors import FsarenaError
 from fsarena.measure.collect import Measurement
-from fsarena.measure.metrics import CEILING_TOLERANCE, metric_value
+from fsarena.measure.metrics import metric_value
 from fsarena.run.cold import make_cold, per_filesystem
 from fsarena.run.faults import explain
 from fsarena.run.scope import RunScope
@@ -228,7 +228,8 @@ class FsSequence:
             # the bytes that reached the device, never erased for being fast (issue 25).
             written = metric_value(m, "device_write_bytes")
             rate = written / m.wall_s if written is not None and m.wall_s > 0 else None
-        if ceiling is None or rate is None or rate <= ceiling * CEILING_TOLERANCE:
+        tolerance = self.scope.session.ceiling_tolerance()
+        if ceiling is None or rate is None or rate <= ceiling * tolerance:
             return ""
         return (
             f"invalid: {rate / 1e6:,.0f} MB/s is {rate / ceiling:.1f}x the device's raw "
