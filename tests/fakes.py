@@ -84,7 +84,7 @@ class FakeExecutor:
             self._cpu_stat(int(stat["user_usec"]) + user, int(stat["system_usec"]) + system)
         for cmd in commands:
             self.calls.append(("measure", *cmd.argv))
-            if cmd.argv[0] == "fio":
+            if "fio" in cmd.argv[:6]:  # fio, or the page-cache read's shell running it
                 self._last_fio_read = "--rw=read" in cmd.argv
                 self._last_fio_cached = "--direct=0" in cmd.argv
             if self.fail_on in cmd.argv[:1]:
