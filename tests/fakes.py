@@ -48,9 +48,15 @@ class FakeExecutor:
     mounted: set[str] = field(default_factory=set)
     loops: int = 0
     _last_fio_read: bool = False
+    _last_fio_cached: bool = False  # the ceiling's page-cache read (--direct=0)
+    page_cache_speedup: float = 4.0  # the page cache reads this many times the device
     files: dict[str, str] = field(default_factory=dict)  # what read_text returns
     tracked: list[tuple[str, str]] = field(default_factory=list)  # the ledger, in order
     copies: set[str] = field(default_factory=set)  # image files copy_image made (they exist)
+    # create_cpu_cgroup's answer ("": no cgroup counts CPU here); its cpu.stat starts at
+    # what a server's start-up used and grows by server_cpu_usec (user, system) per measure.
+    cpu_cgroup: str = ""
+    server_cpu_usec: tuple[int, int] = (0, 0)
 
     def track(self, kind: str, ident: str, source: str = "") -> None:
         self.tracked.append((kind, ident))
@@ -62,12 +68,25 @@ class FakeExecutor:
         self.calls.append(("call", *argv))
         self.call_effects(argv)
 
+    def _cpu_stat(self, user_usec: int, system_usec: int) -> None:
+        self.files[f"{self.cpu_cgroup}/cpu.stat"] = (
+            f"usage_usec {user_usec + system_usec}\nuser_usec {user_usec}\n"
+            f"system_usec {system_usec}\nnr_periods 0\n"
+        )
+
     def measure(self, commands: Sequence[Command], device: str | None, timeout_s: float) -> Timed:
         code = 0
+        if f"{self.cpu_cgroup}/cpu.stat" in self.files:  # the server is up
+            stat = dict(
+                line.split() for line in self.files[f"{self.cpu_cgroup}/cpu.stat"].splitlines()
+            )
+            user, system = self.server_cpu_usec
+            self._cpu_stat(int(stat["user_usec"]) + user, int(stat["system_usec"]) + system)
         for cmd in commands:
             self.calls.append(("measure", *cmd.argv))
-            if cmd.argv[0] == "fio":
+            if "fio" in cmd.argv[:6]:  # fio, or the page-cache read's shell running it
                 self._last_fio_read = "--rw=read" in cmd.argv
+                self._last_fio_cached = "--direct=0" in cmd.argv
             if self.fail_on in cmd.argv[:1]:
                 code = 1
                 break
@@ -127,6 +146,12 @@ class FakeExecutor:
     def create_memory_cgroup(self, limit_bytes: int) -> str:
         self.calls.append(("cgroup", str(limit_bytes)))
         return "/sys/fs/cgroup/memory/fsarena-fake-0"
+
+    def create_cpu_cgroup(self, beside: str) -> str:
+        self.calls.append(("cgroup", "cpu", beside))
+        if self.cpu_cgroup:
+            self._cpu_stat(700_000, 300_000)  # the server's start-up, before any region
+        return self.cpu_cgroup
 
     def create_task_cgroup(self) -> str:
         self.calls.append(("cgroup", "task"))
@@ -210,7 +235,12 @@ class FakeExecutor:
         self.calls.append(("read_text", path))
         if path.endswith("fio.json"):
             direction = "read" if self._last_fio_read else "write"
-            return (FIO_FIXTURES / f"seq-{direction}-qd16.json").read_text()
+            text = (FIO_FIXTURES / f"seq-{direction}-qd16.json").read_text()
+            if self._last_fio_cached:
+                data = json.loads(text)
+                data["jobs"][0]["read"]["bw_bytes"] *= self.page_cache_speedup
+                return json.dumps(data)
+            return text
         if path in self.files:
             return self.files[path]
         raise FileNotFoundError(path)

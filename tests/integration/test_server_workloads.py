@@ -14,6 +14,9 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
+
+from fsarena.measure.metrics import metric_value
 from fsarena.session.file import load
 from tests.integration.conftest import FSARENA, REPO, fsarena, leftovers
 
@@ -92,8 +95,19 @@ def _no_server_left(workdir: Path) -> None:
     assert not leftovers(workdir)
 
 
+def _cgroups() -> set[Path]:
+    """fsarena's cgroups in every hierarchy (every engineer's and CI run's, by name)."""
+    return {p for p in Path("/sys/fs/cgroup").glob("*/fsarena-*") if p.is_dir()}
+
+
+def _alive(cgroup: Path) -> bool:
+    """The fsarena process that made it (fsarena-PID-N) still runs: not a leftover yet."""
+    return Path("/proc", cgroup.name.split("-")[1]).exists()
+
+
 def test_every_server_task_runs_verified_and_a_tiny_scale_is_flagged(workdir: Path) -> None:
     _searchable(workdir)
+    before = _cgroups()
     out = workdir / "session.json"
     fsarena("run", "--suite", "server-2026", "--fs", "ext4", "--scale", "0.01", "-n", "1",
             "--workdir", str(workdir / "w"), "--output", str(out))  # fmt: skip
@@ -105,6 +119,17 @@ def test_every_server_task_runs_verified_and_a_tiny_scale_is_flagged(workdir: Pa
     oltp = next(r for r in session.runs if r.task == "pgbench_oltp")
     assert oltp.measurement is not None
     assert oltp.measurement.extra["pgbench_latency_p99_ms"] > 0
+    # The server's CPU over the region, from its cgroup, in the CPU cost and per
+    # transaction (its peer check against /proc: test_server_cpu.py); its cgroups are gone.
+    for task in ("pgbench_init", "pgbench_oltp"):
+        m = next(r for r in session.runs if r.task == task).measurement
+        assert m is not None and (metric_value(m, "server_cpu_s") or 0) > 0, task
+    m = oltp.measurement
+    per_tx = (m.user_s + m.sys_s + (metric_value(m, "server_cpu_s") or 0)) * 1e3
+    assert m.extra["cpu_ms_per_transaction"] == pytest.approx(
+        per_tx / m.extra["pgbench_transactions"]
+    )
+    assert not [c for c in _cgroups() - before if not _alive(c)], "a cgroup was left behind"
     # At scale 0.01 the database (scale factor 1) fits in the server's memory: said so.
     report = fsarena("report", str(out)).stdout
     assert "fits_page_cache: pgbench_oltp" in report

@@ -68,3 +68,38 @@ def test_plausible_copies_get_throughput_and_share_of_ceiling(tmp_path: Path) ->
     text = render(session, "text")
     assert "throughput (MB/s)" in text and "of device ceiling (%)" in text
     assert "device ceiling (fio" in text
+
+
+def test_the_tolerance_is_derived_from_the_page_caches_speed() -> None:
+    from fsarena.measure.metrics import CEILING_TOLERANCE, ceiling_catches, ceiling_tolerance
+
+    assert ceiling_tolerance(None) == CEILING_TOLERANCE == 1.5  # not measured: the constant
+    assert ceiling_tolerance(4.0) == pytest.approx(2.0)  # the geometric middle
+    assert ceiling_tolerance(100.0) == pytest.approx(10.0)
+    assert ceiling_tolerance(1.2) == 1.5 and ceiling_tolerance(2.0) == 1.5  # never below
+    assert ceiling_catches(1.2) is False and ceiling_catches(2.0) is True
+    assert ceiling_catches(None) is None
+
+
+@pytest.mark.parametrize("speedup", [4.0, 1.2])
+def test_a_run_measures_its_page_cache_and_says_what_its_tolerance_catches(
+    tmp_path: Path, speedup: float
+) -> None:
+    plan = make_plan("article-a-2006", ["ext4"], 1, 0.001, 7, str(tmp_path / "w"))
+    path = tmp_path / "s.json"
+    ex = FakeExecutor(wall_s=1.0, page_cache_speedup=speedup)
+    Runner(plan, ex, new_session(plan, {}, {}), path, "tmpfs").run()
+    session = load(path)
+    cached = [c for c in session.ceilings if c.kind == "cache"]
+    assert len(cached) == 1 and "--direct=0" in cached[0].argv
+    device = session.ceiling("read")  # the direct-I/O ceiling, the cached read left out
+    assert device is not None and device < cached[0].bytes_per_s
+    assert session.page_cache_ratio() == pytest.approx(speedup)
+    text = " ".join(render(session, "text").split())
+    assert f"{speedup:.1f}x its direct-I/O read ceiling" in text
+    if speedup == 4.0:
+        assert session.ceiling_tolerance() == pytest.approx(2.0)
+        assert "figures above 2x this ceiling (the geometric middle" in text
+    else:
+        assert session.ceiling_tolerance() == 1.5
+        assert "cannot be told from one that reached the device" in text

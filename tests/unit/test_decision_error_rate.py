@@ -95,7 +95,8 @@ class Drawn(FakeExecutor):
         argv0 = commands[0].argv[0]
         if argv0.startswith("mkfs."):
             self.current = argv0.removeprefix("mkfs.")
-        if argv0 != "fio":  # the device's ceiling is measured before any mkfs
+        # The device's ceiling (fio, or its page-cache read's shell) is measured before mkfs.
+        if "fio" not in commands[0].argv[:6]:
             self.wall_s = self.walls[self.current] * self.rng.lognormvariate(0.0, self.sd)
         return super().measure(commands, device, timeout_s)
 

@@ -34,7 +34,7 @@ class PerFilesystem(FakeExecutor):
         argv0 = commands[0].argv[0]
         if argv0.startswith("mkfs."):
             self.current = argv0.removeprefix("mkfs.")
-        if argv0 != "fio":
+        if "fio" not in commands[0].argv[:6]:  # fio, or the page-cache read's shell
             self.wall_s = self.walls[self.current] * (1 + self.rng.uniform(-1, 1) * self.noise)
             if self.stall_next:
                 self.wall_s, self.stall_next = self.wall_s * 4, False

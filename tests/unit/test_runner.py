@@ -75,7 +75,8 @@ def test_sequence_order_for_one_filesystem(tmp_path: Path) -> None:
     ]  # fmt: skip
     directions = [c[4] for c in ex.calls if c[:2] == ("measure", "fio")]
     assert directions == ["--rw=write", "--rw=read"] * 2
-    assert [c.direction for c in session.ceilings] == ["write", "read"] * 2
+    assert [c.direction for c in session.ceilings] == ["write", "read"] * 2 + ["read"]
+    assert [c.kind for c in session.ceilings] == ["full"] * 4 + ["cache"]
     # Writing tasks end with syncfs of the test filesystem, then a flush of its device,
     # inside the timed region: in pairs, always in that order.
     syncs = [c[2:] for c in ex.calls if c[:2] == ("measure", "sync")]
@@ -267,6 +268,7 @@ CEILING = [
     "mkdir", "create_image", "attach",  # O_DIRECT on a fresh device: only its cache flushed
     "flush_device", "measure:fio", "read_text", "flush_device", "measure:fio", "read_text",
     "flush_device", "measure:fio", "read_text", "flush_device", "measure:fio", "read_text",
+    "measure:sh", "read_text",  # the page cache's read: fio twice, the device held open
     "detach", "remove",
 ]  # fmt: skip
 # Cold caches per filesystem (run/cold.py): a mounted one is unmounted, its device flushed,

@@ -43,6 +43,8 @@ from fsarena.analysis.kinds import (
     PRACTICAL,
     SAFETY_KIND,
     KindVerdict,
+    cpu_whose,
+    servers_counted,
 )
 from fsarena.analysis.phrases import names, number
 from fsarena.analysis.ranking import ALPHA, Pair, Ranking, rank
@@ -396,11 +398,16 @@ def facts(index: Index, verdicts: Sequence[KindVerdict]) -> list[KindAnswer]:
             )
         elif v.kind == CPU_KIND:
             totals = {fs: _per_round(index, fs, v.tasks, CPU_METRIC) for fs in v.ranking.order}
+            # Servers were counted (their cgroup) from issue 26 on; older sessions say not.
+            servers = (
+                ""
+                if servers_counted(index, v.tasks)
+                else " and servers started outside the timed commands (PostgreSQL)"
+            )
             text = (
-                "CPU time (user + sys) of the tasks' own processes per repetition: "
+                f"CPU time (user + sys) of {cpu_whose(index, v.tasks)} per repetition: "
                 + _listing(totals, "{:.2f} s")
-                + "; kernel threads (writeback, loop, btrfs workers) and servers started "
-                "outside the timed commands (PostgreSQL) are not in it"
+                + f"; kernel threads (writeback, loop, btrfs workers){servers} are not in it"
             )
         else:
             best = v.ranking.order[0]

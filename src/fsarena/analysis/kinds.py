@@ -266,7 +266,7 @@ def _cpu_verdict(
     ranking = rank(samples, higher_is_better=False, alpha=alpha)
     word = "less CPU time than"
     why: tuple[str, ...] = (
-        f"Judged on the CPU time (user + sys) of the tasks' own processes, summed over "
+        f"Judged on the CPU time (user + sys) of {cpu_whose(index, tasks)}, summed over "
         f"{len(tasks)} timed tasks per repetition, archives left out (the compressor's CPU "
         "is the same on every filesystem).",
         "Kernel threads working for the filesystem (writeback, loop and btrfs workers) are "
@@ -280,6 +280,23 @@ def _cpu_verdict(
         CPU_KIND, KINDS[CPU_KIND], tuple(tasks), ranking, word, describe(ranking, word), why,
         excluded, (), cpu_by_rep,
     )  # fmt: skip
+
+
+def servers_counted(index: Index, tasks: Sequence[str]) -> bool:
+    """Some run of these tasks recorded the CPU of a server it started (its cgroup's)."""
+    return any(
+        index.samples(fs, t, "server_cpu_s") for fs in index.session.filesystems() for t in tasks
+    )
+
+
+def cpu_whose(index: Index, tasks: Sequence[str]) -> str:
+    """Whose CPU the CPU cost counts, in words."""
+    if servers_counted(index, tasks):
+        return (
+            "the tasks' own processes and of the servers they started (PostgreSQL: every "
+            "backend and helper, read from the server's cgroup over the timed region)"
+        )
+    return "the tasks' own processes"
 
 
 def kind_verdicts(

@@ -205,6 +205,7 @@ def operations(ex: TaskExecutor, workdir: str = "") -> dict[str, Callable[..., A
         "output": ex.output,
         "copy_file": lambda **kw: _copy_file(workdir, **kw),
         "create_memory_cgroup": ex.create_memory_cgroup,
+        "create_cpu_cgroup": ex.create_cpu_cgroup,
         "create_task_cgroup": ex.create_task_cgroup,
         "remove_cgroup": ex.remove_cgroup,
         "filesystems": _filesystems,

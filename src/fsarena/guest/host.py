@@ -262,6 +262,9 @@ class GuestExecutor:
     def create_memory_cgroup(self, limit_bytes: int) -> str:
         return str(self._ask("create_memory_cgroup", limit_bytes=limit_bytes))
 
+    def create_cpu_cgroup(self, beside: str) -> str:
+        return str(self._ask("create_cpu_cgroup", beside=beside))
+
     def create_task_cgroup(self) -> str:
         return str(self._ask("create_task_cgroup"))
 

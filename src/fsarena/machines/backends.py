@@ -169,9 +169,16 @@ class CgroupV2:
             return
         control = str(self.root / "cgroup.subtree_control")
         # Read all first: each controller missing then is enabled, and later disabled.
-        missing = [sysctls.change(control, f"+{c}", c, "controller") for c in sorted(needed)]
-        for setting in missing:
-            changes.set(setting)
+        missing = {c: sysctls.change(control, f"+{c}", c, "controller") for c in sorted(needed)}
+        for controller, setting in missing.items():
+            try:
+                changes.set(setting)
+            except OSError as exc:  # the parent does not pass it down (a delegated subtree)
+                raise FsarenaError(
+                    f"cannot enable the {controller} controller in {control}: {exc.strerror}; "
+                    "enable it in the parent's cgroup.subtree_control, or use a machine "
+                    "profile without that limit"
+                ) from exc
         self.group = cgroups.child_path(self.root)
         changes.make_cgroup(self.group)
         if limits.memory_bytes is not None:

@@ -1,4 +1,4 @@
-"""Control groups for tasks: a memory limit today (CPU and blkio limits belong here too).
+"""Control groups for tasks: a memory limit, a task's processes, a server's CPU.
 
 bonnie++ wants a test file twice the machine's RAM so the page cache cannot
 hold it. fsarena satisfies that honestly: bonnie++ runs in a memory cgroup
@@ -9,6 +9,11 @@ Both hierarchies are supported: cgroup v2 (`memory.max`, in a unified
 hierarchy whose root offers the memory controller) and cgroup v1 (a `memory`
 hierarchy, `memory.limit_in_bytes`). Children are named `fsarena-PID-N`, so
 fsarena never touches a cgroup it did not create, and are always removed.
+
+A server fsarena starts (PostgreSQL) does most of a database task's work in its own
+processes, outside the timed command: its CPU is read from a cgroup holding exactly
+its processes (cpu_cgroup_for, cpu_usage). On cgroup v2 every cgroup counts its CPU
+(`cpu.stat`, even without the cpu controller); on v1 the cpuacct hierarchy does.
 """
 
 from __future__ import annotations
@@ -153,6 +158,123 @@ def remove_cgroup(path: str, wait_s: float = 5.0) -> None:
             if time.monotonic() > deadline:
                 raise FsarenaError(f"cannot remove cgroup {cg}: {exc}") from exc
             time.sleep(0.05)
+
+
+# ---------------------------------------------------------------- a server's CPU
+
+V1_CPUACCT = "cpuacct.usage"
+
+
+def cpu_hierarchy(base: Path = CGROUP_ROOT) -> tuple[Path, int] | None:
+    """Where a cgroup that counts its processes' CPU is made, and its version; None: nowhere.
+
+    v1's cpuacct hierarchy (mounted alone or co-mounted with cpu) when there is one: the
+    unified hierarchy of a hybrid machine counts too, but v1 is what such a machine's
+    administrator reads. Else the v2 root: every v2 cgroup but the root has cpu.stat.
+    """
+    candidates = [base / "cpuacct"]
+    with contextlib.suppress(OSError):
+        candidates += sorted(d for d in base.iterdir() if "cpuacct" in d.name.split(","))
+    for root in candidates:
+        if (root / V1_CPUACCT).exists():
+            return root, 1
+    v2 = v2_root(base)
+    if v2 is not None and (v2[0] / "cgroup.procs").exists():
+        return v2[0], 2
+    return None
+
+
+def counts_cpu(path: str) -> bool:
+    """The cgroup has CPU counters of its own (v2's cpu.stat, v1's cpuacct.usage)."""
+    return Path(path, "cpu.stat").exists() or Path(path, V1_CPUACCT).exists()
+
+
+def create_cpu_cgroup(
+    beside: str = "",
+    before: Callable[[str], None] | None = None,
+    base: Path = CGROUP_ROOT,
+) -> str:
+    """A cgroup counting the CPU of the processes that join it with `beside`; "" if none can.
+
+    `beside` (a cgroup the processes join anyway, e.g. the server's memory cgroup) is
+    returned itself when it counts CPU (cgroup v2): a process is in one cgroup of the
+    unified hierarchy. Otherwise fsarena-PID-N is made in the cpuacct (v1) or unified
+    hierarchy, with no limit; `before` is told its directory first (the ledger's intent).
+    """
+    if beside and counts_cpu(beside):
+        return beside
+    found = cpu_hierarchy(base)
+    if found is None:
+        return ""
+    root, version = found
+    if beside and version == 2 and Path(beside).is_relative_to(root):
+        # A v2 cgroup without cpu.stat (kernel < 4.15): joining another v2 cgroup would
+        # take the processes out of `beside` (and its memory limit).
+        return ""
+    path = child_path(root)
+    if before is not None:
+        before(str(path))
+    try:
+        path.mkdir()
+    except OSError as exc:
+        raise FsarenaError(f"cannot make cgroup {path}: {exc}; run as root") from exc
+    return str(path)
+
+
+@dataclass(frozen=True)
+class CpuUsage:
+    """CPU time a cgroup's processes used since it was made (exited processes included)."""
+
+    user_s: float
+    sys_s: float
+
+    @property
+    def total_s(self) -> float:
+        return self.user_s + self.sys_s
+
+    def since(self, earlier: CpuUsage) -> CpuUsage:
+        return CpuUsage(self.user_s - earlier.user_s, self.sys_s - earlier.sys_s)
+
+
+# cpuacct.stat counts in USER_HZ ticks; the kernel exports them at 100 per second
+# whatever its own HZ (USER_HZ is 100 on every architecture Linux runs on today).
+USER_HZ = 100
+
+
+def cpu_usage(path: str, read: Callable[[str], str] | None = None) -> CpuUsage | None:
+    """A cgroup's CPU counters, or None when it has none.
+
+    v2: cpu.stat's user_usec and system_usec. v1: cpuacct.usage (nanoseconds, the
+    scheduler's exact runtime) split into user and system in the proportion of
+    cpuacct.stat (ticks, sampled). `read` reads a file (an executor's read_text, so a
+    guest's cgroup is read inside the guest).
+    """
+    reader = read or (lambda p: Path(p).read_text())
+    try:
+        stat = dict(_pairs(reader(str(Path(path, "cpu.stat")))))
+    except (OSError, FsarenaError):
+        stat = {}
+    if "user_usec" in stat and "system_usec" in stat:
+        return CpuUsage(stat["user_usec"] / 1e6, stat["system_usec"] / 1e6)
+    try:
+        usage_ns = int(reader(str(Path(path, V1_CPUACCT))).strip())
+        ticks = dict(_pairs(reader(str(Path(path, "cpuacct.stat")))))
+    except (OSError, FsarenaError, ValueError):
+        return None
+    user, system = ticks.get("user", 0), ticks.get("system", 0)
+    total_s = usage_ns / 1e9
+    if user + system == 0:
+        return CpuUsage(total_s, 0.0)
+    return CpuUsage(total_s * user / (user + system), total_s * system / (user + system))
+
+
+def _pairs(text: str) -> list[tuple[str, int]]:
+    out = []
+    for line in text.splitlines():
+        key, _, value = line.partition(" ")
+        if value.strip().isdigit():
+            out.append((key, int(value)))
+    return out
 
 
 # ---------------------------------------------------------------- for machine profiles

@@ -326,6 +326,9 @@ class RealExecutor:
     def create_memory_cgroup(self, limit_bytes: int) -> str:
         return cgroups.create_memory_cgroup(limit_bytes, before=lambda p: self.track("cgroup", p))
 
+    def create_cpu_cgroup(self, beside: str) -> str:
+        return cgroups.create_cpu_cgroup(beside, before=lambda p: self.track("cgroup", p))
+
     def create_task_cgroup(self) -> str:
         return cgroups.create_task_cgroup(before=lambda p: self.track("cgroup", p))
 

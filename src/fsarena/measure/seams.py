@@ -100,6 +100,10 @@ class TaskExecutor(Protocol):
 
     def create_memory_cgroup(self, limit_bytes: int) -> str: ...
 
+    def create_cpu_cgroup(self, beside: str) -> str:
+        """A cgroup counting the CPU of processes that also join `beside` ("" if none can):
+        `beside` itself where it counts CPU (cgroup v2), else one made (v1 cpuacct)."""
+
     def create_task_cgroup(self) -> str:
         """A cgroup with no limit that holds a task's processes (removing it ends them all)."""
 

@@ -15,7 +15,7 @@ from fsarena.analysis.method import durability, loop_io
 from fsarena.analysis.phrases import number
 from fsarena.analysis.stats import Summary, outliers, summarize
 from fsarena.analysis.verdicts import Verdicts, analyse
-from fsarena.measure.metrics import CEILING_TOLERANCE, METRICS, Metric
+from fsarena.measure.metrics import CEILING_TOLERANCE, METRICS, Metric, ceiling_catches
 from fsarena.report.flags import Flag, flags_of, pct_text, settle, too_wide
 from fsarena.report.machine_section import machine_lines
 from fsarena.report.outcome import status_of
@@ -271,11 +271,35 @@ def _repetitions(session: Session) -> str:
     )
 
 
+def _derived_tolerance(session: Session, ratio: float) -> str:
+    """The contamination tolerance as this session derived it from its page cache's speed."""
+    cache = max(c.bytes_per_s for c in session.ceilings if c.kind == "cache")
+    tolerance = session.ceiling_tolerance()
+    said = (
+        f"the page cache read the device at {fmt(cache / 1e6)} MB/s, {ratio:.1f}x its "
+        "direct-I/O read ceiling"
+    )
+    if not ceiling_catches(ratio):
+        return (
+            f"{said}: on this machine a figure served from the page cache cannot be told from "
+            f"one that reached the device, so the ceiling flags only figures above "
+            f"{tolerance:g}x it (fio's own spread) and cached figures go unflagged"
+        )
+    return (
+        f"{said}: figures above {tolerance:.2g}x this ceiling (the geometric middle of the "
+        f"two speeds, at least {CEILING_TOLERANCE:g}x) are flagged as served from the page cache"
+    )
+
+
 def _ceiling_lines(session: Session) -> list[str]:
     """The device's raw throughput by fio, as measured in this session."""
     parts = []
     for direction in ("write", "read"):
-        rates = [c.bytes_per_s for c in session.ceilings if c.direction == direction]
+        rates = [
+            c.bytes_per_s
+            for c in session.ceilings
+            if c.direction == direction and c.kind != "cache"
+        ]
         if rates:
             parts.append(
                 f"{direction} best {fmt(max(rates) / 1e6)} MB/s "
@@ -283,6 +307,10 @@ def _ceiling_lines(session: Session) -> list[str]:
             )
     if not parts:
         return []
+    ratio = session.page_cache_ratio()
+    if ratio is not None:
+        return ["device ceiling (fio, sequential, direct I/O): " + "; ".join(parts),
+                _derived_tolerance(session, ratio)]  # fmt: skip
     tolerance = f"{CEILING_TOLERANCE:g}"
     return [
         "device ceiling (fio, sequential, direct I/O): " + "; ".join(parts),

@@ -248,6 +248,7 @@ class Runner:
                 self.plan.task_timeout_s,
                 repetition,
                 drift,
+                cache=True,
             )
         except FsarenaError as exc:
             # Faults are data: without a ceiling, runs are only not checked against it.
@@ -258,9 +259,9 @@ class Runner:
         self.session.ceilings.extend(samples)
         self._save()
         for c in samples:
-            self.on_event(
-                Event("setup", f"device ceiling, {c.direction}: {c.bytes_per_s / 1e6:,.0f} MB/s")
-            )
+            what = "page cache read of the device" if c.kind == "cache" else "device ceiling, "
+            what += "" if c.kind == "cache" else c.direction
+            self.on_event(Event("setup", f"{what}: {c.bytes_per_s / 1e6:,.0f} MB/s"))
         if self.first_estimate and (write := self.session.ceiling("write")):
             self.first_estimate = False
             self.on_event(Event("setup", f"time: {first_run_estimate(self.plan, write)}"))

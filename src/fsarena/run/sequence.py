@@ -20,7 +20,6 @@ from fsarena.aging.snapshot import snapshot
 from fsarena.analysis.method import BUFFERED_LOOP
 from fsarena.errors import FsarenaError
 from fsarena.measure.collect import Measurement
-from fsarena.measure.metrics import CEILING_TOLERANCE
 from fsarena.run.cold import make_cold, per_filesystem
 from fsarena.run.events import now
 from fsarena.run.faults import explain
@@ -193,7 +192,9 @@ class FsSequence:
         timeout = self.scope.plan.task_timeout_s
         repeats: list[Measurement] = []
         while True:
+            task.region_starts(self.ctx)
             timed = self.ctx.executor.measure(commands, self.ctx.device, timeout)
+            task.region_ended(self.ctx)
             m = timed.measurement
             if m.timed_out:
                 return Outcome(error=f"timed out after {timeout:.0f} s", measurement=m)
@@ -250,7 +251,8 @@ class FsSequence:
             return ""  # tmpfs: memory, not the device, sets its pace
         ceiling = self.scope.session.ceiling(task.payload) if task.payload else None
         rate = judged_rate(self.ctx.profile, task.payload, m)
-        if ceiling is None or rate is None or rate <= ceiling * CEILING_TOLERANCE:
+        tolerance = self.scope.session.ceiling_tolerance()
+        if ceiling is None or rate is None or rate <= ceiling * tolerance:
             return ""
         judged = " of device bytes (it compresses)" if self.ctx.profile.compresses else ""
         return (

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError,
 
 from fsarena.errors import FsarenaError, not_text
 from fsarena.measure.collect import Measurement
-from fsarena.measure.metrics import metric_value
+from fsarena.measure.metrics import ceiling_tolerance, metric_value
 from fsarena.session.records import (
     AgingRecord,
     DatasetRecord,
@@ -78,7 +78,8 @@ from fsarena.session.signals import stop_signals_held
 #   never a sample. Session.timing: wall seconds of the set-up, of each round and of
 #   the timed tasks within it, and of the whole run (fsarena's own share of the time).
 #   CeilingSample.kind: "full" (fio write/read, once per session) or "drift" (one
-#   short write per later round). plan.warmup_rounds, plan.decisive.
+#   short write per later round); "cache" (optional): the page cache's read speed.
+#   plan.warmup_rounds, plan.decisive.
 #   Session.aging (optional, default {}): per filesystem aged with --age, what the
 #   aging did once for the seed (profile, seed, wall_s, bytes_written, device bytes,
 #   files, rounds, manifest_digest, snapshot method); plan.age holds the profile, and
@@ -194,7 +195,9 @@ class CeilingSample(BaseModel):
     bytes_per_s: float
     size_bytes: int
     argv: list[str]
-    kind: Literal["full", "drift"] = "full"  # drift: a short check in a later round
+    # drift: a short check in a later round; cache: the same device read again through
+    # the page cache (buffered, second pass), to derive the contamination tolerance.
+    kind: Literal["full", "drift", "cache"] = "full"
 
 
 class WarningRecord(BaseModel):
@@ -248,8 +251,20 @@ class Session(BaseModel):
 
     def ceiling(self, direction: str) -> float | None:
         """The best raw throughput measured for a direction, bytes/s (None: not measured)."""
-        rates = [c.bytes_per_s for c in self.ceilings if c.direction == direction]
+        rates = [
+            c.bytes_per_s for c in self.ceilings if c.direction == direction and c.kind != "cache"
+        ]
         return max(rates) if rates else None
+
+    def page_cache_ratio(self) -> float | None:
+        """The page cache's read speed over the device's read ceiling (None: not measured)."""
+        cache = [c.bytes_per_s for c in self.ceilings if c.kind == "cache"]
+        device = self.ceiling("read")
+        return max(cache) / device if cache and device else None
+
+    def ceiling_tolerance(self) -> float:
+        """How far above the ceiling a rate must be to be flagged as cached (metrics.py)."""
+        return ceiling_tolerance(self.page_cache_ratio())
 
     def ok_runs(self) -> list[Run]:
         return [r for r in self.runs if r.status == "ok"]

@@ -27,7 +27,14 @@ from fsarena.tasks.kerneltar import (
     KernelTreeDelete,
 )
 from fsarena.tasks.largefile import IsoCopyIn, IsoCopyWithin, IsoDelete
-from fsarena.tasks.lifecycle import CapacityInitial, CapacityResidual, Mkfs, Mount, Umount
+from fsarena.tasks.lifecycle import (
+    CapacityInitial,
+    CapacityResidual,
+    Mkfs,
+    Mount,
+    Umount,
+    UmountDirty,
+)
 from fsarena.tasks.pgbench import PgbenchInit, PgbenchOltp
 from fsarena.tasks.portage import (
     PortageCompress,
@@ -76,6 +83,7 @@ TASKS: dict[str, type[Task]] = {
         TreeDelete,
         CapacityResidual,
         Umount,
+        UmountDirty,
         # Article B (2001)
         DdWriteSynced,
         DdWriteUnsynced,

@@ -2,8 +2,9 @@
 
 Lifecycle of one task, run by the runner: prepare (untimed), sync + drop
 caches, the timed commands (+ TaskContext.durable() when the task writes: the
-filesystem's sync, then one flush of the device), verify (untimed). A task
-never times or measures anything itself.
+filesystem's sync, then one flush of the device) between region_starts and
+region_ended (untimed reads of a server's counters), verify (untimed). A task
+never times anything itself.
 """
 
 from __future__ import annotations
@@ -244,6 +245,14 @@ class Task:
         """The real commands whose execution is timed."""
         return []
 
+    def region_starts(self, ctx: TaskContext) -> None:
+        """Untimed, just before each timed execution, after the cold step: read counters
+        the commands cannot (a server's CPU, from its cgroup), or leave the state the
+        cold step would undo (umount_dirty's dirty data)."""
+
+    def region_ended(self, ctx: TaskContext) -> None:
+        """Untimed, just after each timed execution, before anything else runs (verify)."""
+
     def between_samples(self, ctx: TaskContext) -> None:
         """Untimed: undo one timed execution so the next can run (samples > 1)."""
 
@@ -302,16 +311,19 @@ def verify_tree(ctx: TaskContext, dataset: str, root: str, what: str) -> Check:
     return Check(f"{what} of {dataset} intact", check.ok, check.detail)
 
 
-def cpu_per_unit(measurement: Measurement, units: float, scale: float) -> float | None:
-    """CPU time (user + sys of the task's processes) per unit of work, times scale.
+def cpu_per_unit(
+    measurement: Measurement, units: float, scale: float, server_s: float = 0.0
+) -> float | None:
+    """CPU time (user + sys of the task's processes, and of its server) per unit of work.
 
     For tasks that run for a fixed time (pgbench -T, fio time_based, dbench -t), CPU
     over the run grows with the work done: a filesystem that does more in the time
     "costs" more. Per transaction, per I/O or per MB, it measures the cost of the work.
+    server_s: the CPU of a server the task started, over the same region (its cgroup).
     """
     if units <= 0:
         return None
-    return (measurement.user_s + measurement.sys_s) / units * scale
+    return (measurement.user_s + measurement.sys_s + server_s) / units * scale
 
 
 # Every task's time and CPU, as article D printed (real, user, sys), then the device's bytes.

@@ -1,4 +1,4 @@
-"""Tasks of the filesystem's lifecycle: mkfs, mount, umount, and capacity probes.
+"""Tasks of the filesystem's lifecycle: mkfs, mount, umount (clean or dirty), capacity probes.
 
 mkfs, mount and umount last 10-100 ms here, where one scheduler hiccup is a
 large share: each runs SHORT_SAMPLES times per repetition, every execution
@@ -12,7 +12,7 @@ cost more than the samples themselves.
 
 from __future__ import annotations
 
-from fsarena.measure.collect import Command
+from fsarena.measure.collect import Command, Measurement
 from fsarena.tasks.base import Check, FsState, Task, TaskContext
 
 SHORT_SAMPLES = 5  # timed executions per repetition of a sub-second lifecycle task
@@ -81,6 +81,39 @@ class Umount(Task):
 
     def verify(self, ctx: TaskContext) -> list[Check]:
         return [Check("unmounted", not ctx.executor.is_mounted(ctx.mountpoint))]
+
+
+DIRTY_BYTES = 64 << 20  # what umount_dirty leaves in the page cache for umount to write
+
+
+class UmountDirty(Task):
+    """Unmount with dirty data: the time of umount including the writeback it must do.
+
+    What a shutdown or an eject waits for. Untimed, after the caches are made cold and
+    just before the timed region, 64 MiB of random data is written to a new file with
+    no sync (dd from /dev/urandom: incompressible), so the page cache holds it dirty;
+    the timed `umount` writes it back and unmounts. The device's bytes written in the
+    region show the writeback was timed (they are at least the 64 MiB). One sample
+    per repetition. The clean unmount is `umount`'s figure.
+    """
+
+    name = "umount_dirty"
+    kind = "lifecycle"
+    leaves = FsState.UNMOUNTED
+
+    def region_starts(self, ctx: TaskContext) -> None:
+        # After the cold step (which syncs): the data must still be dirty when timing starts.
+        ctx.executor.call(("dd", "if=/dev/urandom", f"of={ctx.path('fsarena-dirty')}",
+                           "bs=1M", f"count={DIRTY_BYTES >> 20}", "status=none"))  # fmt: skip
+
+    def commands(self, ctx: TaskContext) -> list[Command]:
+        return [Command(("umount", ctx.mountpoint))]
+
+    def verify(self, ctx: TaskContext) -> list[Check]:
+        return [Check("unmounted", not ctx.executor.is_mounted(ctx.mountpoint))]
+
+    def extra(self, ctx: TaskContext, measurement: Measurement) -> dict[str, float]:
+        return {"dirty_bytes": float(DIRTY_BYTES)}
 
 
 class _Capacity(Task):

@@ -5,7 +5,8 @@ runs Debian's PostgreSQL as the `postgres` user (it refuses to run as root)
 with its data directory on the filesystem under test: `initdb`, then
 `pg_ctl start -w` listening only on a Unix socket in a private directory
 (listen_addresses = '', so no TCP port is taken), inside a memory cgroup
-(the server's memory: shared_buffers plus the page cache it may use), with
+(the server's memory: shared_buffers plus the page cache it may use) and a
+cgroup that counts its CPU (the same one on cgroup v2, cpuacct on v1), with
 fsync = on and synchronous_commit = on. The server is a ledger resource: it
 is stopped after each task, on failure, timeout and Ctrl-C by the task's
 cleanup, and by `fsarena cleanup` after a kill -9 (servers.py).
@@ -16,9 +17,13 @@ keys); pgbench_oltp restarts the server, caches dropped, and times
 p99 comes from pgbench's per-transaction log (--log), never estimated. SF
 is chosen so that the database is larger than shared_buffers and the
 server's memory; the report states both sizes, and warns when a scale made
-the database fit in memory. Verified: pgbench exits 0 with no failed
-transaction, and sum(abalance) over pgbench_accounts equals sum(delta) over
-pgbench_history (every committed transaction moved its delta into both).
+the database fit in memory. Most of the work is the server's: its CPU over the
+timed region (every backend, the checkpointer, the WAL writer; read from its
+cgroup just before and after) is recorded as server_user_s and server_sys_s and
+counted in the task's CPU cost and CPU per transaction with pgbench's own.
+Verified: pgbench exits 0 with no failed transaction, and sum(abalance) over
+pgbench_accounts equals sum(delta) over pgbench_history (every committed
+transaction moved its delta into both).
 """
 
 from __future__ import annotations
@@ -71,7 +76,9 @@ class _Pgbench(Task):
     writes = True
     bindir: str = ""
     cgroup: str = ""
+    cpu_cgroup: str = ""  # counts the server's CPU; the memory cgroup itself on cgroup v2
     running: bool = False
+    server_cpu: tuple[cgroups.CpuUsage | None, cgroups.CpuUsage | None] = (None, None)
 
     def _data(self, ctx: TaskContext) -> str:
         return ctx.path(DIR, "data")
@@ -142,11 +149,32 @@ class _Pgbench(Task):
 
     def _start(self, ctx: TaskContext) -> None:
         self.cgroup = ctx.executor.create_memory_cgroup(_spec(ctx).memory_bytes)
+        self.cpu_cgroup = ctx.executor.create_cpu_cgroup(self.cgroup)
+        joined = tuple(dict.fromkeys(p for p in (self.cgroup, self.cpu_cgroup) if p))
         ctx.executor.track(LEDGER_KIND, self._data(ctx))  # the intent, before it exists
         self.running = True
         argv = as_postgres(f"{self.bindir}/pg_ctl", "-D", self._data(ctx), "-l",
                            ctx.path(DIR, "server.log"), "-w", "-t", "120", "start")  # fmt: skip
-        ctx.executor.call(cgroups.enter_argv(self.cgroup, argv))
+        ctx.executor.call(cgroups.enter_all_argv(joined, argv))
+
+    def _server_cpu(self, ctx: TaskContext) -> cgroups.CpuUsage | None:
+        if not self.cpu_cgroup:
+            return None
+        return cgroups.cpu_usage(self.cpu_cgroup, ctx.executor.read_text)
+
+    def region_starts(self, ctx: TaskContext) -> None:
+        self.server_cpu = (self._server_cpu(ctx), None)
+
+    def region_ended(self, ctx: TaskContext) -> None:
+        self.server_cpu = (self.server_cpu[0], self._server_cpu(ctx))
+
+    def _server_values(self) -> dict[str, float]:
+        """The server's CPU over the timed region ({} when no cgroup could count it)."""
+        start, end = self.server_cpu
+        if start is None or end is None:
+            return {}
+        used = end.since(start)
+        return {"server_user_s": used.user_s, "server_sys_s": used.sys_s}
 
     def _stop(self, ctx: TaskContext) -> None:
         """Fast shutdown, then immediate if that fails; the ledger keeps it until it is gone."""
@@ -166,6 +194,9 @@ class _Pgbench(Task):
             if self.running:
                 self._stop(ctx)
         finally:
+            if self.cpu_cgroup and self.cpu_cgroup != self.cgroup:
+                ctx.executor.remove_cgroup(self.cpu_cgroup)
+            self.cpu_cgroup = ""
             if self.cgroup:
                 ctx.executor.remove_cgroup(self.cgroup)
                 self.cgroup = ""
@@ -199,6 +230,7 @@ class PgbenchInit(_Pgbench):
         "pg_shared_buffers_bytes",
         "pgbench_scale_factor",
         "cpu_pct",
+        "server_cpu_s",
         "device_write_bytes",
     )
 
@@ -216,7 +248,7 @@ class PgbenchInit(_Pgbench):
         return [Check(f"{expected:,} accounts loaded", rows == expected, f"{rows:,} rows")]
 
     def extra(self, ctx: TaskContext, measurement: Measurement) -> dict[str, float]:
-        return self._sizes(ctx)
+        return {**self._server_values(), **self._sizes(ctx)}
 
 
 class PgbenchOltp(_Pgbench):
@@ -234,6 +266,7 @@ class PgbenchOltp(_Pgbench):
         "pgbench_latency_p99_ms",
         "pgbench_transactions",
         "cpu_ms_per_transaction",
+        "server_cpu_s",
         "pg_database_bytes",
         "pg_shared_buffers_bytes",
         "pgbench_scale_factor",
@@ -288,9 +321,13 @@ class PgbenchOltp(_Pgbench):
         values.pop("pgbench_failed")
         log = ctx.executor.output(("sh", "-c", f"cat '{self._log_prefix(ctx)}'.*"))
         values["pgbench_latency_p99_ms"] = percentile_from_pgbench_log(log.splitlines(), 99.0)
-        # -T: a fixed time, so the clients' CPU is judged per transaction done in it.
+        server = self._server_values()
+        values.update(server)
+        # -T: a fixed time, so the CPU (pgbench's and the server's) is judged per
+        # transaction done in it.
         done = values["pgbench_transactions"]
-        if (per_tx := cpu_per_unit(measurement, done, 1e3)) is not None:
+        server_s = server.get("server_user_s", 0.0) + server.get("server_sys_s", 0.0)
+        if (per_tx := cpu_per_unit(measurement, done, 1e3, server_s)) is not None:
             values["cpu_ms_per_transaction"] = per_tx
         return {**values, **self._sizes(ctx)}
 
