@@ -67,8 +67,10 @@ def _new_or_resumed(ctx: click.Context, opts: dict[str, Any]) -> tuple[Plan, Pat
 
     suite = user_suite(opts["suite"], opts["commands"], opts["prepare"], opts["data"])
     names = fs_names(opts["fs_list"])
+    tuned: dict[str, Any] = {}
     if opts.get("tune"):
-        suite, names = _swept(suite, names, opts.get("options"))
+        suite, names, groups = _swept(suite, names, opts.get("options"))
+        tuned = {"tune": groups, "race": opts.get("race", True)}
     plan = _with_drivers(
         make_plan(
             suite,
@@ -86,6 +88,7 @@ def _new_or_resumed(ctx: click.Context, opts: dict[str, Any]) -> tuple[Plan, Pat
             age=opts["age"],
             weights=weights(opts["weigh"], opts["workload"]),
             age_repo=opts["age_repo"],
+            **tuned,
         )
     )
     require_proportional(plan)
@@ -101,7 +104,9 @@ def _new_or_resumed(ctx: click.Context, opts: dict[str, Any]) -> tuple[Plan, Pat
     return plan, Path(opts["results_dir"], f"fsarena-{stamp}-{plan.suite}.json"), None
 
 
-def _swept(suite: Any, names: list[str] | None, options: str | None) -> tuple[Any, list[str]]:
+def _swept(
+    suite: Any, names: list[str] | None, options: str | None
+) -> tuple[Any, list[str], dict[str, list[str]]]:
     """`fsarena tune`: the suite with each filesystem's configurations as variants."""
     from fsarena.plan.tuning import sweep
 
@@ -113,7 +118,14 @@ def _swept(suite: Any, names: list[str] | None, options: str | None) -> tuple[An
     for why in swept.left_out:
         click.echo(f"fsarena: not swept: {why}", err=True)
     click.echo(f"fsarena: configurations: {', '.join(swept.filesystems)}", err=True)
-    return swept.suite, swept.filesystems
+    # Each filesystem's defaults, then its configurations: the race's groups (analysis.race).
+    groups: dict[str, list[str]] = {}
+    for name in swept.filesystems:
+        if name in names:
+            groups[name] = [name]
+        elif groups:
+            groups[list(groups)[-1]].append(name)
+    return swept.suite, swept.filesystems, groups
 
 
 def _sets_repetitions(suite: Any) -> bool:
@@ -356,6 +368,13 @@ def run(ctx: click.Context, /, **opts: Any) -> None:
             default=None,
             help="Only these options of the table (comma-separated names as "
             "`fsarena list options` shows them; default: all of them).",
+        ),
+        click.Option(
+            ["--race/--no-race"],
+            default=True,
+            help="Drop the configurations shown more than 5 % behind after each round from "
+            "the third (5 % error over the whole race; the defaults are never dropped), or "
+            "measure every configuration in every round (--no-race: a full sweep).",
         ),
     ]
 )
