@@ -23,7 +23,7 @@ Two parts, side by side:
   printed: their rounds, sequences, wall time (from the sessions' timing), the drops,
   the stop, and the best configuration each reached for the weighed workload.
 
-    .venv/bin/python bench/race_sweep.py --trials 100
+    .venv/bin/python bench/race_sweep.py --trials 100 --errors 200
     .venv/bin/python bench/race_sweep.py --trials 0 --real results/race-bench
 
 Every figure printed is measured in that run (or read from the sessions named).
@@ -46,7 +46,14 @@ except ImportError:  # run from a checkout without installing the package
     import fsarena
 
 from tests.decision_model import QUIET, fit_noise  # noqa: E402
-from tests.race_model import RaceRun, RaceScenario, leader, run_race  # noqa: E402
+from tests.race_model import (  # noqa: E402
+    RaceRun,
+    RaceScenario,
+    leader,
+    run_race,
+    scenarios,
+    simulate_race,
+)
 
 from fsarena.session.file import load  # noqa: E402
 
@@ -98,6 +105,27 @@ def simulated(trials: int, spread: float) -> list[str]:
     return out
 
 
+def errors(trials: int) -> list[str]:
+    """The stated error per scenario: races that dropped a configuration within 5 % of the
+    best of some family, every round to the ceiling (the most looks)."""
+    noise = fit_noise()
+    out = [
+        f"the race's error: {trials} races per scenario, rounds 3-10 all taken (load {_load()})",
+        "| scenario | within 5 % of a best, dropped | drops per race | rounds |",
+        "|---|---|---|---|",
+    ]
+    for s in scenarios().values():
+        result = simulate_race(s, noise, trials, seed=5)
+        hits, total = result.false_drop()
+        p = hits / total
+        se = (p * (1 - p) / total) ** 0.5
+        out.append(
+            f"| {s.label} | {100 * p:.1f} % ± {100 * se:.1f} ({hits}/{total}) | "
+            f"{result.drops():.2f} | {statistics.median(r.rounds for r in result.runs):g} |"
+        )
+    return out
+
+
 def real(directory: Path) -> list[str]:
     out = [
         f"real: `fsarena tune` sessions in {directory}",
@@ -125,12 +153,15 @@ def real(directory: Path) -> list[str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--trials", type=int, default=60)
+    parser.add_argument("--errors", type=int, default=0, help="races per error scenario")
     parser.add_argument("--real", type=Path, default=None)
     args = parser.parse_args()
     print(f"fsarena from {Path(fsarena.__file__).parent}; load {_load()}")
     if args.trials:
         for spread in (QUIET, 1.0):
             print("\n".join(simulated(args.trials, spread)), end="\n\n")
+    if args.errors:
+        print("\n".join(errors(args.errors)), end="\n\n")
     if args.real:
         print("\n".join(real(args.real)))
 

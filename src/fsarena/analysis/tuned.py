@@ -40,6 +40,18 @@ def advantage(pair: Pair, config: str) -> float:
     return (1 / pair.low - 1) if pair.low > 0 else math.inf
 
 
+def _x(value: float) -> str:
+    return f"{value:.2f}×" if value < 100 else "over 100×"
+
+
+def interval(pair: Pair) -> str:
+    """'1.12–1.53×', with the ends beyond any ratio worded as such."""
+    if math.isnan(pair.low) or math.isnan(pair.high):
+        return "no interval"
+    low = f"{pair.low:.2f}" if pair.low >= 0.01 else "under 0.01"
+    return f"{low}–{_x(pair.high)}"
+
+
 def _pct(fraction: float) -> str:
     if math.isinf(fraction) or fraction >= 99:
         return "100× or more"
@@ -60,8 +72,8 @@ def verdict_line(
         tied = [c for c in group if c != leader and c in ranking.winners and c != defaults]
         lead = f"{leader}" + (f" (tied with {names(tied)})" if tied else "")
         return (
-            f"{title}: {lead}, {pair.ratio:.2f}× {word} the defaults ({defaults}) "
-            f"({pair.low:.2f}–{pair.high:.2f}×, n = {n})"
+            f"{title}: {lead}, {_x(pair.ratio)} {word} the defaults ({defaults}) "
+            f"({interval(pair)}, n = {n})"
         )
     bounds = {
         c: advantage(p, c)
@@ -77,7 +89,12 @@ def verdict_line(
             f"{title}: the defaults ({defaults}) are as good as anything here, within "
             f"{_pct(max(widest, 0.0))} (n = {n})"
         )
-    ahead = f"; {leader} ahead by the estimate" if leader != defaults else ""
+    ahead = ""
+    if leader != defaults and (lead := ranking.pair(leader, defaults)) is not None:
+        ahead = (
+            f"; {leader} ahead by the estimate, {_x(lead.ratio)} {word} the defaults "
+            f"({interval(lead)}, not resolved)"
+        )
     return (
         f"{title}: no configuration shown better than the defaults ({defaults}){ahead}; "
         f"up to {_pct(widest)} better remains possible (n = {n})"
