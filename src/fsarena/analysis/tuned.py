@@ -90,10 +90,10 @@ def verdict_line(
             f"{_pct(max(widest, 0.0))} (n = {n})"
         )
     ahead = ""
-    if leader != defaults and (lead := ranking.pair(leader, defaults)) is not None:
+    if leader != defaults and (best := ranking.pair(leader, defaults)) is not None:
         ahead = (
-            f"; {leader} ahead by the estimate, {_x(lead.ratio)} {word} the defaults "
-            f"({interval(lead)}, not resolved)"
+            f"; {leader} ahead by the estimate, {_x(best.ratio)} {word} the defaults "
+            f"({interval(best)}, not resolved)"
         )
     return (
         f"{title}: no configuration shown better than the defaults ({defaults}){ahead}; "
