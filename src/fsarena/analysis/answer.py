@@ -111,6 +111,10 @@ class Answer:
     looks: int = 1
     alpha_per_family: float = ALPHA
     method: str = ""
+    # fsarena tune: the best configuration per weighed kind and for the workload against
+    # the filesystem's defaults, then what the race dropped (analysis.tuned).
+    tune: tuple[str, ...] = ()
+    stopped: str = ""  # why the run took no more rounds (Session.stop), "" when unrecorded
 
     @property
     def empty(self) -> bool:
@@ -439,7 +443,16 @@ def _weights_text(weights: Mapping[str, float]) -> str:
 def _overall(
     weighed: Sequence[KindVerdict], weights: Mapping[str, float], alpha: float
 ) -> Ranking | None:
-    """The weighted geometric mean of the weighed kinds' values, per repetition."""
+    """The weighted geometric mean of the weighed kinds' values, per repetition, ranked."""
+    samples = workload_samples(weighed, weights)
+    return rank(samples, higher_is_better=False, alpha=alpha) if len(samples) >= 2 else None
+
+
+def workload_samples(
+    weighed: Sequence[KindVerdict], weights: Mapping[str, float]
+) -> dict[str, list[float]]:
+    """Per filesystem, the weighted geometric mean of the weighed kinds' values, per
+    repetition (the repetitions every weighed kind has): the workload as one number."""
     total = sum(weights[v.kind] for v in weighed)
     filesystems = set.intersection(*(set(v.by_rep) for v in weighed))
     samples = {}
@@ -451,7 +464,7 @@ def _overall(
         ]
         if values:
             samples[fs] = values
-    return rank(samples, higher_is_better=False, alpha=alpha) if len(samples) >= 2 else None
+    return samples
 
 
 def recommend(

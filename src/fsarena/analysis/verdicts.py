@@ -24,6 +24,7 @@ from fsarena.analysis.evidence import CeilingCheck, Index, TaskResult, ceiling_c
 from fsarena.analysis.kinds import PRACTICAL, KindVerdict, kind_verdicts
 from fsarena.analysis.method import loop_io
 from fsarena.analysis.rounds import round_seconds, rounds_to_rule_out, settle_command
+from fsarena.analysis.tuned import tune_lines
 from fsarena.session.file import Session
 from fsarena.session.records import given
 
@@ -124,4 +125,8 @@ def analyse(session: Session, columns: Mapping[str, Sequence[str]]) -> Verdicts:
     open_kinds = {k.kind for k in first.kinds if k.status in (OPEN, UNTESTED)}
     settle = _settle(session, kinds, open_kinds) if open_kinds else ""
     answer = replace(first, ties=settle) if settle else first
+    tune = tune_lines(session, kinds, answer.weights, answer.alpha_per_family)
+    stopped = session.stop.text if session.stop else ""
+    if tune or stopped:
+        answer = replace(answer, tune=tune, stopped=stopped)
     return Verdicts(results, tuple(kinds), answer, checks)

@@ -67,10 +67,12 @@ def _new_or_resumed(ctx: click.Context, opts: dict[str, Any]) -> tuple[Plan, Pat
 
     suite = user_suite(opts["suite"], opts["commands"], opts["prepare"], opts["data"])
     names = fs_names(opts["fs_list"])
+    tuned: dict[str, Any] = {}
     if opts.get("tune"):
-        suite, names, opts["not_swept"] = _swept(
+        suite, names, opts["not_swept"], groups = _swept(
             suite, names, opts.get("options"), opts.get("refused")
         )
+        tuned = {"tune": groups, "race": opts.get("race", True)}
     plan = _with_drivers(
         make_plan(
             suite,
@@ -88,6 +90,7 @@ def _new_or_resumed(ctx: click.Context, opts: dict[str, Any]) -> tuple[Plan, Pat
             age=opts["age"],
             weights=weights(opts["weigh"], opts["workload"]),
             age_repo=opts["age_repo"],
+            **tuned,
         )
     )
     require_proportional(plan)
@@ -105,9 +108,9 @@ def _new_or_resumed(ctx: click.Context, opts: dict[str, Any]) -> tuple[Plan, Pat
 
 def _swept(
     suite: Any, names: list[str] | None, options: str | None, refused: Any
-) -> tuple[Any, list[str], list[str]]:
-    """`fsarena tune`: the suite with each filesystem's configurations as variants, and
-    the options left out (refused by the probe), each with why."""
+) -> tuple[Any, list[str], list[str], dict[str, list[str]]]:
+    """`fsarena tune`: the suite with each filesystem's configurations as variants, the
+    options left out (refused by the probe), each with why, and the race's groups."""
     from fsarena.plan.tuning import sweep
 
     if not names:
@@ -118,7 +121,14 @@ def _swept(
     for why in swept.left_out:
         click.echo(f"fsarena: not swept: {why}", err=True)
     click.echo(f"fsarena: configurations: {', '.join(swept.filesystems)}", err=True)
-    return swept.suite, swept.filesystems, swept.left_out
+    # Each filesystem's defaults, then its configurations: the race's groups (analysis.race).
+    groups: dict[str, list[str]] = {}
+    for name in swept.filesystems:
+        if name in names:
+            groups[name] = [name]
+        elif groups:
+            groups[list(groups)[-1]].append(name)
+    return swept.suite, swept.filesystems, swept.left_out, groups
 
 
 def _sets_repetitions(suite: Any) -> bool:
@@ -363,6 +373,13 @@ def run(ctx: click.Context, /, **opts: Any) -> None:
             default=None,
             help="Only these options of the table (comma-separated names as "
             "`fsarena list options` shows them; default: all of them).",
+        ),
+        click.Option(
+            ["--race/--no-race"],
+            default=True,
+            help="Drop the configurations shown more than 5 % behind after each round from "
+            "the third (5 % error over the whole race; the defaults are never dropped), or "
+            "measure every configuration in every round (--no-race: a full sweep).",
         ),
     ]
 )

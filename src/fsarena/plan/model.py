@@ -68,6 +68,10 @@ class Plan(BaseModel):
     # How much each kind of work weighs in the recommendation (--weigh, --workload, the
     # suite's [weights]); empty: every workload kind 1, facts 0 (analysis.answer).
     weights: dict[str, float] = Field(default_factory=dict)
+    # fsarena tune: each filesystem's defaults -> its configurations, defaults first
+    # (plan.tuning); race: drop the configurations clearly behind after each round.
+    tune: dict[str, list[str]] = Field(default_factory=dict)
+    race: bool = False
 
     # What the plan resolves to (profiles, task classes, scaled dataset specs), made once:
     # a run asks for them hundreds of times, and the plan is frozen. model_copy drops it.

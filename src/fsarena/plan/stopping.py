@@ -67,6 +67,11 @@ class Fixed:
         del progress
         return None
 
+    def reason(self, done: int, fits: bool, progress: Progress) -> tuple[str, str]:
+        """Why no round followed the DONE-th: (code, words)."""
+        del fits, progress
+        return "fixed", f"the plan's {done} rounds, fixed (--repetitions or --quick)"
+
 
 @dataclass(frozen=True)
 class TargetCI:
@@ -97,6 +102,18 @@ class TargetCI:
     def warning(self, progress: Progress) -> tuple[str, str] | None:
         items = progress.imprecise(self.pct / 100)
         return ("unstable", progress.unstable_warning(items, self.pct / 100)) if items else None
+
+    def reason(self, done: int, fits: bool, progress: Progress) -> tuple[str, str]:
+        """Why no round followed the DONE-th: (code, words)."""
+        left = len(progress.imprecise(self.pct / 100))
+        still = f"; {left} task(s) still wider than ±{self.pct:g} %" if left else ""
+        if not left:
+            return "precise", f"every timed task's 95 % CI within ±{self.pct:g} %"
+        if done >= self.max_repetitions:
+            return "max_rounds", f"the ceiling of {self.max_repetitions} rounds{still}"
+        if not fits:
+            return "budget", f"the time budget{still}"
+        return "precise", f"every timed task's 95 % CI within ±{self.pct:g} %"
 
 
 @dataclass(frozen=True)
@@ -134,6 +151,20 @@ class Decisive:
     def warning(self, progress: Progress) -> tuple[str, str] | None:
         items = progress.open_kinds()
         return ("undecided", progress.undecided_warning(items)) if items else None
+
+    def reason(self, done: int, fits: bool, progress: Progress) -> tuple[str, str]:
+        """Why no round followed the DONE-th: (code, words)."""
+        left = len(progress.open_kinds())
+        if not left:
+            return (
+                "decided",
+                "decided: every weighed kind of work has a winner or is shown within 5 %",
+            )
+        still = f"; {left} weighed kind(s) still open"
+        if done >= self.max_repetitions:
+            return "max_rounds", f"the ceiling of {self.max_repetitions} rounds{still}"
+        del fits  # the only other reason the rule stops: the next round would pass the budget
+        return "budget", f"the time budget{still}"
 
 
 Stopping = Fixed | TargetCI | Decisive

@@ -43,6 +43,8 @@ def _answer(comparison: Comparison) -> dict[str, Any]:
         "looks": a.looks,
         "alpha_per_family": a.alpha_per_family,
         "method": a.method,
+        "tune": list(a.tune),
+        "stopped": a.stopped,
     }
 
 

@@ -36,6 +36,11 @@ def answer_lines(answer: Answer) -> list[str]:
     out += [f"- **{k.title}**: {k.text}" for k in answer.kinds]
     if answer.ties:
         out.append(f"- {answer.ties}")
+    if answer.tune:
+        out += ["", "Tuning (against each filesystem's defaults):", ""]
+        out += [f"- {t}" for t in answer.tune]
+    if answer.stopped:
+        out += ["", f"Rounds: {answer.stopped}"]
     if answer.caveats:
         out += ["", "Caveats:", "", *(f"- {c}" for c in answer.caveats)]
     return [*out, ""]

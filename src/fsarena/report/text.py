@@ -101,6 +101,11 @@ def answer_lines(answer: Answer, width: int) -> list[str]:
         out += wrap(f"- {kind.title}: {kind.text}", "  ", width)
     if answer.ties:
         out += wrap(f"- {answer.ties}", "  ", width)
+    if answer.tune:
+        out.append("  Tuning (against each filesystem's defaults):")
+        out += [line for t in answer.tune for line in wrap(f"- {t}", "    ", width)]
+    if answer.stopped:
+        out += wrap(f"- Rounds: {answer.stopped}", "  ", width)
     if answer.caveats:
         out.append("  Caveats:")
         out += [line for c in answer.caveats for line in wrap(f"- {c}", "    ", width)]

@@ -44,7 +44,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from fsarena.aging.runtime import guest_unsupported
-from fsarena.analysis.adaptive import SessionProgress, next_round_fits
+from fsarena.analysis import race
+from fsarena.analysis.adaptive import SessionProgress, next_round_fits, round_forecast
 from fsarena.errors import FsarenaError
 from fsarena.measure.executor import Executor
 from fsarena.plan.model import Plan
@@ -57,7 +58,7 @@ from fsarena.run.scope import RunScope, SessionUnsaved
 from fsarena.run.sequence import FsSequence
 from fsarena.run.source import PreparedSource, prepare_source
 from fsarena.session.file import Session
-from fsarena.session.records import RoundTiming
+from fsarena.session.records import RoundTiming, StopRecord
 from fsarena.targets import (
     GuestTarget,
     LoopTarget,
@@ -163,6 +164,10 @@ class Runner:
         """Record why the run ended early, so a session with no runs still says why."""
         runs = len(self.session.runs)
         self.session.warn("stopped", f"{why}, after {runs} of {self._planned()} runs")
+        self.session.stop = StopRecord(
+            code=self.session.status, text=f"{why}, after {runs} of {self._planned()} runs",
+            rounds=len(self.session.order),
+        )  # fmt: skip
 
     def _planned(self) -> int:
         reps = max(self.plan.repetitions, len(self.session.order))
@@ -205,11 +210,19 @@ class Runner:
         orders = order_stream(self.plan.sequences(), self.plan.seed)
         for repetition in itertools.count(1):
             done = repetition - 1
+            if self.plan.race and done:
+                self._race()
+                if race.only_defaults_left(self.session):
+                    self._stop(done, "all_dropped", "every configuration but the defaults dropped")
+                    return
             if repetition > self.plan.repetitions and not self._want_more(done):
+                self._stop(done, *self.plan.stopping.reason(done, self._fits(), self._progress()))
                 return
             if self.plan.stopping.budget_stops(done, self._fits()):
+                self._stop(done, "budget", "the time budget")
                 return
-            order = next(orders)
+            gone = race.dropped(self.session)
+            order = [name for name in next(orders) if name not in gone]
             self.session.order.append(order)
             self._save()
             self.on_event(Event("round", f"repetition {repetition}"))
@@ -225,9 +238,42 @@ class Runner:
 
     def _want_more(self, done: int) -> bool:
         """Another round, if the stopping rule wants one (plan.stopping) within its limits."""
-        return self.plan.stopping.wants_another_round(
-            done, self._fits(), SessionProgress(self.session)
+        return self.plan.stopping.wants_another_round(done, self._fits(), self._progress())
+
+    def _progress(self) -> SessionProgress:
+        """What the stopping rule reads: in a race, the configurations still in it."""
+        return SessionProgress(race.contenders(self.session))
+
+    def _race(self) -> None:
+        """After a round of a tune: drop the configurations clearly behind (analysis.race)."""
+        drops = race.decide(self.session)
+        if drops:
+            race.record(self.session, drops)
+            self._save()
+            for drop in drops:
+                self.on_event(Event("setup", f"race: {drop.text}"))
+
+    def _stop(self, done: int, code: str, text: str) -> None:
+        """Record why the run took no more rounds, with the budget's figures when it has one."""
+        left = None
+        if self.plan.time_budget_s:
+            elapsed = self.clock() - self._started
+            left = self.plan.time_budget_s - elapsed
+            if code == "budget":
+                walls = [float(r.wall_s) for r in self.session.timing.rounds]
+                text += (
+                    f": {elapsed / 60:.1f} of {self.plan.time_budget_s / 60:.1f} min used, "
+                    f"and the next round (forecast {round_forecast(walls) / 60:.1f} min: the "
+                    "slowest of the last three plus their spread"
+                    + (f", then {self.reserve_s:.0f} s for the reports" if self.reserve_s else "")
+                    + ") would end past it"
+                )
+            else:
+                text += f" ({max(0.0, left) / 60:.1f} min of the budget left)"
+        self.session.stop = StopRecord(
+            code=code, text=f"stopped after {done} rounds: {text}", rounds=done, budget_left_s=left
         )
+        self.on_event(Event("setup", self.session.stop.text))
 
     def _measure_ceiling(self, repetition: int) -> None:
         """fio's raw write and read once per session; later rounds, one short write (drift)."""

@@ -27,7 +27,9 @@ from fsarena.session.records import (
     MachineRecord,
     PlanRecord,
     ProfileRecord,
+    RaceRecord,
     SourceRecord,
+    StopRecord,
     TargetRecord,
     TimingRecord,
 )
@@ -236,6 +238,8 @@ class Session(BaseModel):
     # How caches were emptied before timed tasks (fsarena.run.cold); None in older files:
     # sync + drop_caches of the whole machine before every task.
     cold_caches: str | None = None
+    race: RaceRecord | None = None  # fsarena tune: what the race dropped (analysis.race)
+    stop: StopRecord | None = None  # why the run took no more rounds
 
     @model_validator(mode="after")
     def _mark_unavailable(self) -> Session:

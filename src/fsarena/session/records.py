@@ -133,6 +133,10 @@ class PlanRecord(Record):
     warmup_rounds: int = 0  # schema 3
     decisive: bool = False  # schema 3
     weights: dict[str, float] = Field(default_factory=dict)  # kinds' weights (--weigh)
+    # fsarena tune: each filesystem's defaults -> its configurations (defaults first), and
+    # whether configurations clearly behind are dropped after each round (analysis.race).
+    tune: dict[str, list[str]] = Field(default_factory=dict)
+    race: bool = False
     variants: dict[str, Any] = Field(default_factory=dict)  # schema 2
     datasets: dict[str, Any] = Field(default_factory=dict)  # schema 2
     machine: dict[str, Any] | None = None  # schema 2: the machine profile (--machine)
@@ -314,6 +318,38 @@ class TimingRecord(Record):
     # run's probe of the same filesystem over this one is how much slower it is now.
     aging_probe_fs: str | None = None
     aging_probe_bytes_per_s: Number | None = None
+
+
+class DropRecord(Record):
+    """RaceRecord.drops[i]: a configuration the race stopped measuring, and why."""
+
+    configuration: str = ""
+    after_rounds: int = 0
+    defaults: str = ""  # the filesystem's defaults it raced against
+    # Per family (each weighed kind, and the workload when several): the configuration it
+    # was shown behind, the ratio of their times and its interval at the race's level.
+    behind: list[dict[str, Any]] = Field(default_factory=list)
+    level: Number = 0  # the nominal two-sided level of each test at that look
+    text: str = ""
+
+
+class RaceRecord(Record):
+    """Session.race (fsarena tune): the configurations dropped, in order."""
+
+    margin: Number = 0.05  # dropped only when shown behind by more than this fraction
+    drops: list[DropRecord] = Field(default_factory=list)
+
+    def dropped(self) -> set[str]:
+        return {d.configuration for d in self.drops}
+
+
+class StopRecord(Record):
+    """Session.stop: why the run took no more rounds (the stopping rule's own reason)."""
+
+    code: str = ""  # fixed | decided | precise | max_rounds | budget | all_dropped | ...
+    text: str = ""
+    rounds: int = 0
+    budget_left_s: Number | None = None
 
 
 class AgingRecord(Record):
