@@ -12,6 +12,8 @@ from fsarena.analysis.verdicts import Verdicts, caveats
 from fsarena.kinds import KINDS
 from fsarena.measure.metrics import METRICS, Metric
 from fsarena.report import build, render
+from fsarena.session.file import Run
+from fsarena.session.records import TaskInfo
 from tests.sessions import make_session
 
 CLEAR = {  # xfs about 1.32x faster than ext3 at large files, and much faster than ext4
@@ -262,3 +264,25 @@ def test_a_task_one_filesystem_lacks_is_named_with_the_reason_in_the_answer() ->
     text = " ".join(render(session, "text").split())
     assert "left out: ext4 (no valid run: tree_copy_in (failed: enospc))" in text
     assert "not recommendable here: ext4: tree_copy_in ran out of space" in text
+
+
+def test_a_space_fact_in_bytes_is_told_in_mib_not_percent() -> None:
+    """The fact line gave article D's df figure (bytes) a "%" sign: "portage_space
+    ext4 4541440.0 %" (seen in a quick-suite tune). Each figure takes its metric's unit."""
+    session = make_session({fs: {"capacity_initial": [85.3, 85.3]} for fs in ("ext4", "xfs")})
+    session.plan.tasks.append("portage_space")
+    session.plan.task_info["portage_space"] = TaskInfo(
+        kind="space", timed=False, columns=["df_used_difference_bytes", "du_bytes"]
+    )
+    for fs, used in (("ext4", 44 << 20), ("xfs", 40 << 20)):
+        for rep in (1, 2):
+            session.runs.append(
+                Run(filesystem=fs, task="portage_space", repetition=rep,
+                    started_at="2026-01-01T00:00:00+00:00", status="ok",
+                    values={"df_used_difference_bytes": float(used), "du_bytes": float(used)})
+            )  # fmt: skip
+    comparison = build(session)
+    assert comparison.verdicts is not None
+    space = next(a for a in comparison.verdicts.answer.kinds if a.kind == "space")
+    assert "portage_space xfs 40.0 MiB, ext4 44.0 MiB" in space.text
+    assert "85.3 %" in space.text and "44.0 %" not in space.text

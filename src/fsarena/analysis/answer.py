@@ -385,12 +385,16 @@ def facts(index: Index, verdicts: Sequence[KindVerdict]) -> list[KindAnswer]:
             parts = []
             for task in v.tasks:
                 metric = (index.plan.info(task).columns[:1] or ["capacity_pct"])[0]
+                # Each figure in its own metric's unit: capacity in %, article D's
+                # df/du figures in MiB (not "%": they are bytes).
+                m = METRICS.get(metric)
+                scale, unit = (m.scale, m.unit) if m else (1.0, "")
                 values = {
-                    fs: statistics.median(found.values())
+                    fs: statistics.median(found.values()) * scale
                     for fs in order
                     if (found := index.samples(fs, task, metric))
                 }
-                parts.append(f"{task} " + _listing(values, "{:.1f} %"))
+                parts.append(f"{task} " + _listing(values, "{:.1f} " + unit))
             text = (
                 f"on a {size} MiB image: {'; '.join(parts)} (fixed metadata weighs "
                 "differently on other disk sizes)"
