@@ -16,7 +16,7 @@ from pathlib import Path
 
 from fsarena.report import csv, html, json, markdown, text
 from fsarena.report.charts import Chart
-from fsarena.report.table import Comparison, build
+from fsarena.report.comparison import Comparison, build
 from fsarena.session.file import Session
 
 EXPORTERS: dict[str, Callable[[Comparison], str]] = {

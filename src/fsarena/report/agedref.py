@@ -16,8 +16,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from fsarena.analysis.ranking import ratio_test
+from fsarena.report.comparison import fmt
 from fsarena.report.powerloss import Section
-from fsarena.report.table import fmt
 from fsarena.session.file import Session
 from fsarena.session.records import AgingRecord, given
 

@@ -18,8 +18,8 @@ from fsarena.analysis.ranking import ratio_test
 from fsarena.analysis.stats import TOO_WIDE
 from fsarena.measure.metrics import METRICS
 from fsarena.report import agedref
+from fsarena.report.comparison import fmt, run_value
 from fsarena.report.powerloss import Section
-from fsarena.report.table import fmt, run_value
 from fsarena.session.file import Session
 from fsarena.session.records import given
 

@@ -24,8 +24,8 @@ from scipy import stats as scipy_stats
 
 from fsarena.analysis.stats import summarize
 from fsarena.measure.metrics import METRICS
+from fsarena.report.comparison import fmt, run_value
 from fsarena.report.scope import group_of, ranked_group, scope_words
-from fsarena.report.table import fmt, run_value
 from fsarena.session.file import Session
 
 MIN_COMMON = 3

@@ -28,8 +28,8 @@ from matplotlib.patches import Patch
 
 from fsarena.analysis.phrases import number
 from fsarena.measure.metrics import METRICS, Metric
+from fsarena.report.comparison import Comparison, Row, TaskTable
 from fsarena.report.sentence import matters
-from fsarena.report.table import Comparison, Row, TaskTable
 from fsarena.report.units import Unit, column_unit
 
 RC: dict[str, Any] = {

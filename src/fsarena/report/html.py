@@ -16,11 +16,18 @@ from markupsafe import Markup
 
 from fsarena.measure.metrics import METRICS
 from fsarena.report import aging, answer, articles, cells, charts, outcome, prose
+from fsarena.report.comparison import (
+    Comparison,
+    TaskTable,
+    build,
+    comparison_line,
+    fmt,
+    header_lines,
+)
 from fsarena.report.groups import explanations, unranked_sections
 from fsarena.report.machine_section import machine_rows
 from fsarena.report.scope import verdict_scope
 from fsarena.report.sentence import task_sentence
-from fsarena.report.table import Comparison, TaskTable, build, comparison_line, fmt, header_lines
 from fsarena.report.units import glued
 from fsarena.session.records import given
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from fsarena.report import aging, articles, outcome, prose
 from fsarena.report.answer import Answer
 from fsarena.report.answer import build as build_answer
+from fsarena.report.comparison import Comparison, comparison_line, header_lines
 from fsarena.report.groups import explanations, split
 from fsarena.report.powerloss import sections
-from fsarena.report.table import Comparison, comparison_line, header_lines
 from fsarena.session.file import Session
 
 

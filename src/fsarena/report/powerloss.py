@@ -15,7 +15,7 @@ from fsarena.crashtest.results import (
     parse_details,
     summarize,
 )
-from fsarena.report.table import fmt
+from fsarena.report.comparison import fmt
 from fsarena.session.file import Session
 
 

@@ -1,7 +1,7 @@
 """`fsarena compare`: the same tasks across sessions (machines, kernels, mount options).
 
 Said first: what differs between the sessions and what makes the comparison
-doubtful (crossdiff). Then each session's own answer and per-task verdicts,
+doubtful (compare.settings). Then each session's own answer and per-task verdicts,
 exactly as its own report gives them: a comparison never re-ranks one
 session's filesystems among everyone else's (Holm's correction over every
 LABEL/filesystem pair would turn a clear single-session win into a tie).
@@ -24,10 +24,11 @@ from fsarena.analysis.phrases import interval_text, metric_word, number
 from fsarena.analysis.ranking import Ranking, rank
 from fsarena.errors import FsarenaError
 from fsarena.measure.metrics import METRICS
-from fsarena.report import charts, crossdiff, markdown, prose, text
+from fsarena.report import charts, markdown, prose, text
 from fsarena.report.answer import build as build_answer
+from fsarena.report.compare import settings
+from fsarena.report.comparison import Comparison, build, comparison_line, header_lines
 from fsarena.report.sentence import matters
-from fsarena.report.table import Comparison, build, comparison_line, header_lines
 from fsarena.session.file import Run, Session
 from fsarena.session.records import ProfileRecord, TaskInfo
 
@@ -163,7 +164,7 @@ def compare(sessions: Sequence[Session], labels: Sequence[str] | None = None) ->
     if bad:
         raise FsarenaError(f"a label cannot contain '/': {', '.join(bad)}")
     labelled = list(zip(names, sessions, strict=True))
-    crossdiff.refuse_empty(labelled)
+    settings.refuse_empty(labelled)
     # The merged comparison keeps its tables and charts but no verdicts: ranking every
     # LABEL/filesystem against every other would contradict each session's own verdicts.
     merged = dataclasses.replace(build(merge(labelled)), verdicts=None)
@@ -173,8 +174,8 @@ def compare(sessions: Sequence[Session], labels: Sequence[str] | None = None) ->
         merged,
         _changes(labelled, merged),
         tuple(build(s) for s in sessions),
-        tuple(crossdiff.differences(labelled)),
-        tuple(crossdiff.warnings(labelled)),
+        tuple(settings.differences(labelled)),
+        tuple(settings.warnings(labelled)),
     )
 
 
