@@ -28,6 +28,7 @@ from fsarena.report import charts, markdown, prose, text
 from fsarena.report.answer import build as build_answer
 from fsarena.report.compare import settings
 from fsarena.report.comparison import Comparison, build, comparison_line, header_lines
+from fsarena.report.contents import body
 from fsarena.report.sentence import matters
 from fsarena.session.file import Run, Session
 from fsarena.session.records import ProfileRecord, TaskInfo
@@ -267,7 +268,7 @@ def render_text(cross: CrossComparison) -> str:
     out += ["", "SESSIONS"]
     for label, provenance in legend(cross):
         out += [f"{label}:", *(x for line in provenance for x in text.wrap(line, "  ", width))]
-    out.extend(["", "ALL GROUPS (LABEL/FILESYSTEM)", "", *text.body(cross.merged, width)])
+    out.extend(["", "ALL GROUPS (LABEL/FILESYSTEM)", "", *text.lines(body(cross.merged), width)])
     return "\n".join(out).rstrip() + "\n"
 
 
@@ -290,7 +291,7 @@ def render_markdown(cross: CrossComparison) -> str:
         out += [f"- **{task}**", *(f"  - {label}: {v}" for label, v in lines)]
     out += ["", "## Sessions", ""]
     out += [f"- **{label}**: " + "; ".join(lines) for label, lines in legend(cross)]
-    out.extend(["", "## All groups (label/filesystem)", "", *markdown.body(cross.merged, "###")])
+    out.extend(["", "## All groups (label/filesystem)", "", *markdown.lines(body(cross.merged), 3)])
     return "\n".join(out).rstrip() + "\n"
 
 
