@@ -21,11 +21,12 @@ from fsarena.errors import FsarenaError
 from fsarena.measure.collect import Measurement
 from fsarena.report import EXPORTERS, build, render
 from fsarena.report.comparison import fmt
+from fsarena.report.formats import FORMATS
 from fsarena.session.file import SCHEMA_VERSION, Session, load, save
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 GOLDEN = Path(__file__).resolve().parents[1] / "golden"
-SUFFIX = {"text": "txt", "markdown": "md", "csv": "csv", "json": "json", "html": "html"}
+SUFFIX = {f.name: f.suffix for f in FORMATS}
 SVG = re.compile(r"<svg\b.*?</svg>", re.S)
 
 
