@@ -24,6 +24,7 @@ from fsarena.report.comparison import (
     fmt,
     header_lines,
 )
+from fsarena.report.document import Figure
 from fsarena.report.groups import explanations, unranked_sections
 from fsarena.report.machine_section import machine_rows
 from fsarena.report.scope import verdict_scope
@@ -50,6 +51,10 @@ _ENV = jinja2.Environment(
 )
 
 
+# Charts of the whole comparison, drawn under "CPU, device I/O and space".
+OVERVIEW = ("cpu", "device", "space")
+
+
 def render(comparison: Comparison) -> str:
     """The report with its charts inlined (no chart files)."""
     html, _ = bundle(comparison, None)
@@ -61,7 +66,7 @@ def bundle(comparison: Comparison, asset_dir: str | None) -> tuple[str, list[cha
     # Charts and task tables rank one driver group (scope.py); the others get their own section.
     full, comparison = comparison, _ranked(comparison)
     drawn = charts.build(comparison, png=asset_dir is not None)
-    by_name = {c.name: c for c in drawn}
+    by_name = {c.name: charts.figure(c) for c in drawn}
     context = {
         "title": _title(comparison),
         "answer": answer.build(full),  # it knows the groups left out of the ranking
@@ -76,7 +81,7 @@ def bundle(comparison: Comparison, asset_dir: str | None) -> tuple[str, list[cha
         "driver_groups": unranked_sections(full),
         "aged": aging.sections(full.session),
         "aged_verdict": aging.verdict(full.session),
-        "overview": [c for c in drawn if c.name.split("-")[0] in ("cpu", "device", "space")],
+        "overview": [f for f in by_name.values() if f.name.split("-")[0] in OVERVIEW],
         "ceiling_headers": prose.CEILING_HEADERS,
         "ceilings": prose.ceiling_rows(comparison),
         "provenance": _provenance(comparison),
@@ -124,7 +129,7 @@ def _other_metrics(comparison: Comparison, table: TaskTable) -> list[str]:
 
 
 def task_context(
-    comparison: Comparison, table: TaskTable, by_name: Mapping[str, charts.Chart]
+    comparison: Comparison, table: TaskTable, by_name: Mapping[str, Figure]
 ) -> dict[str, Any]:
     """What the template shows for one task: its table, verdicts and chart."""
     headers, rows = cells.headline_grid(table)

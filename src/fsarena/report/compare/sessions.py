@@ -298,16 +298,13 @@ def render_markdown(cross: CrossComparison) -> str:
 def render_html(cross: CrossComparison) -> str:
     from fsarena.report import html
 
-    drawn = charts.build(cross.merged)
+    drawn = {c.name: charts.figure(c) for c in charts.build(cross.merged)}
     context: dict[str, Any] = {
         "legend": legend(cross),
         "digest": digest(cross),
         "method": prose.METHOD,
-        "heatmap": next((c for c in drawn if c.name == "heatmap"), None),
-        "tasks": [
-            html.task_context(cross.merged, t, {c.name: c for c in drawn})
-            for t in cross.merged.tables
-        ],
+        "heatmap": drawn.get("heatmap"),
+        "tasks": [html.task_context(cross.merged, t, drawn) for t in cross.merged.tables],
         "warnings": prose.warnings(cross.merged),
         "asset_dir": None,
     }
