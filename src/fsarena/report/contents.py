@@ -12,7 +12,6 @@ from fsarena.report import aging, articles, outcome, powerloss, prose
 from fsarena.report.answer import build as build_answer
 from fsarena.report.comparison import Comparison, comparison_line, header_lines
 from fsarena.report.document import (
-    Banner,
     Block,
     Heading,
     Item,
@@ -33,8 +32,8 @@ def document(comparison: Comparison) -> tuple[Block, ...]:
     """The report: what was not measured, the answer, how it was measured, the evidence."""
     session = comparison.session
     blocks: list[Block] = [Heading(TITLE, level=1)]
-    if (told := outcome.outcome(session)) and not told.complete:
-        blocks.append(Banner(told.headline(), tuple(told.why()), told.fixes))
+    if banner := outcome.banner(session):  # what was not measured, before anything else
+        blocks.append(banner)
     blocks.append(answer_section(comparison))
     if line := aging.verdict(session):
         blocks.append(Paragraph(f"{line} See 'Aged ... beside fresh' below.", label="Age"))
