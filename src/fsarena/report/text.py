@@ -147,6 +147,8 @@ def _section(section: Section, width: int) -> list[str]:
     out: list[str] = []
     previous: Block | None = None
     for block in section.blocks:
+        if isinstance(block, Section) and out and out[-1]:  # sections within: a blank between
+            out.append("")
         out += _inner(block, width, previous)
         previous = block
     return [_heading(section.heading), *out] if out else []

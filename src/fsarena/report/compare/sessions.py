@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,6 +29,7 @@ from fsarena.report.answer import build as build_answer
 from fsarena.report.compare import settings
 from fsarena.report.comparison import Comparison, build, comparison_line, header_lines
 from fsarena.report.contents import body
+from fsarena.report.document import Block, Heading, Item, Items, Paragraph, Section
 from fsarena.report.sentence import matters
 from fsarena.session.file import Run, Session
 from fsarena.session.records import ProfileRecord, TaskInfo
@@ -246,53 +247,51 @@ def digest(cross: CrossComparison) -> Digest:
     return Digest(list(diffs), list(cross.warnings), answers, changed, unchanged, verdicts)
 
 
-def render_text(cross: CrossComparison) -> str:
-    width = text.terminal_width()
+def document(cross: CrossComparison) -> tuple[Block, ...]:
+    """The comparison of sessions: what differs first, each one's own answer, the changes."""
     d = digest(cross)
-    out = ["fsarena comparison of sessions", "", "WHAT DIFFERS"]
-    out += [line for x in d.differences for line in text.wrap(f"- {x}", "  ", width)]
-    if d.warnings:
-        out += ["", "WARNINGS ABOUT THIS COMPARISON"]
-        out += [line for w in d.warnings for line in text.wrap(f"- {w}", "  ", width)]
-    out += ["", "EACH SESSION'S OWN ANSWER"]
-    out += [line for label, a in d.answers for line in text.wrap(f"{label}: {a}", "  ", width)]
-    out += ["", "SAME FILESYSTEM ACROSS SESSIONS (ratio to the first, 95 % interval)"]
-    for task, fs, line in d.changed:
-        out += text.wrap(f"- {task}, {fs}: {line}", "  ", width)
+    said = [
+        Section(Heading("What differs"), (_list(("", x) for x in d.differences),)),
+        *(
+            [
+                Section(
+                    Heading("Warnings about this comparison"), (_list(("", w) for w in d.warnings),)
+                )
+            ]
+            if d.warnings
+            else []
+        ),
+        Section(Heading("Each session's own answer"), (_list(d.answers),)),
+    ]
+    changes: list[Block] = [Paragraph(prose.METHOD, style="method")]
+    if d.changed:  # ratio to the first session, with its 95 % interval
+        changes.append(_list((f"{task}, {fs}", line) for task, fs, line in d.changed))
     if d.unchanged:
-        out += text.wrap(f"- {d.unchanged}", "  ", width)
-    out += ["", "EACH SESSION'S OWN VERDICT PER TASK"]
-    for task, lines in d.verdicts:
-        out.append(f"  {task}")
-        out += [line for label, v in lines for line in text.wrap(f"{label}: {v}", "    ", width)]
-    out += ["", "SESSIONS"]
-    for label, provenance in legend(cross):
-        out += [f"{label}:", *(x for line in provenance for x in text.wrap(line, "  ", width))]
-    out.extend(["", "ALL GROUPS (LABEL/FILESYSTEM)", "", *text.lines(body(cross.merged), width)])
-    return "\n".join(out).rstrip() + "\n"
+        changes.append(Paragraph(d.unchanged))
+    verdicts = tuple(
+        Item(task, "", tuple(f"{k}: {v}" for k, v in lines)) for task, lines in d.verdicts
+    )
+    sessions = tuple(Item(label, "", tuple(lines)) for label, lines in legend(cross))
+    return (
+        Heading("fsarena comparison of sessions", level=1),
+        *said,
+        Section(Heading("Same filesystem across sessions"), tuple(changes)),
+        Section(Heading("Each session's own verdict per task"), (Items(verdicts),)),
+        Section(Heading("Sessions"), (Items(sessions),)),
+        Section(Heading("All groups (label/filesystem)"), tuple(body(cross.merged))),
+    )
+
+
+def _list(entries: Iterable[tuple[str, str]]) -> Items:
+    return Items(tuple(Item(title, words) for title, words in entries), style="list")
+
+
+def render_text(cross: CrossComparison) -> str:
+    return text.render_blocks(document(cross), text.terminal_width())
 
 
 def render_markdown(cross: CrossComparison) -> str:
-    d = digest(cross)
-    out = ["# fsarena comparison of sessions", "", "## What differs", ""]
-    out += [f"- {x}" for x in d.differences]
-    if d.warnings:
-        out += ["", "## Warnings about this comparison", "", *(f"- {w}" for w in d.warnings)]
-    out += ["", "## Each session's own answer", "", *(f"- **{k}**: {a}" for k, a in d.answers)]
-    out += ["", "## Same filesystem across sessions", "", prose.METHOD, ""]
-    if d.changed:
-        out += ["| task | filesystem | change (95 % interval) |", "|---|---|---|"]
-        out += [f"| {t} | {fs} | {line} |" for t, fs, line in d.changed]
-        out.append("")
-    if d.unchanged:
-        out += [d.unchanged, ""]
-    out += ["## Each session's own verdict per task", ""]
-    for task, lines in d.verdicts:
-        out += [f"- **{task}**", *(f"  - {label}: {v}" for label, v in lines)]
-    out += ["", "## Sessions", ""]
-    out += [f"- **{label}**: " + "; ".join(lines) for label, lines in legend(cross)]
-    out.extend(["", "## All groups (label/filesystem)", "", *markdown.lines(body(cross.merged), 3)])
-    return "\n".join(out).rstrip() + "\n"
+    return markdown.render_blocks(document(cross))
 
 
 def render_html(cross: CrossComparison) -> str:
