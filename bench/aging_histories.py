@@ -17,7 +17,7 @@ from pathlib import Path
 
 from fsarena.analysis.ranking import ratio_test
 from fsarena.report.aging import pairs
-from fsarena.report.table import run_value
+from fsarena.report.comparison import run_value
 from fsarena.session.file import Session, load
 
 

@@ -6,7 +6,7 @@ here, so that they can follow the code when it moves:
 - `fsarena.analysis.adaptive.undecided`: the runner's stopping rule (the
   decisive loop adds a round while it is not empty: `Runner._want_more`);
 - `read_answer` (below): the one place that reads what the report prints,
-  today `report.table.build` then `report.answer.build`;
+  today `report.comparison.build` then `report.answer.build`;
 - `pair_p_value` (below): the per-pair test alone, today
   `analysis.ranking.robust_ratio_test`;
 - `fsarena.run.runner.order_stream`: each round's shuffled filesystem order.
@@ -488,9 +488,10 @@ def read_answer(session: Session) -> Read:
     pair). The recommendation names a filesystem when Answer.recommended is not
     empty or, where the Answer has no such field, its line is not "No recommendation".
     """
-    from fsarena.report import answer, table
+    from fsarena.report import answer
+    from fsarena.report.comparison import build
 
-    comparison = table.build(session)
+    comparison = build(session)
     built = answer.build(comparison)
     said = {a.kind: a for a in built.kinds}
     kinds = []

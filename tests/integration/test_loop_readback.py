@@ -12,7 +12,7 @@ from pathlib import Path
 
 from fsarena.measure.executor import RealExecutor
 from fsarena.plan.model import make_plan
-from fsarena.report.table import header_lines
+from fsarena.report.comparison import header_lines
 from fsarena.run.new_session import new_session
 from fsarena.run.runner import Runner
 from fsarena.session.file import Session

@@ -68,9 +68,9 @@ def test_article_d_times_beside_todays_with_rank_agreement() -> None:
     assert cells["xfs"] == (554.478, 9.0)
     assert cells["jfs"] == (203.146, None)
     assert row.common == 5 and row.spearman == pytest.approx(1.0)
-    text = render(session, "text")
+    text = " ".join(render(session, "text").split())
     assert "AGAINST THE ARTICLES" in text and "other hardware and kernels" in text
-    assert "agreement +1.00 over 5" in text  # one table: Spearman's rho over 5 in common
+    assert "rank agreement: +1.00 over 5" in text  # one table: Spearman's rho over 5 in common
     assert "## Against the articles" in render(session, "markdown")
 
 

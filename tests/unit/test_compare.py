@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 from fsarena.cli.commands import main
 from fsarena.errors import FsarenaError
-from fsarena.report.crosscompare import compare, render_html, render_markdown, render_text
+from fsarena.report.compare import compare, render_html, render_markdown, render_text
 from fsarena.session.file import save
 from tests.sessions import make_session
 
@@ -79,7 +79,7 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 def test_a_session_compared_with_itself_keeps_its_own_verdicts() -> None:
     """Holm's correction over every LABEL/filesystem pair used to turn a clear win into a tie."""
     from fsarena.report import build
-    from fsarena.report.table import comparison_line
+    from fsarena.report.comparison import comparison_line
     from fsarena.session.file import load
 
     session = load(FIXTURES / "three-filesystems.json")

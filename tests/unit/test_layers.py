@@ -187,6 +187,11 @@ def _loaded_after(statement: str) -> set[str]:
     [
         # Reports are rebuilt from session files alone: nothing that runs things.
         ("import fsarena.report", ("fsarena.run", "fsarena.targets", "fsarena.tasks")),
+        # The formats table is read at the CLI's start-up: no renderer, no statistics.
+        (
+            "import fsarena.report.formats",
+            ("numpy", "scipy", "matplotlib", "jinja2", "pydantic", "fsarena.report.comparison"),
+        ),
         # The guest agent runs inside an emulated kernel: no numpy, no scipy.
         ("import fsarena.guest.agent", ("numpy", "scipy", "matplotlib", "fsarena.report")),
         # The measuring process stays light: the collector is stdlib only.
@@ -216,9 +221,11 @@ def test_transitive_loads(statement: str, forbidden: tuple[str, ...]) -> None:
     assert not bad, f"{statement} loads {bad[:8]}"
 
 
-def test_cli_formats_are_the_exporters() -> None:
-    """--format's choices are a constant (importing fsarena.report is heavy): kept in step."""
+def test_cli_formats_are_the_formats_table() -> None:
+    """--format's choices are report.formats' names, and each names a module that renders."""
     from fsarena.cli.args import FORMATS
     from fsarena.report import EXPORTERS
+    from fsarena.report.formats import FORMATS as TABLE
 
-    assert list(FORMATS) == sorted(EXPORTERS)
+    assert list(FORMATS) == sorted(f.name for f in TABLE) == sorted(EXPORTERS)
+    assert len({f.suffix for f in TABLE}) == len(TABLE)  # one suffix a format

@@ -20,12 +20,13 @@ import pytest
 from fsarena.errors import FsarenaError
 from fsarena.measure.collect import Measurement
 from fsarena.report import EXPORTERS, build, render
-from fsarena.report.table import fmt
+from fsarena.report.comparison import fmt
+from fsarena.report.formats import FORMATS
 from fsarena.session.file import SCHEMA_VERSION, Session, load, save
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 GOLDEN = Path(__file__).resolve().parents[1] / "golden"
-SUFFIX = {"text": "txt", "markdown": "md", "csv": "csv", "json": "json", "html": "html"}
+SUFFIX = {f.name: f.suffix for f in FORMATS}
 SVG = re.compile(r"<svg\b.*?</svg>", re.S)
 
 
@@ -273,7 +274,7 @@ def test_no_report_calls_an_interval_wider_than_the_threshold_no_difference(fixt
 
 
 def test_a_decisive_run_cut_by_its_budget_says_how_many_repetitions_ran() -> None:
-    from fsarena.report.table import header_lines
+    from fsarena.report.comparison import header_lines
 
     session = load(FIXTURES / "three-filesystems.json")
     session.plan.decisive = True

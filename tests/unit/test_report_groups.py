@@ -100,4 +100,4 @@ def test_against_the_articles_only_host_times_but_every_drivers_space(tmp_path: 
     # Space depends on the format alone: jfs@uml's capacity stands beside the article's jfs.
     assert today["capacity_initial"] == {"ext4", "jfs", "ntfs"}
     text = " ".join(render(_session(tmp_path), "text").split())
-    assert "times of host kernel drivers only: guest and FUSE times are not comparable" in text
+    assert "Times of host kernel drivers only: guest and FUSE times are not comparable" in text

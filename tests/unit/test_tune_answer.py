@@ -21,8 +21,9 @@ import pytest
 
 from fsarena.analysis.tuned import advantage
 from fsarena.plan.model import make_plan
-from fsarena.report import html, markdown, table, text
+from fsarena.report import html, markdown, text
 from fsarena.report import json as json_report
+from fsarena.report.comparison import build
 from fsarena.run.new_session import new_session
 from fsarena.run.runner import Runner
 from fsarena.session.file import Session, load
@@ -48,12 +49,12 @@ def _session(times: tuple[float, ...], sd: float, rounds: int, seed: int = 1) ->
 
 
 def _tune(session: Session) -> tuple[str, ...]:
-    return table.build(session).verdicts.answer.tune  # type: ignore[union-attr]
+    return build(session).verdicts.answer.tune  # type: ignore[union-attr]
 
 
 def test_the_defaults_are_as_good_as_anything_within_a_measured_x() -> None:
     session = _session((1.0, 1.0, 1.0, 1.0), 0.005, 6)
-    verdicts = table.build(session).verdicts
+    verdicts = build(session).verdicts
     assert verdicts is not None
     line = verdicts.answer.tune[0]
     found = re.search(r"the defaults \(fs\) are as good as anything here, within ([\d.]+) %", line)
@@ -93,7 +94,7 @@ def test_nothing_shown_better_says_how_much_better_remains_possible() -> None:
 def test_a_tune_shows_its_answer_drops_and_stop_in_every_format(tmp_path: Path) -> None:
     session = _session((1.0, 1.0, 0.8, 1.1), 0.02, 6)
     session.stop = StopRecord(code="budget", text="stopped after 6 rounds: the time budget")
-    comparison = table.build(session)
+    comparison = build(session)
     first = comparison.verdicts.answer.tune[0]  # type: ignore[union-attr]
     outputs = {
         "text": text.render(comparison, 200),
@@ -135,7 +136,7 @@ def test_a_fixed_run_says_it_ran_its_rounds(tmp_path: Path) -> None:
     assert session.stop.text == (
         "stopped after 3 rounds: the plan's 3 rounds, fixed (--repetitions or --quick)"
     )
-    assert "Rounds: stopped after 3 rounds" in text.render(table.build(session), 200)
+    assert "Rounds: stopped after 3 rounds" in text.render(build(session), 200)
 
 
 def test_a_decisive_run_says_why_it_stopped_with_the_budget_left(tmp_path: Path) -> None:

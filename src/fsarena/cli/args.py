@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from fsarena.errors import FsarenaError
+from fsarena.report.formats import NAMES
 
 if TYPE_CHECKING:
     from fsarena.session.file import Session
@@ -39,10 +40,9 @@ class FiniteNumber(click.ParamType[float]):
 
 NUMBER = FiniteNumber()
 
-# The report formats, for --format: fsarena.report (charts, statistics, templates)
-# is imported only by the commands that render; a unit test keeps this equal to
-# sorted(fsarena.report.EXPORTERS).
-FORMATS = ("csv", "html", "json", "markdown", "text")
+# The report formats, for --format: the one table of them (fsarena.report.formats,
+# light: the renderers load only in the commands that render).
+FORMATS = NAMES
 
 
 def fs_names(text: str | None) -> list[str] | None:

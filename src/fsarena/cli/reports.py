@@ -178,8 +178,7 @@ def compare(
     `fsarena compare BASE NEW --fail-on-regression 5`, or
     `fsarena compare NEW --baseline store --fail-on-regression 5`.
     """
-    from fsarena.report.crosscompare import RENDERERS
-    from fsarena.report.crosscompare import compare as cross
+    from fsarena.report.compare import RENDERERS, compare
     from fsarena.session.file import load
 
     paths = list(session_paths)
@@ -196,7 +195,7 @@ def compare(
     if fail_pct is not None:
         _gate(sessions, tuple(labels) or ("BASE", "NEW"), fail_pct, fmt, output)
         return
-    result = cross(sessions, list(labels) or None)
+    result = compare(sessions, list(labels) or None)
     _emit(RENDERERS[fmt](result), output)
 
 
@@ -237,15 +236,13 @@ def _gate(
     sessions: list[Session], labels: tuple[str, ...], pct: float, fmt: str, output: Path | None
 ) -> None:
     from fsarena.analysis.regression import gate, gate_lines
-    from fsarena.report import crossdiff
-    from fsarena.report.crosscompare import RENDERERS
-    from fsarena.report.crosscompare import compare as cross
+    from fsarena.report.compare import RENDERERS, compare, settings
 
     if len(labels) != 2:
         raise click.UsageError(f"give two --label values, BASE and NEW ({len(labels)} given)")
     base, new = sessions
     labelled = list(zip(labels, sessions, strict=True))
-    crossdiff.refuse_empty(labelled)
+    settings.refuse_empty(labelled)
     plans = [(s.plan.suite, s.plan.scale) for s in sessions]
     if plans[0] != plans[1]:
         raise FsarenaError(
@@ -254,11 +251,11 @@ def _gate(
             "every task would change with the workload; run the same plan, or compare "
             "without --fail-on-regression"
         )
-    for warning in crossdiff.warnings(labelled):
+    for warning in settings.warnings(labelled):
         click.echo(f"fsarena: warning: {warning}", err=True)
     result = gate(base, new, pct / 100)
     if output is not None:
-        _emit(RENDERERS[fmt](cross(sessions, list(labels))), output)
+        _emit(RENDERERS[fmt](compare(sessions, list(labels))), output)
     click.echo("\n".join(gate_lines(result, (labels[0], labels[1]))))
     if result.failed:
         sys.exit(1)

@@ -1,43 +1,62 @@
-"""Reports: exporters registered by name; each renders the comparison built once from a session.
+"""Reports: each format of formats.FORMATS renders the comparison built once from a session.
 
-An exporter is `render(comparison) -> str`. A format whose output can have
-files beside it (the HTML report's charts as PNG and SVG) also registers a
-bundle function in BUNDLES: `bundle(comparison, asset_dir) -> (text, charts)`,
-used by `write`, which puts the charts in a directory next to the output file.
+A format's module has `render(comparison) -> str`. A format whose output can
+have files beside it (the HTML report's charts as PNG and SVG) also has
+`bundle(comparison, asset_dir) -> (text, charts)`, used by `write`, which puts
+the charts in a directory next to the output file.
+
+Importing this package is light (the CLI reads formats.FORMATS at start-up):
+the renderers, and the statistics under them, load when a report is made.
 """
 
 from __future__ import annotations
 
+import importlib
 import os
 import shutil
 import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from fsarena.report import csv, html, json, markdown, text
-from fsarena.report.charts import Chart
-from fsarena.report.table import Comparison, build
-from fsarena.session.file import Session
+from fsarena.report.formats import BY_NAME, FORMATS
 
-EXPORTERS: dict[str, Callable[[Comparison], str]] = {
-    "text": text.render,
-    "markdown": markdown.render,
-    "csv": csv.render,
-    "json": json.render,
-    "html": html.render,
-}
-BUNDLES: dict[str, Callable[[Comparison, str | None], tuple[str, Sequence[Chart]]]] = {
-    "html": html.bundle,
-}
+if TYPE_CHECKING:  # loaded at run time by __getattr__, when first asked for
+    from fsarena.report.charts import Chart
+    from fsarena.report.comparison import Comparison, build
+    from fsarena.session.file import Session
+
+    EXPORTERS: dict[str, Callable[[Comparison], str]]
+
+
+def exporter(fmt: str) -> Callable[[Comparison], str]:
+    """The render function of a format (its module is imported now)."""
+    render_function: Callable[[Comparison], str] = _module(fmt).render
+    return render_function
+
+
+def _module(fmt: str) -> Any:
+    return importlib.import_module(f"fsarena.report.{BY_NAME[fmt].module}")
+
+
+def __getattr__(name: str) -> Any:
+    """EXPORTERS, build and Comparison, loaded when first asked for (they are heavy)."""
+    if name == "EXPORTERS":
+        return {f.name: exporter(f.name) for f in FORMATS}
+    if name in ("build", "Comparison"):
+        return getattr(importlib.import_module("fsarena.report.comparison"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def render(session: Session, fmt: str) -> str:
-    return EXPORTERS[fmt](build(session))
+    from fsarena.report.comparison import build
+
+    return exporter(fmt)(build(session))
 
 
 def render_comparison(comparison: Comparison, fmt: str) -> str:
     """render() of a comparison already built (building it is most of a report's time)."""
-    return EXPORTERS[fmt](comparison)
+    return exporter(fmt)(comparison)
 
 
 def asset_dir_for(path: Path) -> Path:
@@ -49,15 +68,19 @@ def write(
     session: Session, fmt: str, path: Path, comparison: Comparison | None = None
 ) -> list[Path]:
     """Write a report to a file (atomically), with its chart files if the format has them."""
+    from fsarena.report.comparison import build
+
     comparison = build(session) if comparison is None else comparison
     written = []
-    if fmt in BUNDLES:
+    if BY_NAME[fmt].bundles:
         assets = asset_dir_for(path)
-        content, charts = BUNDLES[fmt](comparison, assets.name)
+        bundle: Callable[[Comparison, str | None], tuple[str, Sequence[Chart]]]
+        bundle = _module(fmt).bundle
+        content, charts = bundle(comparison, assets.name)
         _write_charts(charts, assets)
         written.append(assets)
     else:
-        content = EXPORTERS[fmt](comparison)
+        content = exporter(fmt)(comparison)
     _write_atomic(path, content)
     return [path, *written]
 
@@ -94,11 +117,12 @@ def _write_atomic(path: Path, content: str) -> None:
 
 
 __all__ = [
-    "BUNDLES",
     "EXPORTERS",
+    "FORMATS",
     "Comparison",
     "asset_dir_for",
     "build",
+    "exporter",
     "render",
     "render_comparison",
     "write",

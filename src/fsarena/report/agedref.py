@@ -16,8 +16,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from fsarena.analysis.ranking import ratio_test
-from fsarena.report.powerloss import Section
-from fsarena.report.table import fmt
+from fsarena.report.comparison import fmt
+from fsarena.report.document import Section, table_section
 from fsarena.session.file import Session
 from fsarena.session.records import AgingRecord, given
 
@@ -218,7 +218,7 @@ def section(
         else "Measured here: no cold read changed with age beyond noise (every 95 % interval "
         "includes 1); that is not evidence of no effect on another device or history."
     )
-    return Section(
+    return table_section(
         "Aging beside published effects",
         ["filesystem", "aged on", "aging done", "layout score fresh → aged", "largest read change"],
         rows,

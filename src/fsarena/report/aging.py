@@ -18,8 +18,8 @@ from fsarena.analysis.ranking import ratio_test
 from fsarena.analysis.stats import TOO_WIDE
 from fsarena.measure.metrics import METRICS
 from fsarena.report import agedref
-from fsarena.report.powerloss import Section
-from fsarena.report.table import fmt, run_value
+from fsarena.report.comparison import fmt, run_value
+from fsarena.report.document import Section, table_section
 from fsarena.session.file import Session
 from fsarena.session.records import given
 
@@ -314,7 +314,7 @@ def sections(session: Session) -> list[Section]:
         session, pairs(session), partial(_walls, session), partial(_samples, session)
     )
     return [
-        Section(
+        table_section(
             f"Aged ({given(age.name if age else None)}) beside fresh: time per task",
             ["task", "filesystem", "fresh", "aged", "aged/fresh", "95 % interval", "n"],
             time_rows,
@@ -326,7 +326,7 @@ def sections(session: Session) -> list[Section]:
                 *_group_note(session),
             ],
         ),
-        Section(
+        table_section(
             "Layout of the aged tree (aged_layout), fresh and aged",
             ["filesystem", "state"]
             + [f"{METRICS[m].label} {METRICS[m].unit}".strip() for m in LAYOUT_METRICS],
@@ -341,7 +341,7 @@ def sections(session: Session) -> list[Section]:
                 RUNTIME_NOTE,
             ],
         ),
-        Section(
+        table_section(
             "Aging, once per filesystem and seed",
             [
                 "filesystem",

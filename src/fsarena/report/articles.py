@@ -5,15 +5,13 @@ reference, and reference/article_map.toml, which says which fsarena task and
 metric each figure is). They come from other hardware and kernels, 2001 to
 2009: only rankings mean something across that gap, so each comparison
 carries Spearman's rank correlation over the filesystems both have, when
-there are at least three. Every exporter can render the rows of
-`comparisons(session)`; text and Markdown renderings are here.
+there are at least three. `blocks(session)` is the report's section of them.
 """
 
 from __future__ import annotations
 
 import json
 import math
-import textwrap
 import tomllib
 from dataclasses import dataclass
 from functools import cache
@@ -24,8 +22,9 @@ from scipy import stats as scipy_stats
 
 from fsarena.analysis.stats import summarize
 from fsarena.measure.metrics import METRICS
+from fsarena.report.comparison import fmt, run_value
+from fsarena.report.document import Block, Heading, Notes, Paragraph, Section, Table
 from fsarena.report.scope import group_of, ranked_group, scope_words
-from fsarena.report.table import fmt, run_value
 from fsarena.session.file import Session
 
 MIN_COMMON = 3
@@ -242,29 +241,19 @@ def _articles(session: Session) -> list[str]:
     return sorted({row.article for row in comparisons(session)})
 
 
-def text_lines(session: Session, width: int = 80) -> list[str]:
+def blocks(session: Session) -> list[Block]:
+    """The "against the articles" section: the caveat, the articles cited, one row a figure."""
     rows = table(session)
     if not rows:
         return []
-    out = [f"AGAINST THE ARTICLES ({CAVEAT}; rank agreement is Spearman's rho)"]
+    notes: list[Block] = [Paragraph(_sentence(CAVEAT), style="aside")]
     if note := left_out(session):
-        out.append(note)
-    out = [line for text in out for line in textwrap.wrap(text, width, subsequent_indent="  ")]
-    out += [f"  {a}" for a in _articles(session)]
-    for figure, then, now, rho in rows:
-        text = f"- {figure}: article {then}; today {now}; agreement {rho}"
-        out += textwrap.wrap(text, width, initial_indent="  ", subsequent_indent="      ")
-    return [*out, ""]
+        notes.append(Paragraph(_sentence(note), style="aside"))
+    cited = Notes(tuple(_articles(session)))
+    figures = Table(tuple(HEADERS), tuple(tuple(r) for r in rows), style="text")
+    heading = Heading("Against the articles", anchor="articles")
+    return [Section(heading, (*notes, cited, figures), anchor="articles")]
 
 
-def markdown_lines(session: Session) -> list[str]:
-    rows = table(session)
-    if not rows:
-        return []
-    out = ["## Against the articles", "", f"_{CAVEAT[0].upper() + CAVEAT[1:]}._", ""]
-    if note := left_out(session):
-        out.extend([f"_{note[0].upper() + note[1:]}._", ""])
-    out.extend([*(f"- {a}" for a in _articles(session)), ""])
-    out.extend(["| " + " | ".join(HEADERS) + " |", "|---|---|---|---|"])
-    out.extend("| " + " | ".join(r) + " |" for r in rows)
-    return [*out, ""]
+def _sentence(words: str) -> str:
+    return f"{words[0].upper()}{words[1:]}."

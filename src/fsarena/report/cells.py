@@ -11,8 +11,8 @@ from __future__ import annotations
 import math
 
 from fsarena.measure.metrics import METRICS, Metric
+from fsarena.report.comparison import Row, TaskTable, row_flags
 from fsarena.report.flags import pct_text
-from fsarena.report.table import Row, TaskTable, row_flags
 from fsarena.report.units import Unit, column_unit
 
 DASH = "–"

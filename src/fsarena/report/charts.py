@@ -28,8 +28,9 @@ from matplotlib.patches import Patch
 
 from fsarena.analysis.phrases import number
 from fsarena.measure.metrics import METRICS, Metric
+from fsarena.report import document
+from fsarena.report.comparison import Comparison, Row, TaskTable
 from fsarena.report.sentence import matters
-from fsarena.report.table import Comparison, Row, TaskTable
 from fsarena.report.units import Unit, column_unit
 
 RC: dict[str, Any] = {
@@ -56,6 +57,24 @@ class Chart:
     title: str
     svg: str
     png: bytes | None = None
+
+
+@dataclass(frozen=True)
+class ChartDrawing:
+    """A chart as a document's drawing: its SVG; no terminal rendering (the tables say it)."""
+
+    chart: Chart
+
+    def svg(self) -> str:
+        return self.chart.svg
+
+    def lines(self, width: int) -> list[str]:
+        return []
+
+
+def figure(chart: Chart) -> document.Figure:
+    """The chart as a Figure block of the report's document, its title as its alt text."""
+    return document.Figure(chart.name, chart.title, chart.title, ChartDrawing(chart), chart.png)
 
 
 def direction_text(metric: Metric) -> str:

@@ -31,8 +31,8 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter
 
 from fsarena.report import charts
-from fsarena.report.powerloss import Section
-from fsarena.report.table import fmt
+from fsarena.report.comparison import fmt
+from fsarena.report.document import Section, table_section
 from fsarena.session.file import Run, Session
 
 # Said once beside every compression table: why a fast compressing run is not invalid.
@@ -224,7 +224,7 @@ def sections(session: Session) -> list[Section]:
         if not out:
             notes.append(CEILING_NOTE)
         title = f"Compression: {figure.task}, time against space"
-        out.append(Section(title, HEADERS, rows(figure), notes))
+        out.append(table_section(title, HEADERS, rows(figure), notes))
     return out
 
 

@@ -13,7 +13,7 @@ import csv
 import io
 
 from fsarena.measure.metrics import METRICS
-from fsarena.report.table import PROBE_COLUMNS, Comparison, run_value
+from fsarena.report.comparison import PROBE_COLUMNS, Comparison, run_value
 from fsarena.session.records import given
 
 RAW_METRICS = (

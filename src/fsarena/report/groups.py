@@ -16,8 +16,8 @@ from dataclasses import dataclass
 
 from fsarena.measure.metrics import METRICS
 from fsarena.report.cells import grid
+from fsarena.report.comparison import Comparison, Row, TaskTable, fmt, run_value
 from fsarena.report.scope import KERNEL, group_of, ranked_group
-from fsarena.report.table import Comparison, Row, TaskTable, fmt, run_value
 from fsarena.session.file import Session
 
 # Per group: a title, one sentence beside each of its tables, and the full

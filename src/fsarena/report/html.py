@@ -16,11 +16,19 @@ from markupsafe import Markup
 
 from fsarena.measure.metrics import METRICS
 from fsarena.report import aging, answer, articles, cells, charts, compression, outcome, prose
+from fsarena.report.comparison import (
+    Comparison,
+    TaskTable,
+    build,
+    comparison_line,
+    fmt,
+    header_lines,
+)
+from fsarena.report.document import Figure
 from fsarena.report.groups import explanations, unranked_sections
 from fsarena.report.machine_section import machine_rows
 from fsarena.report.scope import verdict_scope
 from fsarena.report.sentence import task_sentence
-from fsarena.report.table import Comparison, TaskTable, build, comparison_line, fmt, header_lines
 from fsarena.report.units import glued
 from fsarena.session.records import given
 
@@ -43,6 +51,10 @@ _ENV = jinja2.Environment(
 )
 
 
+# Charts of the whole comparison, drawn under "CPU, device I/O and space".
+OVERVIEW = ("cpu", "device", "space")
+
+
 def render(comparison: Comparison) -> str:
     """The report with its charts inlined (no chart files)."""
     html, _ = bundle(comparison, None)
@@ -54,7 +66,7 @@ def bundle(comparison: Comparison, asset_dir: str | None) -> tuple[str, list[cha
     # Charts and task tables rank one driver group (scope.py); the others get their own section.
     full, comparison = comparison, _ranked(comparison)
     drawn = charts.build(comparison, png=asset_dir is not None)
-    by_name = {c.name: c for c in drawn}
+    by_name = {c.name: charts.figure(c) for c in drawn}
     context = {
         "title": _title(comparison),
         "answer": answer.build(full),  # it knows the groups left out of the ranking
@@ -75,7 +87,7 @@ def bundle(comparison: Comparison, asset_dir: str | None) -> tuple[str, list[cha
         "compression_headers": compression.HEADERS,
         "compression_notes": [compression.PARETO_NOTE, compression.CEILING_NOTE],
         "aged_verdict": aging.verdict(full.session),
-        "overview": [c for c in drawn if c.name.split("-")[0] in ("cpu", "device", "space")],
+        "overview": [f for f in by_name.values() if f.name.split("-")[0] in OVERVIEW],
         "ceiling_headers": prose.CEILING_HEADERS,
         "ceilings": prose.ceiling_rows(comparison),
         "provenance": _provenance(comparison),
@@ -123,7 +135,7 @@ def _other_metrics(comparison: Comparison, table: TaskTable) -> list[str]:
 
 
 def task_context(
-    comparison: Comparison, table: TaskTable, by_name: Mapping[str, charts.Chart]
+    comparison: Comparison, table: TaskTable, by_name: Mapping[str, Figure]
 ) -> dict[str, Any]:
     """What the template shows for one task: its table, verdicts and chart."""
     headers, rows = cells.headline_grid(table)

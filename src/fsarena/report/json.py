@@ -23,8 +23,8 @@ from typing import Any
 from fsarena.analysis.ranking import Ranking
 from fsarena.report import outcome
 from fsarena.report.answer import build as build_answer
+from fsarena.report.comparison import Comparison
 from fsarena.report.csv import raw_unit
-from fsarena.report.table import Comparison
 
 SCHEMA = "fsarena-summary-3"
 SCHEMA_FILE = "summary.schema.json"  # in this package

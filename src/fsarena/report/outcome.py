@@ -1,6 +1,6 @@
 """What a session measured, told first and once: nothing or only part, why, and what fixes it.
 
-Every exporter puts `lines(session)` at the top of its report (JSON: `record`),
+Every report starts with `banner(session)` (JSON: `record`),
 before any table: a session that measured nothing must not read like a result,
 and a reason shared by 26 runs is one reason. Counted from the runs themselves,
 so sessions saved before "partial" existed (their status says "complete") are
@@ -14,6 +14,7 @@ from typing import Any
 
 from fsarena.errors import FIX_MARK
 from fsarena.measure.room import room_needed_bytes
+from fsarena.report.document import Banner
 from fsarena.session.file import Run, Session
 
 MIB = 1 << 20
@@ -94,19 +95,10 @@ def outcome(session: Session) -> Outcome:
     )
 
 
-def lines(session: Session) -> list[str]:
-    """The block every report starts with; empty when everything planned was measured."""
+def banner(session: Session) -> Banner | None:
+    """The block every report starts with; None when everything planned was measured."""
     told = outcome(session)
-    if told.complete:
-        return []
-    why = told.why()
-    out = [told.headline()]
-    if why:
-        count = f"{len(why)} distinct reasons" if len(why) > 1 else "1 reason"
-        out.append(f"Why ({count}):")
-        out.extend(f"- {line}" for line in why)
-    out.extend(f"Fix: {fix}" for fix in told.fixes)
-    return out
+    return None if told.complete else Banner(told.headline(), tuple(told.why()), told.fixes)
 
 
 def record(session: Session) -> dict[str, Any]:

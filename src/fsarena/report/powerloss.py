@@ -1,12 +1,10 @@
 """The power-loss test's detailed tables, per filesystem and workload, from the runs' raw outcomes.
 
 Every figure is computed here from the stored per-state outcomes
-(fsarena.powerloss.results); exporters lay the sections out.
+(fsarena.powerloss.results), as sections of the report's document.
 """
 
 from __future__ import annotations
-
-from dataclasses import dataclass
 
 from fsarena.powerloss.results import (
     UNSYNCED_OUTCOMES,
@@ -15,16 +13,9 @@ from fsarena.powerloss.results import (
     parse_details,
     summarize,
 )
-from fsarena.report.table import fmt
+from fsarena.report.comparison import fmt
+from fsarena.report.document import Section, table_section
 from fsarena.session.file import Session
-
-
-@dataclass(frozen=True)
-class Section:
-    title: str
-    headers: list[str]
-    rows: list[list[str]]
-    notes: list[str]
 
 
 def results(session: Session) -> list[tuple[int, WorkloadResult]]:
@@ -120,7 +111,7 @@ def sections(session: Session) -> list[Section]:
         "subset of the writes after it; mount ms: median / max of the recovery mounts"
     )
     return [
-        Section(
+        table_section(
             "Power loss: crash states per filesystem and workload",
             [
                 "filesystem", "workload", "states", "mounted %", "fsck clean %",
@@ -130,7 +121,7 @@ def sections(session: Session) -> list[Section]:
             outcome_rows,
             [method, *notes],
         ),
-        Section(
+        table_section(
             "Power loss: data never fsync'ed, what a power cut left (states)",
             ["filesystem", "workload", "path", *UNSYNCED_OUTCOMES],
             unsynced_rows,

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from fsarena.analysis.kinds import PRACTICAL
 from fsarena.analysis.phrases import number
 from fsarena.analysis.ranking import ALPHA
+from fsarena.report.comparison import Comparison
 from fsarena.report.flags import FLAG_ADVICE, unstable_banner
-from fsarena.report.table import Comparison
 
 
 @dataclass(frozen=True)

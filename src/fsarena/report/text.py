@@ -1,4 +1,4 @@
-"""Plain-text report for a terminal: the answer first, every line within the terminal's width.
+"""Plain text for a terminal: the report's document (contents.py) laid out within its width.
 
 Width: the COLUMNS environment variable when set, else the terminal's width
 when standard output is one, else 80 columns (a file, a pipe, a log: the
@@ -12,13 +12,21 @@ import os
 import shutil
 import sys
 import textwrap
+from collections.abc import Sequence
 
-from fsarena.report import aging, articles, compression, outcome, prose
-from fsarena.report.answer import Answer
-from fsarena.report.answer import build as build_answer
-from fsarena.report.groups import explanations, split
-from fsarena.report.powerloss import sections
-from fsarena.report.table import Comparison, comparison_line, header_lines
+from fsarena.report.comparison import Comparison
+from fsarena.report.contents import document
+from fsarena.report.document import (
+    Banner,
+    Block,
+    Figure,
+    Heading,
+    Items,
+    Notes,
+    Paragraph,
+    Section,
+    Table,
+)
 from fsarena.report.units import NBSP, glued
 
 DEFAULT_WIDTH = 80
@@ -83,99 +91,123 @@ def wrap(text: str, indent: str, width: int, hang: str = "  ") -> list[str]:
     return [line.replace(NBSP, " ") for line in lines] or [""]
 
 
-def _items(items: list[prose.Item], width: int) -> list[str]:
+def render(comparison: Comparison, width: int | None = None) -> str:
+    return render_blocks(document(comparison), width or terminal_width())
+
+
+def render_blocks(blocks: Sequence[Block], width: int = DEFAULT_WIDTH) -> str:
+    return "\n".join(lines(blocks, width)).rstrip() + "\n"
+
+
+def lines(blocks: Sequence[Block], width: int = DEFAULT_WIDTH) -> list[str]:
+    """Blocks as lines: one blank line between them; what was not measured under the title."""
+    out: list[str] = []
+    for block in blocks:
+        found = _top(block, width)
+        if not found:
+            continue
+        if out and out[-1] and not isinstance(block, Banner):
+            out.append("")
+        out += found
+    return out
+
+
+def _top(block: Block, width: int) -> list[str]:
+    if isinstance(block, Heading):
+        return [block.text]
+    if isinstance(block, Banner):
+        return [line for t in banner_lines(block) for line in wrap(t, "", width)]
+    if isinstance(block, Section):
+        return _section(block, width)
+    if isinstance(block, Paragraph):
+        return wrap(_labelled(block), "", width)
+    if isinstance(block, Notes) and not block.title:
+        return [line for note in block.lines for line in wrap(note, "", width)]
+    return _inner(block, width, None)
+
+
+def banner_lines(banner: Banner) -> list[str]:
+    """The headline, the reasons counted, and what fixes them."""
+    out = [banner.headline]
+    if banner.reasons:
+        n = len(banner.reasons)
+        out.append(f"Why ({n} distinct reasons):" if n > 1 else "Why (1 reason):")
+        out.extend(f"- {line}" for line in banner.reasons)
+    out.extend(f"Fix: {fix}" for fix in banner.fixes)
+    return out
+
+
+def _heading(heading: Heading) -> str:
+    if heading.level <= 2:
+        return heading.text.upper()
+    return f"{heading.text}  [{heading.tag}]" if heading.tag else heading.text
+
+
+def _section(section: Section, width: int) -> list[str]:
+    out: list[str] = []
+    previous: Block | None = None
+    for block in section.blocks:
+        if isinstance(block, Section) and out and out[-1]:  # sections within: a blank between
+            out.append("")
+        out += _inner(block, width, previous)
+        previous = block
+    return [_heading(section.heading), *out] if out else []
+
+
+def _labelled(p: Paragraph) -> str:
+    return f"{p.label}: {p.text}" if p.label else p.text
+
+
+def _inner(block: Block, width: int, previous: Block | None) -> list[str]:
+    """A block inside a section: prose indented, tables from the margin."""
+    if isinstance(block, Paragraph):
+        if block.style == "method":
+            return [*wrap(block.text, "  ", width, ""), ""]
+        if block.style == "group":  # a driver group's rows: a blank line ends the group above
+            gap = [""] if isinstance(previous, Table) else []
+            return [
+                *gap,
+                *wrap(f"[{block.label}]", "  ", width),
+                *wrap(block.text, "  ", width, ""),
+            ]
+        if block.style == "verdict":
+            return wrap(f"{block.label.lower()}: {block.text}", "  ", width)
+        return wrap(_labelled(block), "  ", width)
+    if isinstance(block, Items):
+        return _items(block, width)
+    if isinstance(block, Notes):
+        if block.title:
+            notes = [line for n in block.lines for line in wrap(f"- {n}", "    ", width)]
+            return [f"  {block.title}:", *notes]
+        return [line for note in block.lines for line in wrap(note, "  ", width)]
+    if isinstance(block, Table):
+        if block.detail:
+            return []
+        if block.style == "text":  # cells of prose: one entry a row
+            return [line for row in block.rows for line in _entry(block.headers, row, width)]
+        return layout(list(block.headers), [list(r) for r in block.rows], width)
+    if isinstance(block, Figure):
+        return block.drawing.lines(width)
+    if isinstance(block, Section):
+        return _section(block, width)
+    return []  # Heading and Banner belong at the top
+
+
+def _entry(headers: Sequence[str], row: Sequence[str], width: int) -> list[str]:
+    rest = "; ".join(f"{h}: {c}" for h, c in zip(headers[1:], row[1:], strict=True))
+    return wrap(f"- {row[0]}: {rest}", "  ", width, "    ")
+
+
+def _items(block: Items, width: int) -> list[str]:
     out = []
-    for item in items:
+    for item in block.items:
+        if block.style == "list":
+            out += wrap(
+                f"- {item.title}: {item.text}" if item.title else f"- {item.text}", "  ", width
+            )
+            continue
         head = f"{item.title}: {item.text}" if item.text else f"{item.title}:"
         out.extend(wrap(head, "  ", width))
         for detail in item.details:
             out.extend(wrap(f"- {detail}", "      ", width))
-    return out
-
-
-def answer_lines(answer: Answer, width: int) -> list[str]:
-    """The answer block: recommendation, one line per decided kind, the ties, the caveats."""
-    first = answer.recommendation if answer.empty else f"Recommendation: {answer.recommendation}"
-    out = ["ANSWER", *wrap(first, "  ", width)]
-    for kind in answer.kinds:
-        out += wrap(f"- {kind.title}: {kind.text}", "  ", width)
-    if answer.ties:
-        out += wrap(f"- {answer.ties}", "  ", width)
-    if answer.tune:
-        out.append("  Tuning (against each filesystem's defaults):")
-        out += [line for t in answer.tune for line in wrap(f"- {t}", "    ", width)]
-    if answer.stopped:
-        out += wrap(f"- Rounds: {answer.stopped}", "  ", width)
-    if answer.caveats:
-        out.append("  Caveats:")
-        out += [line for c in answer.caveats for line in wrap(f"- {c}", "    ", width)]
-    return [*out, ""]
-
-
-def _verdicts(comparison: Comparison, width: int) -> list[str]:
-    kinds = prose.verdicts(comparison)
-    if not kinds:
-        return []
-    return [
-        "VERDICTS IN DETAIL",
-        *wrap(prose.METHOD, "  ", width, ""),
-        "",
-        *_items(kinds, width),
-        "",
-    ]
-
-
-def render(comparison: Comparison, width: int | None = None) -> str:
-    width = width or terminal_width()
-    groups = [
-        line for words in explanations(comparison.session) for line in (*wrap(words, "", width), "")
-    ]
-    provenance = [line for h in header_lines(comparison.session) for line in wrap(h, "", width)]
-    # What was not measured comes first: the one thing a reader of a failed run needs.
-    told = [line for t in outcome.lines(comparison.session) for line in wrap(t, "", width)]
-    head = ["fsarena results", *told, "", *answer_lines(build_answer(comparison), width)]
-    if line := aging.verdict(comparison.session):
-        head += [*wrap(f"Age: {line} See 'Aged ... beside fresh' below.", "", width), ""]
-    head += [*provenance, "", *groups, *_verdicts(comparison, width)]
-    against = articles.text_lines(comparison.session, width)
-    return "\n".join([*head, *body(comparison, width), "", *against]).rstrip() + "\n"
-
-
-def body(comparison: Comparison, width: int = DEFAULT_WIDTH) -> list[str]:
-    """The tables, device ceiling, failures and warnings: everything after the verdicts."""
-    out: list[str] = []
-    for table in comparison.tables:
-        out.append(f"{table.task}  [{table.kind}]")
-        if table.description:
-            out.extend(wrap(table.description, "  ", width))
-        for i, part in enumerate(split(comparison.session, table)):  # by driver group
-            if part.title:
-                if i:  # a blank line ends the group above: its last table is no heading's
-                    out.append("")
-                out.extend(wrap(f"[{part.title}]", "  ", width))
-                out.extend(wrap(part.explanation, "  ", width, ""))
-            out.extend(layout(part.headers, part.cells, width))
-        if line := comparison_line(comparison, table):
-            out.extend(wrap(f"verdict: {line}", "  ", width))
-        out.append("")
-    if ceilings := prose.ceiling_rows(comparison):
-        out.extend(["DEVICE CEILING", *layout(prose.CEILING_HEADERS, ceilings, width), ""])
-    for section in [
-        *aging.sections(comparison.session),
-        *compression.sections(comparison.session),
-        *sections(comparison.session),
-    ]:
-        out.append(section.title)
-        if section.rows:
-            out.extend(layout(section.headers, section.rows, width))
-        out.extend(line for note in section.notes for line in wrap(note, "  ", width))
-        out.append("")
-    if comparison.failures:
-        out.append("FAILED, INVALID OR SKIPPED RUNS")
-        for f in comparison.failures:
-            text = f"{f.filesystem} {f.task} repetition {f.repetition}: {f.status}: {f.error}"
-            out.extend(wrap(text, "  ", width))
-        out.append("")
-    if warnings := prose.warnings(comparison):
-        out.extend(["WARNINGS", *_items(warnings, width)])
     return out

@@ -1,7 +1,7 @@
 """`fsarena compare`: the same tasks across sessions (machines, kernels, mount options).
 
 Said first: what differs between the sessions and what makes the comparison
-doubtful (crossdiff). Then each session's own answer and per-task verdicts,
+doubtful (compare.settings). Then each session's own answer and per-task verdicts,
 exactly as its own report gives them: a comparison never re-ranks one
 session's filesystems among everyone else's (Holm's correction over every
 LABEL/filesystem pair would turn a clear single-session win into a tie).
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,10 +24,13 @@ from fsarena.analysis.phrases import interval_text, metric_word, number
 from fsarena.analysis.ranking import Ranking, rank
 from fsarena.errors import FsarenaError
 from fsarena.measure.metrics import METRICS
-from fsarena.report import charts, crossdiff, markdown, prose, text
+from fsarena.report import charts, markdown, prose, text
 from fsarena.report.answer import build as build_answer
+from fsarena.report.compare import settings
+from fsarena.report.comparison import Comparison, build, comparison_line, header_lines
+from fsarena.report.contents import body
+from fsarena.report.document import Block, Heading, Item, Items, Paragraph, Section
 from fsarena.report.sentence import matters
-from fsarena.report.table import Comparison, build, comparison_line, header_lines
 from fsarena.session.file import Run, Session
 from fsarena.session.records import ProfileRecord, TaskInfo
 
@@ -163,7 +166,7 @@ def compare(sessions: Sequence[Session], labels: Sequence[str] | None = None) ->
     if bad:
         raise FsarenaError(f"a label cannot contain '/': {', '.join(bad)}")
     labelled = list(zip(names, sessions, strict=True))
-    crossdiff.refuse_empty(labelled)
+    settings.refuse_empty(labelled)
     # The merged comparison keeps its tables and charts but no verdicts: ranking every
     # LABEL/filesystem against every other would contradict each session's own verdicts.
     merged = dataclasses.replace(build(merge(labelled)), verdicts=None)
@@ -173,8 +176,8 @@ def compare(sessions: Sequence[Session], labels: Sequence[str] | None = None) ->
         merged,
         _changes(labelled, merged),
         tuple(build(s) for s in sessions),
-        tuple(crossdiff.differences(labelled)),
-        tuple(crossdiff.warnings(labelled)),
+        tuple(settings.differences(labelled)),
+        tuple(settings.warnings(labelled)),
     )
 
 
@@ -244,68 +247,63 @@ def digest(cross: CrossComparison) -> Digest:
     return Digest(list(diffs), list(cross.warnings), answers, changed, unchanged, verdicts)
 
 
-def render_text(cross: CrossComparison) -> str:
-    width = text.terminal_width()
+def document(cross: CrossComparison) -> tuple[Block, ...]:
+    """The comparison of sessions: what differs first, each one's own answer, the changes."""
     d = digest(cross)
-    out = ["fsarena comparison of sessions", "", "WHAT DIFFERS"]
-    out += [line for x in d.differences for line in text.wrap(f"- {x}", "  ", width)]
-    if d.warnings:
-        out += ["", "WARNINGS ABOUT THIS COMPARISON"]
-        out += [line for w in d.warnings for line in text.wrap(f"- {w}", "  ", width)]
-    out += ["", "EACH SESSION'S OWN ANSWER"]
-    out += [line for label, a in d.answers for line in text.wrap(f"{label}: {a}", "  ", width)]
-    out += ["", "SAME FILESYSTEM ACROSS SESSIONS (ratio to the first, 95 % interval)"]
-    for task, fs, line in d.changed:
-        out += text.wrap(f"- {task}, {fs}: {line}", "  ", width)
+    said = [
+        Section(Heading("What differs"), (_list(("", x) for x in d.differences),)),
+        *(
+            [
+                Section(
+                    Heading("Warnings about this comparison"), (_list(("", w) for w in d.warnings),)
+                )
+            ]
+            if d.warnings
+            else []
+        ),
+        Section(Heading("Each session's own answer"), (_list(d.answers),)),
+    ]
+    changes: list[Block] = [Paragraph(prose.METHOD, style="method")]
+    if d.changed:  # ratio to the first session, with its 95 % interval
+        changes.append(_list((f"{task}, {fs}", line) for task, fs, line in d.changed))
     if d.unchanged:
-        out += text.wrap(f"- {d.unchanged}", "  ", width)
-    out += ["", "EACH SESSION'S OWN VERDICT PER TASK"]
-    for task, lines in d.verdicts:
-        out.append(f"  {task}")
-        out += [line for label, v in lines for line in text.wrap(f"{label}: {v}", "    ", width)]
-    out += ["", "SESSIONS"]
-    for label, provenance in legend(cross):
-        out += [f"{label}:", *(x for line in provenance for x in text.wrap(line, "  ", width))]
-    out.extend(["", "ALL GROUPS (LABEL/FILESYSTEM)", "", *text.body(cross.merged, width)])
-    return "\n".join(out).rstrip() + "\n"
+        changes.append(Paragraph(d.unchanged))
+    verdicts = tuple(
+        Item(task, "", tuple(f"{k}: {v}" for k, v in lines)) for task, lines in d.verdicts
+    )
+    sessions = tuple(Item(label, "", tuple(lines)) for label, lines in legend(cross))
+    return (
+        Heading("fsarena comparison of sessions", level=1),
+        *said,
+        Section(Heading("Same filesystem across sessions"), tuple(changes)),
+        Section(Heading("Each session's own verdict per task"), (Items(verdicts),)),
+        Section(Heading("Sessions"), (Items(sessions),)),
+        Section(Heading("All groups (label/filesystem)"), tuple(body(cross.merged))),
+    )
+
+
+def _list(entries: Iterable[tuple[str, str]]) -> Items:
+    return Items(tuple(Item(title, words) for title, words in entries), style="list")
+
+
+def render_text(cross: CrossComparison) -> str:
+    return text.render_blocks(document(cross), text.terminal_width())
 
 
 def render_markdown(cross: CrossComparison) -> str:
-    d = digest(cross)
-    out = ["# fsarena comparison of sessions", "", "## What differs", ""]
-    out += [f"- {x}" for x in d.differences]
-    if d.warnings:
-        out += ["", "## Warnings about this comparison", "", *(f"- {w}" for w in d.warnings)]
-    out += ["", "## Each session's own answer", "", *(f"- **{k}**: {a}" for k, a in d.answers)]
-    out += ["", "## Same filesystem across sessions", "", prose.METHOD, ""]
-    if d.changed:
-        out += ["| task | filesystem | change (95 % interval) |", "|---|---|---|"]
-        out += [f"| {t} | {fs} | {line} |" for t, fs, line in d.changed]
-        out.append("")
-    if d.unchanged:
-        out += [d.unchanged, ""]
-    out += ["## Each session's own verdict per task", ""]
-    for task, lines in d.verdicts:
-        out += [f"- **{task}**", *(f"  - {label}: {v}" for label, v in lines)]
-    out += ["", "## Sessions", ""]
-    out += [f"- **{label}**: " + "; ".join(lines) for label, lines in legend(cross)]
-    out.extend(["", "## All groups (label/filesystem)", "", *markdown.body(cross.merged, "###")])
-    return "\n".join(out).rstrip() + "\n"
+    return markdown.render_blocks(document(cross))
 
 
 def render_html(cross: CrossComparison) -> str:
     from fsarena.report import html
 
-    drawn = charts.build(cross.merged)
+    drawn = {c.name: charts.figure(c) for c in charts.build(cross.merged)}
     context: dict[str, Any] = {
         "legend": legend(cross),
         "digest": digest(cross),
         "method": prose.METHOD,
-        "heatmap": next((c for c in drawn if c.name == "heatmap"), None),
-        "tasks": [
-            html.task_context(cross.merged, t, {c.name: c for c in drawn})
-            for t in cross.merged.tables
-        ],
+        "heatmap": drawn.get("heatmap"),
+        "tasks": [html.task_context(cross.merged, t, drawn) for t in cross.merged.tables],
         "warnings": prose.warnings(cross.merged),
         "asset_dir": None,
     }

@@ -1,0 +1,24 @@
+"""`fsarena compare`: sessions side by side.
+
+`settings` says what differs between the sessions and when that makes the
+comparison doubtful; `sessions` merges them, states each one's own answer and
+the changes of a filesystem across them, and renders that.
+"""
+
+from fsarena.report.compare.sessions import (
+    RENDERERS,
+    CrossComparison,
+    compare,
+    render_html,
+    render_markdown,
+    render_text,
+)
+
+__all__ = [
+    "RENDERERS",
+    "CrossComparison",
+    "compare",
+    "render_html",
+    "render_markdown",
+    "render_text",
+]
