@@ -71,7 +71,11 @@ def _run(argv: Sequence[str], timeout_s: float | None = None) -> subprocess.Comp
                 raise FsarenaError(
                     f"`{' '.join(argv)}` timed out after {timeout_s:.0f} s"
                 ) from None
-            except BaseException:  # Ctrl-C: the helper stops with fsarena, as run() did
+            except BaseException:
+                # Ctrl-C: as subprocess.run did, a moment for the helper to end on its own
+                # (a mount half done), then it stops with fsarena.
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    proc.wait(0.25)
                 proc.kill()
                 proc.wait()
                 raise
