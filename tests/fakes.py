@@ -217,6 +217,12 @@ class FakeExecutor:
     def create_image(self, path: str, size_bytes: int) -> None:
         self.calls.append(("create_image", path))
 
+    def retire_image(self, path: str) -> None:
+        self.calls.append(("retire", path))
+
+    def remove_spare_image(self) -> None:
+        self.calls.append(("remove_spare",))
+
     def attach_loop(self, image: str) -> str:
         self.loops += 1
         self.calls.append(("attach", image))

@@ -37,7 +37,7 @@ def test_a_host_without_fsarena_gets_it_installed_and_runs_the_plan(tmp_path: Pa
     target = tmp_path / "h1-opt" / "fsarena"  # does not exist: nothing of fsarena on h1
     work = tmp_path / "work"
     host_vars = {"h1": f"fsarena_dir={target} fsarena_pip_cache={FLEET_PIP_CACHE}"}
-    with loopback_hosts(tmp_path, 2, work, host_vars) as inventory:
+    with loopback_hosts(tmp_path, 2, work, host_vars, pipelining=True) as inventory:
         started = time.monotonic()
         out = subprocess.run(
             [sys.executable, "-m", "fsarena", "fleet", "run", "-i", str(inventory), *ARGS,

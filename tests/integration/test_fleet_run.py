@@ -60,7 +60,7 @@ def _runs_ended(work: Path, timeout_s: float = 120) -> list[int]:
 
 def test_unreachable_host_is_reported_and_the_others_complete(tmp_path: Path) -> None:
     work = tmp_path / "work"
-    with loopback_hosts(tmp_path, 3, work) as inventory:
+    with loopback_hosts(tmp_path, 3, work, pipelining=True) as inventory:
         proc = _fleet(inventory, tmp_path / "r")
         assert proc.stderr is not None
         err = []
@@ -89,7 +89,7 @@ def test_unreachable_host_is_reported_and_the_others_complete(tmp_path: Path) ->
 
 def test_ctrl_c_stops_every_host_and_cleans_up(tmp_path: Path) -> None:
     work = tmp_path / "work"
-    with loopback_hosts(tmp_path, 2, work) as inventory:
+    with loopback_hosts(tmp_path, 2, work, pipelining=True) as inventory:
         proc = _fleet(inventory, tmp_path / "r")
         assert proc.stderr is not None
         started: set[str] = set()

@@ -133,7 +133,7 @@ def test_a_stale_pid_file_never_leads_to_a_signal(
     stale = work / "h1" / "w-results" / "fleet.pid"
     stale.parent.mkdir(parents=True)
     stale.write_text(f"{unrelated.pid}\n")
-    with loopback_hosts(tmp_path, 1, work):
+    with loopback_hosts(tmp_path, 1, work, pipelining=True):
         proc = _fleet(tmp_path)
         _read_until(proc, lambda e: "h1: fsarena version on the host: started" in e)
         proc.send_signal(signal.SIGINT)  # before h1's run: only the stale file is there
@@ -148,7 +148,7 @@ def test_a_stale_pid_file_never_leads_to_a_signal(
 
 def test_sigint_stops_the_fleet_even_when_ignored_at_start(tmp_path: Path) -> None:
     work = tmp_path / "work"
-    with loopback_hosts(tmp_path, 1, work):
+    with loopback_hosts(tmp_path, 1, work, pipelining=True):
         proc = _fleet(tmp_path, ignore_sigint=True)
         _read_until(proc, lambda e: "h1: run the plan: started" in e)
         _wait_for([work / "h1" / "w-results" / "fleet.pid"])
@@ -161,7 +161,7 @@ def test_sigint_stops_the_fleet_even_when_ignored_at_start(tmp_path: Path) -> No
 
 def test_the_stop_contacts_no_host_outside_limit(tmp_path: Path) -> None:
     work = tmp_path / "work"
-    with loopback_hosts(tmp_path, 2, work):
+    with loopback_hosts(tmp_path, 2, work, pipelining=True):
         proc = _fleet(tmp_path, "--limit", "h1")
         _read_until(proc, lambda e: "h1: fsarena version on the host: started" in e)
         proc.send_signal(signal.SIGINT)
@@ -178,7 +178,7 @@ def test_a_failing_module_is_reported_with_its_own_output(tmp_path: Path) -> Non
     shim.write_text("#!/bin/sh\necho 'pyenv: python3: command not found' >&2\nexit 127\n")
     shim.chmod(0o755)
     shimmed = {"h1": f"ansible_python_interpreter={shim}"}
-    with loopback_hosts(tmp_path, 2, tmp_path / "work", shimmed):
+    with loopback_hosts(tmp_path, 2, tmp_path / "work", shimmed, pipelining=True):
         out = subprocess.run(
             [sys.executable, "-m", "fsarena", "fleet", "run", "-i", str(tmp_path / "inventory"),
              "--fs", "nosuchfs", "--scale", "0.01", "-n", "2", "--allow-same-machine",

@@ -70,8 +70,9 @@ def test_sequence_order_for_one_filesystem(tmp_path: Path) -> None:
         *COLD_MOUNTED, "measure:rm", *DURABLE,  # tree_delete
         # capacity_residual: a probe
         *COLD_MOUNTED, *UMOUNT_5,
-        "detach", "remove",  # the filesystem's loop device and image
-        "call:umount",  # the source, last: a tmpfs, no image of its own to remove
+        "detach", "retire",  # the filesystem's loop device, its image kept as the spare
+        "call:umount",  # the source: a tmpfs, no image of its own to remove
+        "remove_spare",  # the spare image, last
     ]  # fmt: skip
     directions = [c[4] for c in ex.calls if c[:2] == ("measure", "fio")]
     assert directions == ["--rw=write", "--rw=read"] * 2
@@ -269,7 +270,7 @@ CEILING = [
     "flush_device", "measure:fio", "read_text", "flush_device", "measure:fio", "read_text",
     "flush_device", "measure:fio", "read_text", "flush_device", "measure:fio", "read_text",
     "measure:sh", "read_text",  # the page cache's read: fio twice, the device held open
-    "detach", "remove",
+    "detach", "retire",  # its image reset and kept for the next target (retire_image)
 ]  # fmt: skip
 # Cold caches per filesystem (run/cold.py): a mounted one is unmounted, its device flushed,
 # mounted again; an unmounted one (before mkfs, mount) has only its device's cache.
@@ -315,8 +316,9 @@ def test_execution_order_of_a_plain_run(tmp_path: Path) -> None:
         "mkdir", "flush_device", *MOUNT_5,
         "mkdir", *COLD_MOUNTED, "measure:cp", "measure:sync", "measure:sync", "verify",
         *COLD_MOUNTED, *UMOUNT_5,
-        "detach", "remove",  # the filesystem's loop device and image
-        "call:umount",  # the source (a tmpfs: no image), last
+        "detach", "retire",  # the filesystem's loop device and image
+        "call:umount",  # the source (a tmpfs: no image)
+        "remove_spare",  # the image the last target retired, last
     ]  # fmt: skip
     assert [(r.task, r.status) for r in session.runs] == [
         ("mkfs", "ok"), ("mount", "ok"), ("iso_copy_in", "ok"), ("umount", "ok")
@@ -332,8 +334,8 @@ def test_execution_order_of_a_failed_task_and_its_cleanup(tmp_path: Path) -> Non
         "flush_device", *["measure:mkfs.ext4"] * 5,
         "mkdir", "flush_device", *MOUNT_5,
         "mkdir", *COLD_MOUNTED, "measure:cp",  # exits 1: no sync, no verify, no timed umount
-        "call:umount", "detach", "remove",  # cleanup: unmounted, detached, removed
-        "call:umount",
+        "call:umount", "detach", "retire",  # cleanup: unmounted, detached, retired
+        "call:umount", "remove_spare",
     ]  # fmt: skip
     assert [(r.task, r.status) for r in session.runs] == [
         ("mkfs", "ok"), ("mount", "ok"), ("iso_copy_in", "failed"), ("umount", "skipped")
@@ -356,6 +358,6 @@ def test_execution_order_of_a_run_in_a_guest(tmp_path: Path) -> None:
         "uml:drop_caches", "drop_caches", *[f"uml:{k}" for k in UMOUNT_5],
         "uml:close", "remove",  # the guest stopped, then its image removed
         "remove",  # the datasets' disk
-        "call:umount",
+        "call:umount", "remove_spare",  # the ceiling's image, retired, removed last
     ]  # fmt: skip
     assert all(r.status == "ok" for r in session.runs) and len(session.runs) == 4

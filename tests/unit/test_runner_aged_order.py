@@ -18,7 +18,7 @@ from tests.unit.test_runner import CEILING, COLD_MOUNTED, MOUNT_5, SOURCE, UMOUN
 
 # The drift check of a later round: one short fio write on its own image.
 DRIFT = ["mkdir", "create_image", "attach", "flush_device", "measure:fio", "read_text",
-         "detach", "remove"]  # fmt: skip
+         "detach", "retire"]  # fmt: skip
 TASKS = [
     "mkdir", "flush_device", *MOUNT_5,  # mount, timed (the first is the state the rest need)
     "mkdir", *COLD_MOUNTED, "measure:cp", "measure:sync", "measure:sync", "verify",
@@ -54,18 +54,20 @@ def test_execution_order_of_an_aged_run(tmp_path: Path, monkeypatch: pytest.Monk
         *SOURCE,
         *CEILING,
         # Round 1, fresh ext4: a new image, mkfs untimed (the plan times no mkfs).
-        "create_image", "attach", "mkdir", "call:mkfs.ext4", *TASKS, "detach", "remove",
+        "create_image", "attach", "mkdir", "call:mkfs.ext4", *TASKS, "detach", "retire",
         # Round 1, aged ext4: made, mounted, aged, unmounted, snapshotted, then its tasks.
         "create_image", "attach", "mkdir", "call:mkfs.ext4",
         "mkdir", "call:mount", "age", "call:umount", "copy_image",
-        *TASKS, "detach", "remove",
+        *TASKS, "detach", "retire",  # made by create_image: retired as any made image
         *DRIFT,
         # Round 2, aged ext4 first: restored from the snapshot (no mkfs, no aging), then
         # attached, then mounted: the restore comes before the mount.
+        # A restored image is a copy: deleted, never kept as the spare.
         "mkdir", "copy_image", "call:fallocate", "attach", "mkdir", *TASKS, "detach", "remove",
-        "create_image", "attach", "mkdir", "call:mkfs.ext4", *TASKS, "detach", "remove",
+        "create_image", "attach", "mkdir", "call:mkfs.ext4", *TASKS, "detach", "retire",
         "call:umount",  # the source (a tmpfs: no image of its own)
         "remove",  # the snapshot, when the run ends
+        "remove_spare",  # and the spare image, last
     ]  # fmt: skip
     copies = [c[1:] for c in host.calls if c[0] == "copy_image"]
     snapshot = f"{tmp_path}/w/images/ext4-aged-s7.snapshot"
@@ -73,7 +75,7 @@ def test_execution_order_of_an_aged_run(tmp_path: Path, monkeypatch: pytest.Monk
         (f"{tmp_path}/w/images/ext4+churn-r1.img", snapshot),  # the snapshot of the aged image
         (snapshot, f"{tmp_path}/w/images/ext4+churn-r2.img"),  # its restore for round 2
     ]
-    assert host.calls[-1] == ("remove", snapshot)
+    assert host.calls[-2:] == [("remove", snapshot), ("remove_spare",)]
     aged = [r for r in session.runs if r.filesystem == "ext4+churn"]
     assert [(r.repetition, r.task, r.status) for r in aged] == [
         (1, "mount", "ok"), (1, "iso_copy_in", "ok"), (1, "umount", "ok"),
@@ -98,7 +100,7 @@ def test_the_order_test_sees_a_skipped_restore(
     assert kinds.count("copy_image") == 2  # two snapshots, no restore
     second = [i for i, k in enumerate(kinds) if k == "age"][1]
     assert kinds[second - 8 : second + 3] == [
-        "detach", "remove",  # the drift check's image
+        "detach", "retire",  # the drift check's image
         "create_image", "attach", "mkdir", "call:mkfs.ext4",  # made again, not restored
         "mkdir", "call:mount", "age", "call:umount", "copy_image",
     ]  # fmt: skip

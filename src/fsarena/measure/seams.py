@@ -122,7 +122,16 @@ class TaskExecutor(Protocol):
 class Host(Protocol):
     """The host's plumbing: images, loop devices, datasets, guests (targets and set-up)."""
 
-    def create_image(self, path: str, size_bytes: int) -> None: ...
+    def create_image(self, path: str, size_bytes: int) -> None:
+        """An image file of size_bytes, allocated on the host, reading as zeros (refuses
+        an existing path); the spare image a sequence retired, renamed, if it has the size."""
+
+    def retire_image(self, path: str) -> None:
+        """An image create_image made, no longer needed: reset to a new image's state and
+        kept as the spare the next create_image takes; else deleted."""
+
+    def remove_spare_image(self) -> None:
+        """Delete the spare image, if one is kept: the run's end."""
 
     def copy_image(self, source: str, dest: str) -> ImageCopy:
         """Copy an image file: a reflink where the host filesystem can, else a sparse copy."""

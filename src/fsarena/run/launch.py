@@ -268,7 +268,7 @@ def describe(launch: Launch, results_dir: Path) -> list[str]:
     else:
         lines.append(
             f"target: one loop image at a time, allocated before use, in {plan.workdir}/images, "
-            "deleted after use"
+            "zeroed after use for the next filesystem, deleted at the end"
         )
     for profile in plan.profiles():
         device = plan.device or "/dev/loopN"

@@ -118,6 +118,11 @@ class Runner:
         started = self._started = self.clock()
         try:
             with ExitStack() as stack:
+                # The targets' images are retired, not deleted (LoopTarget.recycle): the
+                # one kept last is deleted at the end.
+                stack.callback(
+                    self.scope.undo, "remove the spare image", self.executor.remove_spare_image
+                )
                 stack.callback(remove_snapshots, self.scope)
                 source = prepare_source(self.scope, stack)
                 self.session.timing.setup_s = self.clock() - started
@@ -279,7 +284,7 @@ class Runner:
         """fio's raw write and read once per session; later rounds, one short write (drift)."""
         drift = any(c.kind == "full" for c in self.session.ceilings)
         size = max(self.plan.image_size_for(p) for p in self.plan.profiles())
-        target = ceiling_target(self.plan, repetition, size)
+        target = ceiling_target(self.plan, repetition, size, recycle=True)
         largest = max(
             (n for spec in self.plan.dataset_specs().values() for _, n in spec.plan().files),
             default=0,
@@ -348,7 +353,9 @@ class Runner:
             return
         snapshot = snapshot_path(scope, profile) if aged else None
         restore = snapshot if snapshot and self.executor.exists(snapshot) else None
-        target = make_target(self.plan, profile, repetition, source.guest_disk, restore, label)
+        target = make_target(
+            self.plan, profile, repetition, source.guest_disk, restore, label, recycle=True
+        )
         mountpoint = scope.workdir("mnt", label)
         with ExitStack() as stack:
             stack.callback(scope.undo, "release the target", lambda: target.teardown(self.executor))

@@ -35,10 +35,12 @@ def make_target(
     guest_source: GuestSourceDisk | None = None,
     restore_from: str | None = None,
     label: str = "",
+    recycle: bool = False,
 ) -> Target:
     """The target of one repetition of one filesystem: the plan's device, else a fresh image;
     for a guest driver, an image that a guest kernel boots with (see guest.py); an aged
-    filesystem's image is restored from its snapshot (restore_from)."""
+    filesystem's image is restored from its snapshot (restore_from). recycle: a loop
+    image is retired for the next target, not deleted (LoopTarget.recycle)."""
     image = str(Path(plan.workdir, "images", f"{label or profile.name}-r{repetition}.img"))
     if profile.guest:
         size = plan.image_size_for(profile)
@@ -47,7 +49,9 @@ def make_target(
         )
     if plan.device is not None:
         return DeviceTarget(plan.device, (plan.workdir,))
-    return LoopTarget(image, plan.image_size_for(profile), restore_from=restore_from)
+    return LoopTarget(
+        image, plan.image_size_for(profile), restore_from=restore_from, recycle=recycle
+    )
 
 
 def sequence_executor(target: Target, host: Executor) -> TaskExecutor:
@@ -57,12 +61,12 @@ def sequence_executor(target: Target, host: Executor) -> TaskExecutor:
     return host
 
 
-def ceiling_target(plan: Plan, repetition: int, size_bytes: int) -> Target:
+def ceiling_target(plan: Plan, repetition: int, size_bytes: int, recycle: bool = False) -> Target:
     """Where the device's raw ceiling is measured: the same kind of target the filesystems get."""
     if plan.device is not None:
         return DeviceTarget(plan.device, (plan.workdir,))
     image = str(Path(plan.workdir, "images", f"ceiling-r{repetition}.img"))
-    return LoopTarget(image, size_bytes)
+    return LoopTarget(image, size_bytes, recycle=recycle)
 
 
 __all__ = [

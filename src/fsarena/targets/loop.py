@@ -1,4 +1,4 @@
-"""Loop-image targets: a preallocated file per filesystem, direct I/O asked, always removed."""
+"""Loop-image targets: a preallocated file per filesystem, direct I/O asked, never left behind."""
 
 from __future__ import annotations
 
@@ -24,6 +24,9 @@ class LoopTarget:
     device: str | None = None
     restore_from: str | None = None  # an aged filesystem's snapshot, copied in place of mkfs
     created: bool = False  # the image exists because this target made it
+    # Retire the image at teardown (Host.retire_image) rather than delete it: only for a
+    # caller that removes the spare at its end (the Runner, after its last round).
+    recycle: bool = False
 
     kind = "loop-image"
 
@@ -53,12 +56,20 @@ class LoopTarget:
         return self.device
 
     def teardown(self, executor: Executor) -> None:
-        """Detach and delete what setup made (never an earlier run's image); callable again."""
+        """Detach and retire what setup made (never an earlier run's image); callable again.
+
+        With recycle, a made image is retired: reset to a new image's state and kept for
+        the next target of its size (Host.retire_image), cheaper than deleting it and
+        allocating another. Otherwise, or restored (an aged snapshot's copy), deleted.
+        """
         if self.device is not None:
             executor.detach_loop(self.device)
             self.device = None
         if self.created:
-            executor.remove_path(self.image)
+            if self.recycle and self.restore_from is None:
+                executor.retire_image(self.image)
+            else:
+                executor.remove_path(self.image)
             self.created = False
 
     def describe(self) -> dict[str, object]:
