@@ -13,7 +13,7 @@ import shutil
 import sys
 import textwrap
 
-from fsarena.report import aging, articles, outcome, prose
+from fsarena.report import aging, answer_chars, answer_figure, articles, outcome, prose
 from fsarena.report.answer import Answer
 from fsarena.report.answer import build as build_answer
 from fsarena.report.groups import explanations, split
@@ -97,6 +97,8 @@ def answer_lines(answer: Answer, width: int) -> list[str]:
     """The answer block: recommendation, one line per decided kind, the ties, the caveats."""
     first = answer.recommendation if answer.empty else f"Recommendation: {answer.recommendation}"
     out = ["ANSWER", *wrap(first, "  ", width)]
+    if drawn := answer_figure.build(answer):  # the answer drawn, right under its words
+        out += answer_chars.lines(drawn, width)
     for kind in answer.kinds:
         out += wrap(f"- {kind.title}: {kind.text}", "  ", width)
     if answer.ties:
