@@ -4,7 +4,7 @@ filesystem per kind, every interval on one shared log scale, within the width gi
     ├──●──┤  an interval with its estimate: ● a difference, ○ not shown to differ
     │ ┼      the reference (1×), and where an interval crosses it
     ◀ ▶      an interval running off the scale
-    ░        no difference that matters (the practical threshold), where wide enough to show
+    ░        too small to matter (the practical threshold), where wide enough to show
 """
 
 from __future__ import annotations
@@ -23,27 +23,34 @@ def lines(figure: AnswerFigure, width: int, indent: str = "  ") -> list[str]:
     name_w = max((len(m.filesystem) for m in marks), default=4)
     num_w = max((len(mark_text(m)) for m in marks), default=0)
     lead = len(indent) + 2 + name_w + 1
-    plot = max(MIN_PLOT, width - lead - 2 - num_w)
+    figures = width - lead - 2 - num_w >= MIN_PLOT  # else the figures give way to the scale
+    plot = max(MIN_PLOT, width - lead - (2 + num_w if figures else 0))
     col = _Columns(figure, plot)
     pad = " " * lead
-    out = [f"{indent}{figure.title}:"]
+    out = _wrap(f"{figure.title}:", width, indent)
     out.append(pad + _words(figure, col))
     out.append(pad + _ticks(figure, col))
     for panel in figure.panels:
-        out.append(f"{indent}{panel.title} · {panel.verdict} · n = {panel.n}")
+        out += _wrap(f"{panel.title} · {panel.verdict} · n = {panel.n}", width, indent)
         if panel.note:
-            out.append(f"{indent}  {panel.note}")
+            out += _wrap(panel.note, width, indent + "  ")
         for mark in panel.marks:
             row = _row(mark, col, panel.band)
-            out.append(f"{indent}  {mark.filesystem.ljust(name_w)} {row}  {mark_text(mark)}")
-    out += textwrap.wrap(
+            told = f"  {mark_text(mark)}" if figures else ""
+            out.append(f"{indent}  {mark.filesystem.ljust(name_w)} {row}{told}")
+    out += _wrap(
         "● a difference, ○ not shown to differ (a tie), ├─┤ the interval the verdict "
-        "tested, ░ no difference that matters",
+        "tested, ░ too small to matter",
         width,
-        initial_indent=indent,
-        subsequent_indent=indent,
+        indent,
     )
     return [line.rstrip() for line in out]
+
+
+def _wrap(text: str, width: int, indent: str) -> list[str]:
+    return textwrap.wrap(
+        text, width, initial_indent=indent, subsequent_indent=indent + "  ", break_on_hyphens=False
+    )
 
 
 class _Columns:
@@ -75,8 +82,6 @@ def _put(cells: list[str], at: int, text: str) -> bool:
 
 def _words(figure: AnswerFigure, col: _Columns) -> str:
     cells = [" "] * col.plot
-    ref = f"{figure.reference} = 1×"
-    _put(cells, col(1.0) - len(ref) // 2, ref)
     _put(cells, 0, f"◀ {figure.better}")
     _put(cells, col.plot, f"{figure.worse} ▶")
     return "".join(cells).rstrip()
@@ -85,7 +90,7 @@ def _words(figure: AnswerFigure, col: _Columns) -> str:
 def _ticks(figure: AnswerFigure, col: _Columns) -> str:
     cells = [" "] * col.plot
     for tick in sorted(figure.ticks, key=lambda t: t != 1.0):  # 1× first: it must show
-        text = tick_text(tick)
+        text = f"{figure.reference} = 1×" if tick == 1.0 else tick_text(tick)
         _put(cells, col(tick) - len(text) // 2, text)
     return "".join(cells).rstrip()
 

@@ -100,10 +100,7 @@ class AnswerFigure:
     def title(self) -> str:
         if self.recommended:
             return f"Each filesystem against {self.reference}, the recommended one"
-        return (
-            f"Each filesystem against {self.reference}, the best estimate "
-            "(not a recommendation)"
-        )
+        return f"Each filesystem against {self.reference}, the best estimate (not a recommendation)"
 
     @property
     def axis(self) -> str:
@@ -117,7 +114,7 @@ class AnswerFigure:
         return (
             "dot: the estimate; line: its interval as the verdict tested it; filled: a "
             f"difference, hollow: not shown to differ from {self.reference} (a tie); "
-            "shaded: no difference that matters"
+            "shaded: too small to matter"
         )
 
 
@@ -138,7 +135,8 @@ def build(answer: Answer) -> AnswerFigure | None:
         else:
             kind = statuses.get(key)
             title = kind.title if kind else KINDS.get(key, key)
-            verdict = _words(kind.status if kind else UNTESTED, kind.winners if kind else (), "ahead")
+            status, winners = (kind.status, kind.winners) if kind else (UNTESTED, ())
+            verdict = _words(status, winners, "ahead")
         panels.append(_panel(key, title, verdict, family, reference))
     panels.sort(key=lambda p: p.key != OVERALL)  # the recommendation's own family first
     marks = [m for p in panels for m in p.marks]
@@ -244,6 +242,6 @@ def alt(figure: AnswerFigure) -> str:
             + ("a difference" if m.differs else f"not shown to differ from {figure.reference}")
             for m in panel.marks
         )
-        band = f"no difference that matters within {number(100 * panel.threshold, 2)} %"
+        band = f"differences within {number(100 * panel.threshold, 2)} % too small to matter"
         parts.append(f"{panel.title} ({panel.verdict}; n = {panel.n}; {band}): {each}.")
     return " ".join(parts)

@@ -4,7 +4,7 @@ Written by hand rather than with matplotlib: the figure must read on a phone,
 so it is drawn for a 400-unit viewBox whose text stays about 11 px at 390 px
 wide, and its text is the page's own (no font, no script, nothing fetched).
 Encodings survive grayscale and colour blindness: a difference is a filled
-dot, a tie a hollow one; the band of "no difference that matters" is a light
+dot, a tie a hollow one; the band of differences too small to matter is a light
 grey; the reference line is the only coloured stroke and is also labelled.
 Deterministic: the same answer draws the same bytes.
 """
@@ -59,7 +59,7 @@ class _Scale:
     """Ratio to x on the shared log scale, clamped to the plot."""
 
     def __init__(self, figure: AnswerFigure, start: float, end: float) -> None:
-        self.start, self.end = start, end
+        self.start, self.end = round(start, 1), round(end, 1)
         self.low, self.high = figure.low, figure.high
         self.lo, self.hi = math.log(figure.low), math.log(figure.high)
 
@@ -74,7 +74,7 @@ class _Scale:
 
 def _text(x: float, y: float, words: str, anchor: str = "start", **attrs: str) -> str:
     extra = "".join(f' {k.replace("_", "-")}="{v}"' for k, v in attrs.items())
-    return f'<text x="{x}" y="{y}" text-anchor="{anchor}"{extra}>{escape(words)}</text>'
+    return f'<text x="{x:.1f}" y="{y}" text-anchor="{anchor}"{extra}>{escape(words)}</text>'
 
 
 def _head(figure: AnswerFigure, x: _Scale) -> list[str]:
