@@ -104,7 +104,7 @@ def test_the_reference_is_the_recommended_one_and_a_faster_one_is_left_of_it() -
         judged={"large_files": Judged(ranking, 0.05, "faster than")},
     )  # fmt: skip
     figure = answer_figure.build(answer)
-    assert figure is not None and figure.reference == "b" and figure.recommended
+    assert figure is not None and figure.reference == "b" and figure.recommended == ("b",)
     assert figure.title.endswith("the recommended one")
     (mark,) = figure.panels[0].marks
     assert mark.filesystem == "a" and mark.differs
@@ -136,7 +136,7 @@ def _wide() -> AnswerFigure:
         Mark("btrfs-with-a-long-name", 1.5, 1.2, 1.9, True),
     )
     panel = Panel("large_files", "large files", "not resolved", 0.1, 2, marks)
-    return AnswerFigure("xfs", False, (panel,), answer_figure.scale([panel]), "faster", "slower")
+    return AnswerFigure("xfs", (), (panel,), answer_figure.scale([panel]), "faster", "slower")
 
 
 def test_an_interval_off_the_scale_is_drawn_clipped_and_told_in_words() -> None:
@@ -201,3 +201,27 @@ def test_its_encodings_survive_grayscale() -> None:
     assert _luminance(answer_svg.BAND) - _luminance(answer_svg.INK) > 0.6
     assert _luminance(answer_svg.GREY) < 0.5  # secondary words still read on white
     assert re.fullmatch(r"#[0-9a-f]{6}", answer_svg.REF)
+
+
+def test_a_tie_crosses_the_reference_column_and_a_difference_stays_off_it() -> None:
+    """Columns are coarse (here about 7 % each): an interval of 1.03-1.07× must still read
+    as not reaching 1×, and one of 0.99-1.89× as crossing it."""
+    near = (
+        Mark("differs", 1.05, 1.03, 1.07, True),
+        Mark("ties", 1.37, 0.99, 1.89, False),
+        Mark("ahead", 0.95, 0.93, 0.97, True),
+    )
+    wide = (Mark("wide", 1.14, 0.38, 3.4, False),)
+    panels = (
+        Panel(OVERALL, "overall (weighted)", "not resolved", 0.05, 6, near),
+        Panel("listing_search", "listing and search", "not resolved", 0.05, 6, wide),
+    )
+    figure = AnswerFigure("ext4", (), panels, answer_figure.scale(list(panels)), "x", "y")
+    assert figure.ticks[0] <= 0.38 and figure.ticks[-1] >= 3.4
+    lines = answer_chars.lines(figure, 80)
+    rows = {line.split()[0]: line for line in lines if line.startswith("    ")}
+    (column,) = {i for r in rows.values() for i, c in enumerate(r) if c in "│┼"}
+    assert rows["differs"][column] == "│" and "┼" not in rows["differs"]
+    assert rows["ahead"][column] == "│" and "┼" not in rows["ahead"]
+    assert rows["ties"][column] in "┼○" and rows["ties"][column - 1] in "├─"
+    assert rows["wide"][column] in "┼○"

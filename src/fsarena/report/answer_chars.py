@@ -102,12 +102,24 @@ def _row(mark: Mark, col: _Columns, band: tuple[float, float]) -> str:
             cells[i] = "░"
     ref = col(1.0)
     cells[ref] = "│"
+    a, b = 0, col.plot - 1
     if mark.has_interval:
         a, b = col(mark.low), col(mark.high)
+        # Whatever the rounding to columns, an interval that crosses 1× is drawn across the
+        # reference's column and one that excludes 1× off it: a tie reads as a tie.
+        if mark.low < 1 <= ref and a >= ref:
+            a = ref - 1
+        if mark.low > 1 and a <= ref < col.plot - 1:
+            a = ref + 1
+        if mark.high > 1 and b <= ref < col.plot - 1:
+            b = ref + 1
+        if mark.high < 1 <= ref and b >= ref:
+            b = ref - 1
+        a, b = min(a, b), max(a, b)
         for i in range(a, b + 1):
             cells[i] = "┼" if i == ref else "─"
         cells[a] = "◀" if mark.low < col.low else "├"
         cells[b] = "▶" if mark.high > col.high else "┤"
-    if not math.isnan(mark.ratio):
-        cells[col(mark.ratio)] = "●" if mark.differs else "○"
+    if not math.isnan(mark.ratio):  # the estimate lies in its interval: so drawn
+        cells[min(max(col(mark.ratio), a), b)] = "●" if mark.differs else "○"
     return "".join(cells)

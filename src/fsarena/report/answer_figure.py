@@ -82,7 +82,7 @@ class Panel:
 @dataclass(frozen=True)
 class AnswerFigure:
     reference: str
-    recommended: bool  # the reference is the recommendation (else the best estimate)
+    recommended: tuple[str, ...]  # the answer's; the reference is the first (else none is)
     panels: tuple[Panel, ...]
     ticks: tuple[float, ...]  # the shared scale: its ends are the first and last tick
     better: str  # 'faster' or 'better': left of 1×
@@ -98,6 +98,9 @@ class AnswerFigure:
 
     @property
     def title(self) -> str:
+        if len(self.recommended) > 1:
+            others = names([fs for fs in self.recommended if fs != self.reference])
+            return f"Each filesystem against {self.reference}, recommended with {others}"
         if self.recommended:
             return f"Each filesystem against {self.reference}, the recommended one"
         return f"Each filesystem against {self.reference}, the best estimate (not a recommendation)"
@@ -144,9 +147,7 @@ def build(answer: Answer) -> AnswerFigure | None:
         return None
     words = {f.word for f in judged.values()}
     better, worse = ("faster", "slower") if words == {"faster than"} else ("better", "worse")
-    return AnswerFigure(
-        reference, bool(answer.recommended), tuple(panels), scale(panels), better, worse
-    )
+    return AnswerFigure(reference, answer.recommended, tuple(panels), scale(panels), better, worse)
 
 
 def _words(status: str, winners: tuple[str, ...], lead: str) -> str:

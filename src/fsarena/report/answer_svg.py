@@ -91,7 +91,7 @@ def _head(figure: AnswerFigure, x: _Scale) -> list[str]:
         wide = len(words) * CHAR * (1.08 if tick == 1.0 else 0.95)
         anchor = "start" if tick == figure.low else "end" if tick == figure.high else "middle"
         start = at if anchor == "start" else at - wide if anchor == "end" else at - wide / 2
-        if any(start < b + 5 and a < start + wide + 5 for a, b in taken):
+        if any(start < b + 9 and a < start + wide + 9 for a, b in taken):
             continue
         taken.append((start, start + wide))
         if tick == 1.0:
