@@ -18,7 +18,9 @@ look like a result.
 
 Renderers (answer_svg for the HTML page, answer_chars for the terminal) draw
 this model and know nothing of the page around it; `alt` is its text
-alternative.
+alternative and `caption` its legend. A document block of a figure (an SVG, a
+text rendering and alt text) takes answer_svg.svg(f), answer_chars.lines(f,
+width) and alt(f) as they are.
 """
 
 from __future__ import annotations
@@ -111,6 +113,11 @@ class AnswerFigure:
             f"Scale: times {self.reference}'s value, log; under 1× {self.better}, "
             f"over 1× {self.worse}"
         )
+
+    @property
+    def caption(self) -> str:
+        """What the page prints under the drawing: title, scale and legend."""
+        return f"{self.title}. {self.axis}; {self.legend}."
 
     @property
     def legend(self) -> str:

@@ -105,10 +105,7 @@ def _answer_figure(answered: answer.Answer) -> dict[str, str] | None:
     figure = answer_figure.build(answered)
     if figure is None:
         return None
-    return {
-        "svg": Markup(answer_svg.svg(figure)),
-        "caption": f"{figure.title}. {figure.axis}; {figure.legend}.",
-    }
+    return {"svg": Markup(answer_svg.svg(figure)), "caption": figure.caption}
 
 
 def _ranked(comparison: Comparison) -> Comparison:
