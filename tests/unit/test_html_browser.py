@@ -8,11 +8,15 @@ own file is aborted and recorded: the page must need nothing else.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from fsarena.report import write
 from fsarena.session.file import load
+
+if TYPE_CHECKING:
+    from playwright.sync_api import FloatRect, Locator, Page
 
 CHROMIUM = Path("/usr/bin/chromium")
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
@@ -87,12 +91,18 @@ CLIPPED_TABLES = """() => [...document.querySelectorAll('table')]
     .map(t => t.outerHTML.slice(0, 120))"""
 
 
+# The recorded sessions with an answer to draw (session-v2 ranks one filesystem: no figure).
+DRAWN = {"three-filesystems.json": 2, "session-v1.json": 1}  # filesystems against the reference
+
+
 @pytest.mark.parametrize(
     "fixture", ["three-filesystems.json", "session-v1.json", "session-v2.json"]
 )
 def test_the_answer_is_on_the_first_screen_and_nothing_is_clipped(
     tmp_path: Path, fixture: str
 ) -> None:
+    """The recommendation and the answer drawn (answer_svg) are on the first screen of a
+    phone, a laptop and a desktop, the figure beside the recommendation or right under it."""
     from playwright.sync_api import sync_playwright
 
     report = tmp_path / "report.html"
@@ -110,6 +120,41 @@ def test_the_answer_is_on_the_first_screen_and_nothing_is_clipped(
                 assert box["y"] + box["height"] <= height, f"below the first screen at {width}"
                 assert page.evaluate("document.documentElement.scrollWidth") <= width
                 assert page.evaluate(CLIPPED_TABLES) == [], f"a table is clipped at {width}"
+                figure = page.locator("figure.answer-figure")
+                if fixture not in DRAWN:
+                    assert figure.count() == 0
+                else:
+                    _drawn_beside(page, figure, box, width, height, DRAWN[fixture])
                 page.close()
         finally:
             browser.close()
+
+
+def _drawn_beside(
+    page: Page, figure: Locator, rec: FloatRect, width: int, height: int, others: int
+) -> None:
+    """The figure whole within the first screen, beside or right under the recommendation,
+    drawn (a mark per filesystem and kind) and its words no smaller than 9 px."""
+    assert figure.count() == 1, f"no answer drawn at {width}"
+    box = figure.bounding_box()
+    assert box is not None, f"no figure at {width}"
+    assert box["x"] >= 0 and box["x"] + box["width"] <= width, f"figure cut sideways at {width}"
+    assert box["y"] >= 0 and box["y"] + box["height"] <= height, (
+        f"the figure ends at {box['y'] + box['height']:.0f} px, below the first screen "
+        f"({height} px) at {width} px wide"
+    )
+    rec_right, rec_bottom = rec["x"] + rec["width"], rec["y"] + rec["height"]
+    under = 0 <= box["y"] - rec_bottom <= 40 and box["x"] < rec_right
+    beside = 0 <= box["x"] - rec_right <= 60 and abs(box["y"] - rec["y"]) <= 40
+    assert under or beside, f"the figure is neither beside nor under the recommendation at {width}"
+    if width >= 1280:  # room enough: beside it, not pushed under
+        assert beside, f"the figure is not beside the recommendation at {width}"
+    svg = figure.locator("svg")
+    assert svg.get_attribute("role") == "img" and svg.locator("desc").count() == 1
+    panels = page.evaluate("document.querySelectorAll('svg.answer-figure line.reference').length")
+    assert svg.locator("circle").count() == panels * others
+    sizes = page.evaluate(
+        "[...document.querySelectorAll('svg.answer-figure text')]"
+        ".map(t => t.getBoundingClientRect().height)"
+    )
+    assert min(sizes) >= 9, f"text {min(sizes):.1f} px high at {width}: too small to read"

@@ -27,7 +27,8 @@ from fsarena.session.file import SCHEMA_VERSION, Session, load, save
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 GOLDEN = Path(__file__).resolve().parents[1] / "golden"
 SUFFIX = {f.name: f.suffix for f in FORMATS}
-SVG = re.compile(r"<svg\b.*?</svg>", re.S)
+# matplotlib's charts; the drawn answer (answer_svg, written by hand) stays in the golden whole.
+SVG = re.compile(r"<svg\b(?![^>]*answer-figure).*?</svg>", re.S)
 
 
 def normalised(fmt_name: str, text: str) -> str:

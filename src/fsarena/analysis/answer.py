@@ -96,6 +96,20 @@ class KindAnswer:
     not_recommendable: tuple[str, ...] = ()  # "btrfs: iso_copy_in timed out"
 
 
+OVERALL = "overall"  # Answer.judged's key for the weighted comparison of several kinds
+
+
+@dataclass(frozen=True)
+class Judged:
+    """What a family's words were judged on: its ranking (every pair with its interval) and
+    the practical threshold ("no difference that matters" within it). The drawn answer
+    (report.answer_figure) shows these, so the picture and the words cannot disagree."""
+
+    ranking: Ranking
+    threshold: float
+    word: str  # "faster than", "better than", ...
+
+
 @dataclass(frozen=True)
 class Answer:
     recommendation: str  # one line, with its weights; when empty, why there is no answer
@@ -115,6 +129,8 @@ class Answer:
     # the filesystem's defaults, then what the race dropped (analysis.tuned).
     tune: tuple[str, ...] = ()
     stopped: str = ""  # why the run took no more rounds (Session.stop), "" when unrecorded
+    # Each weighed kind's Judged, and OVERALL's (the recommendation's) when several are weighed.
+    judged: Mapping[str, Judged] = field(default_factory=dict)
 
     @property
     def empty(self) -> bool:
@@ -471,6 +487,19 @@ def workload_samples(
     return samples
 
 
+def deciding_ranking(
+    verdicts: Sequence[KindVerdict], weights: Mapping[str, float], alpha: float
+) -> tuple[Ranking | None, str]:
+    """The ranking the recommendation is judged on, and its word: the one weighed kind's,
+    or the weighted overall one of several (None without a weighed kind with results)."""
+    weighed = [v for v in verdicts if weights.get(v.kind, 0) > 0 and v.by_rep]
+    if len(weighed) == 1:
+        return weighed[0].ranking, weighed[0].word
+    if not weighed:
+        return None, ""
+    return _overall(weighed, {k: w for k, w in weights.items() if w > 0}, alpha), "better than"
+
+
 def recommend(
     verdicts: Sequence[KindVerdict],
     answers: Sequence[KindAnswer],
@@ -495,12 +524,7 @@ def recommend(
             "or more filesystems.",
             (), UNTESTED, None,
         )  # fmt: skip
-    if len(weighed) == 1:
-        ranking: Ranking | None = weighed[0].ranking
-        word = weighed[0].word
-    else:
-        ranking = _overall(weighed, used, alpha)
-        word = "better than"
+    ranking, word = deciding_ranking(verdicts, weights, alpha)
     if ranking is None:
         return (
             "No recommendation: no filesystem has results in every weighed kind.",
@@ -598,6 +622,10 @@ def build_answer(
     line, chosen, status, pair = recommend(verdicts, answers, weights, overall_alpha)
     open_ = [a for a in answers if a.status in (OPEN, UNTESTED)]
     families = len(shares) + (1 if len(shares) > 1 else 0)
+    judged = {v.kind: Judged(v.ranking, kind_threshold(index, v), v.word) for v in weighed}
+    overall, word = deciding_ranking(verdicts, weights, overall_alpha)
+    if overall is not None and sum(1 for v in weighed if v.by_rep) > 1:  # not one kind's own
+        judged[OVERALL] = Judged(overall, PRACTICAL, word)
     return Answer(
         recommendation=line,
         kinds=tuple(answers) + tuple(facts(index, others)),
@@ -612,4 +640,5 @@ def build_answer(
         looks=looks,
         alpha_per_family=overall_alpha,
         method=method_text(looks, max(1, families), overall_alpha),
+        judged=judged,
     )

@@ -8,11 +8,13 @@ aging, powerloss, groups, prose); this module only puts their blocks in order.
 
 from __future__ import annotations
 
-from fsarena.report import aging, articles, compression, outcome, powerloss, prose
+from fsarena.report import aging, answer_figure, articles, compression, outcome, powerloss, prose
 from fsarena.report.answer import build as build_answer
+from fsarena.report.answer_drawing import AnswerDrawing
 from fsarena.report.comparison import Comparison, comparison_line, header_lines
 from fsarena.report.document import (
     Block,
+    Figure,
     Heading,
     Item,
     Items,
@@ -55,7 +57,10 @@ def answer_section(comparison: Comparison) -> Section:
     kinds = [Item(k.title, k.text) for k in answer.kinds]
     if answer.ties:
         kinds.append(Item("", answer.ties))
-    blocks: list[Block] = [lead, Items(tuple(kinds), style="list")]
+    blocks: list[Block] = [lead]
+    if drawn := answer_figure.build(answer):  # the answer drawn, right under its words
+        blocks.append(Figure("answer", drawn.title, answer_figure.alt(drawn), AnswerDrawing(drawn)))
+    blocks.append(Items(tuple(kinds), style="list"))
     if answer.tune:  # fsarena tune: each filesystem's best configuration against its defaults
         title = "Tuning (against each filesystem's defaults)"
         blocks.append(Notes(tuple(answer.tune), title=title))

@@ -15,7 +15,18 @@ import jinja2
 from markupsafe import Markup
 
 from fsarena.measure.metrics import METRICS
-from fsarena.report import aging, answer, articles, cells, charts, compression, outcome, prose
+from fsarena.report import (
+    aging,
+    answer,
+    answer_figure,
+    answer_svg,
+    articles,
+    cells,
+    charts,
+    compression,
+    outcome,
+    prose,
+)
 from fsarena.report.comparison import (
     Comparison,
     TaskTable,
@@ -67,9 +78,11 @@ def bundle(comparison: Comparison, asset_dir: str | None) -> tuple[str, list[cha
     full, comparison = comparison, _ranked(comparison)
     drawn = charts.build(comparison, png=asset_dir is not None)
     by_name = {c.name: charts.figure(c) for c in drawn}
+    answered = answer.build(full)  # it knows the groups left out of the ranking
     context = {
         "title": _title(comparison),
-        "answer": answer.build(full),  # it knows the groups left out of the ranking
+        "answer": answered,
+        "answer_figure": _answer_figure(answered),
         "header": header_lines(comparison.session),
         "outcome": None if (told := outcome.outcome(full.session)).complete else told,
         "method": prose.METHOD,
@@ -104,6 +117,14 @@ def bundle(comparison: Comparison, asset_dir: str | None) -> tuple[str, list[cha
         "articles": articles.table(full.session),  # it picks what compares (articles.py)
     }
     return template("report.html.j2").render(context), drawn
+
+
+def _answer_figure(answered: answer.Answer) -> dict[str, str] | None:
+    """The answer drawn (answer_figure), for the template: its SVG and its caption."""
+    figure = answer_figure.build(answered)
+    if figure is None:
+        return None
+    return {"svg": Markup(answer_svg.svg(figure)), "caption": figure.caption}
 
 
 def _ranked(comparison: Comparison) -> Comparison:
