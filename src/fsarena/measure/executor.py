@@ -91,6 +91,16 @@ def _run(argv: Sequence[str], timeout_s: float | None = None) -> subprocess.Comp
         )
 
 
+def _still_attached(image: str) -> bool:
+    """Whether a loop device still has image as its backing file (sysfs)."""
+    real = os.path.realpath(image)
+    for backing in Path("/sys/block").glob("loop*/loop/backing_file"):
+        with contextlib.suppress(OSError):
+            if os.path.realpath(backing.read_text().strip()) == real:
+                return True
+    return False
+
+
 def wait_exited(proc: subprocess.Popen[bytes], timeout_s: float | None) -> int:
     """Wait for proc's exit and return its code; subprocess.TimeoutExpired after timeout_s.
 
@@ -286,6 +296,12 @@ class RealExecutor:
         # next filesystem starts from the same host state, on the same host blocks. A host
         # filesystem that cannot zero a range (tmpfs) gets the image deleted, as before.
         # One spare at most, so the work directory never holds more images than before.
+        if _still_attached(path):
+            # `losetup --detach` of a device still in use (a mount a teardown could not
+            # undo) only sets autoclear and succeeds: zeroing the image then would wipe a
+            # mounted filesystem under the kernel. Deleted, as before the spare, instead.
+            self.remove_path(path)
+            return
         size = os.stat(path).st_size
         spare = str(Path(path).with_name(SPARE_IMAGE))
         zeroed = _run(["fallocate", "--zero-range", "--length", str(size), path])

@@ -1,0 +1,40 @@
+"""A loop image whose filesystem is still mounted is never zeroed for reuse.
+
+`losetup --detach` of a busy device only sets autoclear and exits 0, so a teardown
+whose umount failed (seen once: a SIGTERM'd fleet host left its xfs mounted) went on to
+retire the image: `fallocate --zero-range` under a mounted filesystem. Real loop device,
+real ext4, real mount.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+from fsarena.measure.executor import SPARE_IMAGE, RealExecutor
+from fsarena.measure.ledger import Ledger
+
+
+def test_a_mounted_image_is_deleted_never_zeroed(tmp_path: Path) -> None:
+    ex = RealExecutor(ledger=Ledger(str(tmp_path)))
+    image = tmp_path / "images" / "ext4-r1.img"
+    ex.create_image(str(image), 64 << 20)
+    device = ex.attach_loop(str(image))
+    mnt = tmp_path / "mnt"
+    mnt.mkdir()
+    try:
+        subprocess.run(["mkfs.ext4", "-q", device], check=True)
+        subprocess.run(["mount", device, str(mnt)], check=True)
+        (mnt / "kept").write_bytes(b"x" * 4096)
+        os.sync()
+        ex.detach_loop(device)  # busy: autoclear set, still attached
+        ex.retire_image(str(image))
+        assert not (image.parent / SPARE_IMAGE).exists()  # not kept for reuse
+        assert ex.spare is None
+        # The mounted filesystem still reads what it held: nothing zeroed under it.
+        subprocess.run(["sh", "-c", "echo 3 > /proc/sys/vm/drop_caches"], check=True)
+        assert (mnt / "kept").read_bytes() == b"x" * 4096
+    finally:
+        subprocess.run(["umount", str(mnt)], check=False)
+        subprocess.run(["losetup", "-d", device], check=False, capture_output=True)
