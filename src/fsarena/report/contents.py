@@ -59,7 +59,10 @@ def answer_section(comparison: Comparison) -> Section:
         kinds.append(Item("", answer.ties))
     blocks: list[Block] = [lead]
     if drawn := answer_figure.build(answer):  # the answer drawn, right under its words
-        blocks.append(Figure("answer", drawn.title, answer_figure.alt(drawn), AnswerDrawing(drawn)))
+        alt = answer_figure.alt(drawn)
+        blocks.append(
+            Figure("answer", drawn.title, alt, AnswerDrawing(drawn), caption=drawn.caption)
+        )
     blocks.append(Items(tuple(kinds), style="list"))
     if answer.tune:  # fsarena tune: each filesystem's best configuration against its defaults
         title = "Tuning (against each filesystem's defaults)"
@@ -67,7 +70,7 @@ def answer_section(comparison: Comparison) -> Section:
     if answer.stopped:  # why the rounds ended (plan.stopping)
         blocks.append(Paragraph(answer.stopped, label="Rounds"))
     if answer.caveats:
-        blocks.append(Notes(tuple(answer.caveats), title="Caveats"))
+        blocks.append(Notes(tuple(answer.caveats), title="Caveats", style="caveats"))
     return Section(Heading("Answer", anchor="answer"), tuple(blocks), anchor="answer")
 
 

@@ -103,6 +103,7 @@ class Figure:
     alt: str
     drawing: Drawing
     png: bytes | None = None
+    caption: str = ""  # what a page prints under the drawing; "" for the title
 
 
 @dataclass(frozen=True)

@@ -17,13 +17,11 @@ from markupsafe import Markup
 from fsarena.measure.metrics import METRICS
 from fsarena.report import (
     aging,
-    answer,
-    answer_figure,
-    answer_svg,
     articles,
     cells,
     charts,
     compression,
+    contents,
     outcome,
     prose,
 )
@@ -60,6 +58,8 @@ _ENV = jinja2.Environment(
     lstrip_blocks=True,
     keep_trailing_newline=True,
 )
+# The kind of a document block (Paragraph, Figure, ...): the macros render by kind.
+_ENV.filters["block_type"] = lambda block: type(block).__name__
 
 
 # Charts of the whole comparison, drawn under "CPU, device I/O and space".
@@ -78,11 +78,10 @@ def bundle(comparison: Comparison, asset_dir: str | None) -> tuple[str, list[cha
     full, comparison = comparison, _ranked(comparison)
     drawn = charts.build(comparison, png=asset_dir is not None)
     by_name = {c.name: charts.figure(c) for c in drawn}
-    answered = answer.build(full)  # it knows the groups left out of the ranking
     context = {
         "title": _title(comparison),
-        "answer": answered,
-        "answer_figure": _answer_figure(answered),
+        # The answer as the document says it (contents.py); it knows the unranked groups.
+        "answer": contents.answer_section(full),
         "header": header_lines(comparison.session),
         "outcome": None if (told := outcome.outcome(full.session)).complete else told,
         "method": prose.METHOD,
@@ -117,14 +116,6 @@ def bundle(comparison: Comparison, asset_dir: str | None) -> tuple[str, list[cha
         "articles": articles.table(full.session),  # it picks what compares (articles.py)
     }
     return template("report.html.j2").render(context), drawn
-
-
-def _answer_figure(answered: answer.Answer) -> dict[str, str] | None:
-    """The answer drawn (answer_figure), for the template: its SVG and its caption."""
-    figure = answer_figure.build(answered)
-    if figure is None:
-        return None
-    return {"svg": Markup(answer_svg.svg(figure)), "caption": figure.caption}
 
 
 def _ranked(comparison: Comparison) -> Comparison:
