@@ -330,10 +330,11 @@ def powerloss(
     """Power-loss safety: cut the power at hundreds of points, count what survives."""
     from fsarena.filesystems.profiles import PROFILES
     from fsarena.filesystems.variants import resolve
+    from fsarena.interrupt import Stop
     from fsarena.plan.model import fresh_seed
     from fsarena.powerloss.engine import DEFAULT_STATES, Options
     from fsarena.powerloss.workload import select
-    from fsarena.run.launch import Stop, workdir_lock
+    from fsarena.run.launch import workdir_lock
     from fsarena.run.powerloss_session import run_powerloss
     from fsarena.session.file import claim
 

@@ -141,10 +141,11 @@ def execute(
 ) -> None:
     """The run itself, under the work directory's lock, stopped cleanly by a signal."""
     from fsarena.cli.progress import RunProgress
+    from fsarena.interrupt import Stop
     from fsarena.machines.run import executor_for
     from fsarena.measure.ledger import Ledger
     from fsarena.measure.ours import claims
-    from fsarena.run.launch import Stop, refuse_leftovers, workdir_lock
+    from fsarena.run.launch import refuse_leftovers, workdir_lock
     from fsarena.run.runner import Runner
     from fsarena.run.scope import SessionUnsaved
 

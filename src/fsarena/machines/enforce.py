@@ -2,7 +2,7 @@
 
 `in_force` applies a profile's limits (memory and CPU cgroups, vm.dirty_*)
 for the length of a run and undoes them on the way out: normal exit, an
-exception, or the KeyboardInterrupt that launch.Stop raises for SIGINT,
+exception, or the KeyboardInterrupt that interrupt.Stop raises for SIGINT,
 SIGTERM and SIGHUP. Every change is in the ledger before it is made, so a
 run killed with SIGKILL is undone by `fsarena cleanup`.
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from fsarena.errors import FsarenaError
 from fsarena.filesystems.drivers import probe
 from fsarena.filesystems.profiles import POWERLOSS_CONTROL, FilesystemProfile
+from fsarena.interrupt import checkpoint
 from fsarena.powerloss.check import Checker
 from fsarena.powerloss.log import FlogLog
 from fsarena.powerloss.model import Model
@@ -120,6 +121,7 @@ def test_workload(
             save_limit = 1 if control else SAVE_LIMIT
             checker = Checker(profile, log, model, rec, options.save_to, save_limit)
             for state in selection.states:
+                checkpoint()
                 result.states.append(checker.check(state))
             result.check_s = time.perf_counter() - start
     except FsarenaError as exc:
@@ -148,6 +150,7 @@ def test_filesystem(
         filesystem=profile.name, seed=options.seed, states_cap=options.states_cap
     )
     for workload in options.workloads:
+        checkpoint()
         details.workloads.append(test_workload(profile, workload, area, options, progress))
     return details
 

@@ -3,8 +3,8 @@
 The CLI calls these in order; each raises FsarenaError with what to do, so a
 run that cannot succeed stops before its first mkfs, and `--dry-run` shows
 the whole plan from the same facts without touching anything. The guards
-around the run itself live here too: the work directory's lock and the
-signals that stop a run cleanly.
+around the run itself live here too: the work directory's lock (the signals
+that stop a run cleanly are fsarena.interrupt's).
 """
 
 from __future__ import annotations
@@ -12,11 +12,9 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
-import signal
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import FrameType
 from typing import TYPE_CHECKING
 
 from fsarena.errors import FsarenaError
@@ -197,42 +195,6 @@ def check_device(device: str, workdir: str) -> CheckResult:
 
 
 # ---------------------------------------------------------------- around the run
-
-
-class Stop:
-    """SIGINT, SIGTERM, SIGHUP: the first stops the run; later ones are ignored until teardown ends.
-
-    Installed explicitly, so that a run started with SIGINT ignored (a
-    background job of a shell script) still stops cleanly on Ctrl-C.
-    """
-
-    SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-
-    def __init__(self) -> None:
-        self.signum = 0
-
-    def handle(self, signum: int, frame: FrameType | None) -> None:
-        if self.signum:
-            return  # already stopping: let teardown finish
-        self.signum = signum
-        raise KeyboardInterrupt(signal.Signals(signum).name)
-
-    @contextlib.contextmanager
-    def installed(self) -> Iterator[Stop]:
-        previous = {s: signal.signal(s, self.handle) for s in self.SIGNALS}
-        try:
-            yield self
-        finally:
-            for s, handler in previous.items():
-                signal.signal(s, handler)
-
-    @property
-    def name(self) -> str:
-        return signal.Signals(self.signum).name if self.signum else "SIGINT"
-
-    @property
-    def exit_code(self) -> int:
-        return 128 + (self.signum or signal.SIGINT)
 
 
 @contextlib.contextmanager

@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from fsarena.filesystems.profiles import POWERLOSS_CONTROL, FilesystemProfile
+from fsarena.interrupt import checkpoint
 from fsarena.plan.model import Plan
 from fsarena.powerloss.engine import (
     ControlFailed,
@@ -96,6 +97,7 @@ def run_powerloss(
                     details = test_filesystem(profile, area, options, progress)
                     details.control = control_figures(control)
                     _record(session, path, _run(profile.name, details, started))
+        checkpoint()  # a signal whose exception was lost ends the run as one raised
         session.status = "complete"
     except KeyboardInterrupt:
         session.status = "interrupted"

@@ -47,6 +47,7 @@ from fsarena.aging.runtime import guest_unsupported
 from fsarena.analysis import race
 from fsarena.analysis.adaptive import SessionProgress, next_round_fits, round_forecast
 from fsarena.errors import FsarenaError
+from fsarena.interrupt import checkpoint
 from fsarena.measure.executor import Executor
 from fsarena.plan.model import Plan
 from fsarena.run import cold
@@ -132,6 +133,7 @@ class Runner:
                     self._round(0, list(self.plan.filesystems), source, set(), warmup=True)
                 for repetition, order in self._rounds():
                     self._round(repetition, order, source, done)
+                checkpoint()  # a signal whose exception was lost ends the run as one raised
             self._warn_unstable()
             self.session.status = self.session.settled()
         except KeyboardInterrupt as exc:
@@ -194,6 +196,7 @@ class Runner:
         runs_before = len(self.scope.runs(warmup))
         self._measure_ceiling(repetition)
         for name in todo:
+            checkpoint()
             self._run_sequence(name, repetition, source, warmup)
         timed = sum(r.timed_s for r in self.scope.runs(warmup)[runs_before:])
         wall = self.clock() - started

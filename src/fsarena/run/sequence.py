@@ -19,6 +19,7 @@ from fsarena.aging.phase import age_mounted
 from fsarena.aging.snapshot import snapshot
 from fsarena.analysis.method import BUFFERED_LOOP
 from fsarena.errors import FsarenaError
+from fsarena.interrupt import checkpoint
 from fsarena.measure.collect import Measurement
 from fsarena.run.cold import make_cold, per_filesystem
 from fsarena.run.events import now
@@ -95,6 +96,7 @@ class FsSequence:
     def run_all(self) -> None:
         stopped_by = ""
         for name in self.scope.plan.tasks:
+            checkpoint()
             task = self.scope.plan.task_class(name)()
             if self.aged and task.formats:
                 why = "not applicable: an aged filesystem is restored from its snapshot, never made"

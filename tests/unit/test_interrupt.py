@@ -1,0 +1,67 @@
+"""A stop signal is never lost, even one that lands where Python drops exceptions.
+
+CI saw a SIGINT land in `subprocess.Popen.__del__`: the KeyboardInterrupt the
+handler raised there was printed as "Exception ignored in" and dropped, and the
+power-loss run went on to its end and exited 0. These tests send real signals
+to this process.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+
+import pytest
+
+from fsarena.interrupt import Stop, checkpoint
+
+
+class _SignalsInFinaliser:
+    """Sends SIGINT to this process from its own `__del__`: the handler runs there."""
+
+    def __del__(self) -> None:
+        os.kill(os.getpid(), signal.SIGINT)
+        for _ in range(1000):  # bytecodes enough for the pending handler to run here
+            pass
+
+
+def test_a_signal_in_a_finaliser_is_raised_at_the_next_checkpoint() -> None:
+    stop = Stop()
+    with stop.installed():
+        _SignalsInFinaliser()  # collected at once: the signal arrives inside __del__
+        assert stop.signum == signal.SIGINT  # received, not raised (it would be dropped)
+        with pytest.raises(KeyboardInterrupt, match="SIGINT"):
+            checkpoint()
+    assert stop.exit_code == 130
+
+
+def test_a_signal_elsewhere_is_raised_where_it_lands() -> None:
+    stop = Stop()
+    with stop.installed(), pytest.raises(KeyboardInterrupt, match="SIGTERM"):
+        os.kill(os.getpid(), signal.SIGTERM)
+        for _ in range(1000):
+            pass
+    assert stop.exit_code == 128 + signal.SIGTERM
+
+
+def test_later_signals_are_ignored_until_teardown_ends() -> None:
+    stop = Stop()
+    with stop.installed():
+        with pytest.raises(KeyboardInterrupt):
+            os.kill(os.getpid(), signal.SIGINT)
+            for _ in range(1000):
+                pass
+        os.kill(os.getpid(), signal.SIGHUP)  # teardown goes on
+        for _ in range(1000):
+            pass
+    assert stop.name == "SIGINT"
+
+
+def test_no_checkpoint_raises_without_a_signal_or_outside_a_run() -> None:
+    checkpoint()  # no Stop installed
+    with Stop().installed():
+        checkpoint()
+    previous = signal.getsignal(signal.SIGINT)
+    with Stop().installed():
+        pass
+    assert signal.getsignal(signal.SIGINT) is previous  # handlers restored
