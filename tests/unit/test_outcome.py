@@ -82,7 +82,7 @@ def test_json_draws_no_recommendation_from_no_data(nothing: Session) -> None:
 
 def test_html_and_markdown_say_it_first(nothing: Session) -> None:
     html = render(nothing, "html")
-    assert html.index('id="outcome"') < html.index('id="verdicts"')
+    assert html.index('id="outcome"') < html.index('id="answer"')
     assert "NOTHING WAS MEASURED" in html and "<p>None.</p>" not in html
     md = render(nothing, "markdown").splitlines()
     assert md[2].startswith("> NOTHING WAS MEASURED")

@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from functools import partial
+from functools import cached_property, partial
 from typing import Any, cast
 
 import matplotlib
@@ -59,22 +59,48 @@ class Chart:
     png: bytes | None = None
 
 
-@dataclass(frozen=True)
 class ChartDrawing:
-    """A chart as a document's drawing: its SVG; no terminal rendering (the tables say it)."""
+    """A chart as a document's drawing, drawn when a page first asks for it: text and
+    Markdown never do (the tables say what it shows), so they never pay for matplotlib."""
 
-    chart: Chart
+    def __init__(self, draw: Callable[[], Figure]) -> None:
+        self._draw = draw
+
+    @cached_property
+    def _figure(self) -> Figure:
+        with _style():
+            return self._draw()
+
+    @cached_property
+    def _svg_text(self) -> str:
+        with _style():
+            return _svg(self._figure)
+
+    @cached_property
+    def _png_bytes(self) -> bytes:
+        with _style():
+            return _png(self._figure)
 
     def svg(self) -> str:
-        return self.chart.svg
+        return self._svg_text
+
+    def png(self) -> bytes:
+        return self._png_bytes
 
     def lines(self, width: int) -> list[str]:
         return []
 
 
-def figure(chart: Chart) -> document.Figure:
-    """The chart as a Figure block of the report's document, its title as its alt text."""
-    return document.Figure(chart.name, chart.title, chart.title, ChartDrawing(chart), chart.png)
+def figure(name: str, title: str, draw: Callable[[], Figure]) -> document.Figure:
+    """A chart as a Figure block of the report's document, its title as its alt text."""
+    return document.Figure(name, title, title, ChartDrawing(draw))
+
+
+def chart(figure: document.Figure, png: bool = False) -> Chart:
+    """A chart figure drawn now: its SVG and, when asked, its PNG (files beside a page)."""
+    drawing = figure.drawing
+    assert isinstance(drawing, ChartDrawing)
+    return Chart(figure.name, figure.title, drawing.svg(), drawing.png() if png else None)
 
 
 def direction_text(metric: Metric) -> str:
@@ -115,9 +141,8 @@ def _png(fig: Figure) -> bytes:
 
 
 def render(name: str, title: str, draw: Callable[[], Figure], png: bool) -> Chart:
-    with _style():
-        fig = draw()
-        return Chart(name, title, _svg(fig), _png(fig) if png else None)
+    """One chart drawn now (the store's history page)."""
+    return chart(figure(name, title, draw), png)
 
 
 # ---------------------------------------------------------------- per task
@@ -339,7 +364,8 @@ def _means(
     return out
 
 
-def _heat(comparison: Comparison, png: bool) -> Chart | None:
+def heat_map(comparison: Comparison) -> document.Figure | None:
+    """Every task relative to the best filesystem; None for fewer than two filesystems."""
     ratios: dict[tuple[str, str], float] = {}
     best: set[tuple[str, str]] = set()
     tasks = []
@@ -365,12 +391,12 @@ def _heat(comparison: Comparison, png: bool) -> Chart | None:
     if not tasks or len(filesystems) < 2:  # one filesystem is "best" at everything: no map
         return None
     title = "Heat map: every task relative to the best filesystem"
-    return render("heatmap", title, lambda: heat_figure(tasks, filesystems, ratios, best), png)
+    return figure("heatmap", title, lambda: heat_figure(tasks, filesystems, ratios, best))
 
 
 def _grouped_chart(
-    comparison: Comparison, name: str, title: str, metric_name: str, tasks: Sequence[str], png: bool
-) -> Chart | None:
+    comparison: Comparison, name: str, title: str, metric_name: str, tasks: Sequence[str]
+) -> document.Figure | None:
     metric = METRICS[metric_name]
     values = _means(comparison, metric, tasks)
     if not values:
@@ -378,27 +404,23 @@ def _grouped_chart(
     filesystems = [fs for fs in comparison.session.filesystems() if any(k[0] == fs for k in values)]
     used = [t for t in tasks if any(k[1] == t for k in values)]
     colour = colours(comparison)
-    return render(
-        name, title, lambda: grouped_figure(title, metric, used, filesystems, values, colour), png
+    return figure(
+        name, title, lambda: grouped_figure(title, metric, used, filesystems, values, colour)
     )
 
 
-def build(comparison: Comparison, png: bool = False) -> list[Chart]:
-    """Heat map, one chart per task, then CPU, device bytes and space charts."""
-    colour = colours(comparison)
-    found = [c for c in [_heat(comparison, png)] if c]
-    for table in comparison.tables:
-        metric = table.columns[0]
-        samples = _samples(comparison, table.task, metric)
-        if samples:
-            found.append(
-                render(
-                    f"task-{table.task}",
-                    f"{table.task}: {METRICS[metric].label}",
-                    partial(task_figure, table, samples, colour),
-                    png,
-                )
-            )
+def task_chart(comparison: Comparison, table: TaskTable) -> document.Figure | None:
+    """The task's headline metric per filesystem: mean, interval and every run."""
+    metric = table.columns[0]
+    samples = _samples(comparison, table.task, metric)
+    if not samples:
+        return None
+    draw = partial(task_figure, table, samples, colours(comparison))
+    return figure(f"task-{table.task}", f"{table.task}: {METRICS[metric].label}", draw)
+
+
+def overview(comparison: Comparison) -> list[document.Figure]:
+    """The whole comparison's CPU, device bytes and space, task by task."""
     timed = [t.task for t in comparison.tables if t.timed]
     space = [t for t in comparison.tables if t.kind == "space"]
     extra = [
@@ -411,8 +433,11 @@ def build(comparison: Comparison, png: bool = False) -> list[Chart]:
         extra.append(
             (f"space-{metric_name}", f"Space: {METRICS[metric_name].label}", metric_name, tasks)
         )
-    for name, title, metric_name, tasks in extra:
-        chart = _grouped_chart(comparison, name, title, metric_name, tasks, png)
-        if chart is not None:
-            found.append(chart)
-    return found
+    found = (_grouped_chart(comparison, *spec) for spec in extra)
+    return [f for f in found if f is not None]
+
+
+def build(comparison: Comparison, png: bool = False) -> list[Chart]:
+    """Heat map, one chart per task, then CPU, device bytes and space charts, drawn now."""
+    found = [heat_map(comparison), *(task_chart(comparison, t) for t in comparison.tables)]
+    return [chart(f, png) for f in [*found, *overview(comparison)] if f is not None]

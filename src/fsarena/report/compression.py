@@ -14,8 +14,8 @@ strictly. Medians only: whether two times differ beyond noise is the verdict
 tables' business, and the report says so. Neither the device ratio nor compsize's
 figures are ranked "higher is better": only space used is an outcome (less is better).
 
-The model (build) and its renderers (sections for text and Markdown, an SVG
-picture for HTML) are one concept, apart from the comparison tables, so the
+The model (build) and its renderers (sections for every format, a picture
+that pages draw) are one concept, apart from the comparison tables, so the
 report's document can place them as a figure block.
 """
 
@@ -30,7 +30,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter
 
-from fsarena.report import charts
+from fsarena.report import charts, document
 from fsarena.report.comparison import fmt
 from fsarena.report.document import Section, table_section
 from fsarena.session.file import Run, Session
@@ -217,26 +217,25 @@ def rows(figure: TaskFigure) -> list[list[str]]:
 
 
 def sections(session: Session) -> list[Section]:
-    """One section per writing task with space figures: the table, the data, the method."""
+    """One section per writing task with space figures: its picture (drawn on pages only),
+    the table, the data, the method."""
     out: list[Section] = []
     for figure in build(session):
         notes = [f"Data: {figure.data}.", PARETO_NOTE]
         if not out:
             notes.append(CEILING_NOTE)
         title = f"Compression: {figure.task}, time against space"
-        out.append(table_section(title, HEADERS, rows(figure), notes))
+        table = table_section(title, HEADERS, rows(figure), notes)
+        out.append(replace(table, blocks=(picture(figure), *table.blocks)))
     return out
 
 
 # ---------------------------------------------------------------- the picture
 
 
-def pictures(session: Session, png: bool = False) -> list[tuple[TaskFigure, charts.Chart]]:
-    """Per task, time (x) against the space the task added (y), the best trade-offs joined."""
-    return [
-        (f, charts.render(f"compression-{f.task}", _title(f), partial(_draw, f), png))
-        for f in build(session)
-    ]
+def picture(figure: TaskFigure) -> document.Figure:
+    """Time (x) against the space the task added (y), the best trade-offs joined."""
+    return charts.figure(f"compression-{figure.task}", _title(figure), partial(_draw, figure))
 
 
 def _title(figure: TaskFigure) -> str:

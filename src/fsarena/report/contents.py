@@ -8,13 +8,26 @@ aging, powerloss, groups, prose); this module only puts their blocks in order.
 
 from __future__ import annotations
 
-from fsarena.report import aging, answer_figure, articles, compression, outcome, powerloss, prose
+from fsarena.measure.metrics import METRICS
+from fsarena.report import (
+    aging,
+    answer_figure,
+    articles,
+    cells,
+    charts,
+    compression,
+    outcome,
+    powerloss,
+    prose,
+    provenance,
+)
 from fsarena.report.answer import build as build_answer
 from fsarena.report.answer_drawing import AnswerDrawing
-from fsarena.report.comparison import Comparison, comparison_line, header_lines
+from fsarena.report.comparison import Comparison, build, comparison_line, header_lines
 from fsarena.report.document import (
     Block,
     Figure,
+    Forms,
     Heading,
     Item,
     Items,
@@ -25,7 +38,8 @@ from fsarena.report.document import (
 )
 from fsarena.report.groups import explanations, split
 from fsarena.report.rows import TaskTable
-from fsarena.session.file import Session
+from fsarena.report.scope import ranked_group, verdict_scope
+from fsarena.report.sentence import task_sentence
 
 TITLE = "fsarena results"
 
@@ -33,6 +47,7 @@ TITLE = "fsarena results"
 def document(comparison: Comparison) -> tuple[Block, ...]:
     """The report: what was not measured, the answer, how it was measured, the evidence."""
     session = comparison.session
+    ranked = ranked_part(comparison)  # what the charts and a page's wide tables rank
     blocks: list[Block] = [Heading(TITLE, level=1)]
     if banner := outcome.banner(session):  # what was not measured, before anything else
         blocks.append(banner)
@@ -42,10 +57,18 @@ def document(comparison: Comparison) -> tuple[Block, ...]:
     blocks.append(Notes(tuple(header_lines(session)), style="provenance"))
     blocks += [Paragraph(words) for words in explanations(session)]
     blocks += verdicts_section(comparison)
-    blocks += body(comparison)
+    if heat := charts.heat_map(ranked):  # drawn on pages; the tables below say it in numbers
+        blocks.append(Section(Heading("Heat map", anchor="heatmap"), (heat,), anchor="heatmap"))
+    blocks += body(comparison, ranked)
     blocks += articles.blocks(session)
-    blocks.append(provenance_section(session))
+    blocks.append(provenance.section(session))
     return tuple(blocks)
+
+
+def ranked_part(comparison: Comparison) -> Comparison:
+    """The comparison of the ranked driver group only (itself when there is one group)."""
+    scoped = verdict_scope(comparison.session)
+    return comparison if scoped is comparison.session else build(scoped)
 
 
 def answer_section(comparison: Comparison) -> Section:
@@ -82,15 +105,22 @@ def verdicts_section(comparison: Comparison) -> list[Block]:
     return [
         Section(
             Heading("Verdicts in detail", anchor="verdicts"),
-            (Paragraph(prose.METHOD, style="method"), Items(items)),
+            (Paragraph(prose.METHOD, style="method"), Items(items, style="why")),
             anchor="verdicts",
         )
     ]
 
 
-def body(comparison: Comparison) -> list[Block]:
-    """The tables, device ceiling, aging, compression and power loss, failures and warnings."""
-    out: list[Block] = [task_section(comparison, table) for table in comparison.tables]
+def body(comparison: Comparison, ranked: Comparison) -> list[Block]:
+    """The tasks, the charts of the whole run, device ceiling, aging, compression and power
+    loss, failures and warnings."""
+    tasks = tuple(task_section(comparison, ranked, table) for table in comparison.tables)
+    out: list[Block] = []
+    if tasks:
+        out.append(Section(Heading("Tasks", anchor="tasks"), tasks, anchor="tasks"))
+    if drawn := charts.overview(ranked):
+        heading = Heading("CPU, device I/O and space", anchor="overview")
+        out.append(Section(heading, tuple(drawn), anchor="overview"))
     if ceilings := prose.ceiling_rows(comparison):
         out.append(
             Section(
@@ -106,51 +136,63 @@ def body(comparison: Comparison) -> list[Block]:
             Item(f"{f.filesystem} {f.task}", f"repetition {f.repetition}: {f.status}: {f.error}")
             for f in comparison.failures
         )
-        out.append(
-            Section(Heading("Failed, invalid or skipped runs"), (Items(runs, style="list"),))
-        )
+        heading = Heading("Failed, invalid or skipped runs", anchor="failures")
+        out.append(Section(heading, (Items(runs, style="list"),), anchor="failures"))
     if warnings := prose.warnings(comparison):
         items = tuple(Item(w.title, w.text, w.details) for w in warnings)
-        out.append(Section(Heading("Warnings", anchor="warnings"), (Items(items),)))
+        heading = Heading("Warnings", anchor="warnings")
+        out.append(Section(heading, (Items(items),), anchor="warnings", style="warnings"))
     return out
 
 
-def task_section(comparison: Comparison, table: TaskTable) -> Section:
-    """One task: what it does, its rows per driver group, and its verdict."""
+def task_section(comparison: Comparison, ranked: Comparison, table: TaskTable) -> Section:
+    """One task: what it does, its rows per driver group, its verdict; on a page, its
+    headline with interval and spread, the verdicts on its other metrics, and its chart."""
+    session = comparison.session
     blocks: list[Block] = []
     if table.description:
         blocks.append(Paragraph(table.description))
-    for part in split(comparison.session, table):  # by driver group (one if all kernel)
+    short: list[Block] = []
+    full: list[Block] = []
+    mine = next((t for t in ranked.tables if t.task == table.task), None)
+    for part in split(session, table):  # by driver group (one if all kernel)
+        said: list[Block] = []
         if part.title:
-            blocks.append(Paragraph(part.explanation, label=part.title, style="group"))
-        blocks.append(Table(tuple(part.headers), _rows(part.cells)))
+            said.append(Paragraph(part.explanation, label=part.title, style="group"))
+        short += [*said, Table(tuple(part.headers), _rows(part.cells))]
+        ranks = part.key == ranked_group(session) and mine is not None
+        full += [*said, *(_wide(mine) if ranks and mine else short[-1:])]
+    blocks.append(Forms(tuple(short), tuple(full)))
     if line := comparison_line(comparison, table):
         blocks.append(Paragraph(line, label="Verdict", style="verdict"))
+    if mine and (others := other_metrics(ranked, mine)):
+        blocks.append(Forms((), (Notes(tuple(others), title="Other metrics", style="fold"),)))
+    if mine and (drawn := charts.task_chart(ranked, mine)):
+        blocks.append(drawn)
     heading = Heading(table.task, level=3, tag=table.kind, anchor=f"task-{table.task}")
     return Section(heading, tuple(blocks), anchor=f"task-{table.task}")
 
 
-def provenance_section(session: Session) -> Section:
-    """Each filesystem's mkfs and mount options as run, and the tools' versions."""
-    blocks: list[Block] = []
-    if session.profiles_as_run:
-        rows = tuple(
-            (
-                name,
-                p.driver or "",
-                "`" + " ".join(p.mkfs) + "`",
-                ",".join(p.mount_options) or "defaults",
-            )
-            for name, p in sorted(session.profiles_as_run.items())
-        )
-        headers = ("filesystem", "driver", "mkfs", "mount options")
-        blocks.append(Table(headers, rows, title="Filesystems as run", detail=True))
-    if session.tool_versions:
-        tools = tuple((tool, version) for tool, version in sorted(session.tool_versions.items()))
-        blocks.append(Table(("tool", "version"), tools, title="Tool versions", detail=True))
-    return Section(
-        Heading("Environment and provenance", anchor="provenance"), tuple(blocks), "provenance"
-    )
+def _wide(table: TaskTable) -> list[Block]:
+    """A page's tables of a task: the headline with its interval and spread, then the
+    means of its other metrics."""
+    headers, rows = cells.headline_grid(table)
+    flagged = "flags" if headers[-1] == "flags" else ""
+    out: list[Block] = [Table(tuple(headers), _rows(rows), style=flagged)]
+    other_headers, other_rows = cells.other_grid(table)
+    if other_rows:
+        out.append(Table(tuple(other_headers), _rows(other_rows)))
+    return out
+
+
+def other_metrics(comparison: Comparison, table: TaskTable) -> list[str]:
+    """Verdicts on the table's other metrics (CPU, faults, device bytes)."""
+    lines = []
+    for name in table.columns[1:]:
+        result = comparison.verdicts.task(table.task, name) if comparison.verdicts else None
+        if result is not None and len(result.ranking.order) >= 2:
+            lines.append(f"{METRICS[name].label}: {task_sentence(result)}")
+    return lines
 
 
 def _rows(cells: list[list[str]]) -> tuple[tuple[str, ...], ...]:

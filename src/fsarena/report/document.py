@@ -10,8 +10,11 @@ The blocks are data (frozen, no rendering in them). A few carry a `style`, a
 word that says what the block is for ("lead": the recommendation; "method":
 how something was done, read on demand; "list": items one line each): a
 renderer may lay such a block out its own way, never leave it out. `detail`
-marks reference material a terminal report does not print (the HTML's
-provenance tables); it is the one thing a format may skip.
+marks reference material a terminal report does not print (the tool versions);
+it is the one thing a format may skip. Where a page has room for more than a
+report read top to bottom (a wider table of a task, its chart's neighbours, the
+whole provenance), the document says both as `Forms`: text and Markdown lay out
+the short form, HTML the full one; neither is left out of the document.
 """
 
 from __future__ import annotations
@@ -107,6 +110,15 @@ class Figure:
 
 
 @dataclass(frozen=True)
+class Forms:
+    """One content in two forms: `short` for a report read top to bottom (text, Markdown),
+    `full` for a page with room for wide tables and folds to keep reference in (HTML)."""
+
+    short: tuple[Block, ...]
+    full: tuple[Block, ...]
+
+
+@dataclass(frozen=True)
 class Section:
     """A heading and what belongs under it; pages make it a <section>."""
 
@@ -133,7 +145,7 @@ class Section:
         return tuple(line for b in self.blocks if isinstance(b, Notes) for line in b.lines)
 
 
-Block = Heading | Paragraph | Items | Table | Notes | Banner | Figure | Section
+Block = Heading | Paragraph | Items | Table | Notes | Banner | Figure | Forms | Section
 
 
 def table_section(

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from fsarena.measure.metrics import METRICS
 from fsarena.report.cells import grid
-from fsarena.report.comparison import Comparison, Row, TaskTable, fmt, run_value
+from fsarena.report.comparison import Row, TaskTable, fmt, run_value
 from fsarena.report.scope import KERNEL, group_of, ranked_group
 from fsarena.session.file import Session
 
@@ -202,31 +202,3 @@ def _native_note(session: Session, table: TaskTable, reference: str) -> str:
         f" Measured in this run: {reference} in the guest took {fmt(in_guest / on_host, 3)}× "
         f"the time of {native} on the host for this task."
     )
-
-
-@dataclass(frozen=True)
-class GroupSection:
-    """One driver group that verdicts do not rank: its explanation and a table per task."""
-
-    title: str
-    explanation: str
-    tables: tuple[tuple[str, GroupPart], ...]  # (task, its rows in this group)
-
-
-def unranked_sections(comparison: Comparison) -> list[GroupSection]:
-    """The groups other than the ranked one, for reports that show them apart (HTML)."""
-    session = comparison.session
-    ranked = ranked_group(session)
-    parts: dict[str, list[tuple[str, GroupPart]]] = {}
-    for table in comparison.tables:
-        for part in split(session, table):
-            if part.key != ranked:
-                parts.setdefault(part.key, []).append((table.task, part))
-    sections = []
-    for key in sorted(parts, key=_order):
-        names = [
-            Row(fs, 0, 0, 0, {}) for fs in session.filesystems() if group_of(session, fs) == key
-        ]
-        title, _, words = _texts(session, key, names)
-        sections.append(GroupSection(title.partition(":")[0], words, tuple(parts[key])))
-    return sections

@@ -8,38 +8,16 @@ then links to them (links are not fetched).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import jinja2
 from markupsafe import Markup
 
-from fsarena.measure.metrics import METRICS
-from fsarena.report import (
-    aging,
-    articles,
-    cells,
-    charts,
-    compression,
-    contents,
-    outcome,
-    prose,
-)
-from fsarena.report.comparison import (
-    Comparison,
-    TaskTable,
-    build,
-    comparison_line,
-    fmt,
-    header_lines,
-)
-from fsarena.report.document import Figure
-from fsarena.report.groups import explanations, unranked_sections
-from fsarena.report.machine_section import machine_rows
-from fsarena.report.scope import verdict_scope
-from fsarena.report.sentence import task_sentence
+from fsarena.report import cells, charts, contents
+from fsarena.report.comparison import Comparison, TaskTable, comparison_line
+from fsarena.report.document import Block, Figure, Forms, Section
 from fsarena.report.units import glued
-from fsarena.session.records import given
 
 
 def _glue(value: object) -> object:
@@ -62,10 +40,6 @@ _ENV = jinja2.Environment(
 _ENV.filters["block_type"] = lambda block: type(block).__name__
 
 
-# Charts of the whole comparison, drawn under "CPU, device I/O and space".
-OVERVIEW = ("cpu", "device", "space")
-
-
 def render(comparison: Comparison) -> str:
     """The report with its charts inlined (no chart files)."""
     html, _ = bundle(comparison, None)
@@ -73,55 +47,37 @@ def render(comparison: Comparison) -> str:
 
 
 def bundle(comparison: Comparison, asset_dir: str | None) -> tuple[str, list[charts.Chart]]:
-    """The report and its charts; with asset_dir, PNGs are drawn too and the page links them."""
-    # Charts and task tables rank one driver group (scope.py); the others get their own section.
-    full, comparison = comparison, _ranked(comparison)
-    drawn = charts.build(comparison, png=asset_dir is not None)
-    by_name = {c.name: charts.figure(c) for c in drawn}
+    """The report's document as a page, and with asset_dir its charts as files (the page
+    links them)."""
+    blocks = contents.document(comparison)
     context = {
         "title": _title(comparison),
-        # The answer as the document says it (contents.py); it knows the unranked groups.
-        "answer": contents.answer_section(full),
-        "header": header_lines(comparison.session),
-        "outcome": None if (told := outcome.outcome(full.session)).complete else told,
-        "method": prose.METHOD,
-        "kinds": prose.verdicts(comparison),
-        "recommendation": prose.recommendation(comparison),
-        "heatmap": by_name.get("heatmap"),
-        "tasks": [task_context(comparison, t, by_name) for t in comparison.tables],
-        "driver_notes": explanations(full.session),
-        "driver_groups": unranked_sections(full),
-        "aged": aging.sections(full.session),
-        "compression": [
-            (figure, chart, compression.rows(figure))
-            for figure, chart in compression.pictures(full.session)
-        ],
-        "compression_headers": compression.HEADERS,
-        "compression_notes": [compression.PARETO_NOTE, compression.CEILING_NOTE],
-        "aged_verdict": aging.verdict(full.session),
-        "overview": [f for f in by_name.values() if f.name.split("-")[0] in OVERVIEW],
-        "ceiling_headers": prose.CEILING_HEADERS,
-        "ceilings": prose.ceiling_rows(comparison),
-        "provenance": _provenance(comparison),
-        "warnings": prose.warnings(comparison),
-        "failures": [
-            [f.filesystem, f.task, str(f.repetition), f.status, f.error]
-            for f in comparison.failures
-        ],
+        "blocks": blocks,
+        "nav": navigation(blocks),
         "asset_dir": asset_dir,
-        "articles_caveat": "; ".join(
-            filter(None, (articles.CAVEAT, articles.left_out(full.session)))
-        ),
-        "articles_headers": articles.HEADERS,
-        "articles": articles.table(full.session),  # it picks what compares (articles.py)
     }
-    return template("report.html.j2").render(context), drawn
+    page = template("report.html.j2").render(context)
+    if asset_dir is None:
+        return page, []
+    drawn = [f for f in figures(blocks) if isinstance(f.drawing, charts.ChartDrawing)]
+    return page, [charts.chart(f, png=True) for f in drawn]
 
 
-def _ranked(comparison: Comparison) -> Comparison:
-    """The comparison of the ranked driver group only (itself when there is one group)."""
-    scoped = verdict_scope(comparison.session)
-    return comparison if scoped is comparison.session else build(scoped)
+def navigation(blocks: Sequence[Block]) -> list[tuple[str, str]]:
+    """A link to each section with an anchor after the first (the answer, on screen)."""
+    found = [(b.anchor, b.title) for b in blocks if isinstance(b, Section) and b.anchor]
+    return found[1:]
+
+
+def figures(blocks: Sequence[Block]) -> Iterator[Figure]:
+    """Every figure a page shows, in order (a page lays out the full form)."""
+    for block in blocks:
+        if isinstance(block, Figure):
+            yield block
+        elif isinstance(block, Section):
+            yield from figures(block.blocks)
+        elif isinstance(block, Forms):
+            yield from figures(block.full)
 
 
 def template(name: str) -> jinja2.Template:
@@ -133,17 +89,7 @@ def _title(comparison: Comparison) -> str:
     return f"fsarena: {', '.join(fs)} — {comparison.session.plan.suite}"
 
 
-# ---------------------------------------------------------------- per task
-
-
-def _other_metrics(comparison: Comparison, table: TaskTable) -> list[str]:
-    """Verdicts on the table's other metrics (CPU, faults, device bytes)."""
-    lines = []
-    for name in table.columns[1:]:
-        result = comparison.verdicts.task(table.task, name) if comparison.verdicts else None
-        if result is not None and len(result.ranking.order) >= 2:
-            lines.append(f"{METRICS[name].label}: {task_sentence(result)}")
-    return lines
+# ---------------------------------------------------------------- per task (fsarena compare)
 
 
 def task_context(
@@ -161,83 +107,6 @@ def task_context(
         "other_headers": other_headers,
         "other_rows": other_rows,
         "verdict": comparison_line(comparison, table),
-        "others": _other_metrics(comparison, table),
+        "others": contents.other_metrics(comparison, table),
         "chart": by_name.get(f"task-{table.task}"),
     }
-
-
-# ---------------------------------------------------------------- provenance
-
-
-def _flat(data: Mapping[str, Any], prefix: str = "") -> list[tuple[str, str]]:
-    rows = []
-    for key in sorted(data):
-        value = data[key]
-        if isinstance(value, Mapping):
-            rows.extend(_flat(value, f"{prefix}{key}."))
-        elif isinstance(value, list | tuple):
-            rows.append((f"{prefix}{key}", " ".join(str(v) for v in value)))
-        else:
-            rows.append((f"{prefix}{key}", "–" if value is None else str(value)))
-    return rows
-
-
-def _provenance(comparison: Comparison) -> list[dict[str, Any]]:
-    """Tables of where, with what and how the numbers were measured."""
-    s = comparison.session
-    stored = s.plan.model_dump(mode="json")  # every key as stored, the unknown ones too
-    plan = {k: v for k, v in stored.items() if k not in ("task_info", "filesystems", "tasks")}
-    session = {
-        "fsarena": s.tool_version,
-        "schema version": s.schema_version,
-        "status": outcome.status_of(s),
-        "started": s.created_at,
-        "finished": s.finished_at or "–",
-        "filesystems": ", ".join(s.filesystems()),
-        "tasks": ", ".join(s.tasks()),
-        "order per repetition": "; ".join(" ".join(o) for o in s.order) or "–",
-    }
-    profiles = [
-        [
-            name,
-            p.fstype,
-            p.driver or "",
-            " ".join(p.mkfs),
-            ",".join(p.mount_options) or "defaults",
-            fmt(float(p.image_size_bytes) / 1e6) + " MB",
-            p.notes,
-        ]
-        for name, p in sorted(s.profiles_as_run.items())
-    ]
-    datasets = [
-        [
-            name,
-            d.spec.description,
-            str(given(d.files, "")),
-            fmt(float(d.total_bytes) / 1e6) + " MB",
-            d.manifest_digest[:16],
-        ]
-        for name, d in sorted(s.datasets.items())
-    ]
-    return [
-        {"title": "Session", "headers": [], "rows": list(session.items())},
-        {"title": "Host", "headers": [], "rows": _flat(s.host.model_dump(mode="json"))},
-        *(
-            [{"title": "Emulated machine", "headers": [], "rows": machine_rows(s)}]
-            if s.machine
-            else []
-        ),
-        {"title": "Plan", "headers": [], "rows": _flat(plan)},
-        {"title": "Dataset source", "headers": [], "rows": _flat(s.source.model_dump(mode="json"))},
-        {"title": "Tool versions", "headers": [], "rows": sorted(s.tool_versions.items())},
-        {
-            "title": "Filesystems as run",
-            "headers": ["name", "type", "driver", "mkfs", "mount options", "image", "notes"],
-            "rows": profiles,
-        },
-        {
-            "title": "Datasets",
-            "headers": ["name", "spec", "files", "size", "manifest digest"],
-            "rows": datasets,
-        },
-    ]

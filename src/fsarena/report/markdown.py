@@ -9,6 +9,7 @@ from fsarena.report.contents import document
 from fsarena.report.document import (
     Banner,
     Block,
+    Forms,
     Heading,
     Items,
     Notes,
@@ -54,6 +55,8 @@ def _block(block: Block, depth: int) -> list[str]:
     if isinstance(block, Table):
         title = [f"{'#' * depth} {block.title}", ""] if block.title else []
         return [*title, *_table(block), ""]
+    if isinstance(block, Forms):  # read top to bottom: the short form
+        return lines(block.short, depth)
     # A figure: Markdown pasted into an issue has nowhere to put the drawing; its words
     # are in the report's text already.
     return []

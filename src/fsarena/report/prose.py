@@ -1,4 +1,4 @@
-"""Verdicts, recommendation and warnings as items of prose, shared by the text, Markdown
+"""Verdicts and warnings as items of prose, shared by the text, Markdown
 and HTML exporters (each only lays them out)."""
 
 from __future__ import annotations
@@ -44,19 +44,6 @@ def verdicts(comparison: Comparison) -> list[Item]:
     if comparison.verdicts is None:
         return []
     return [Item(k.title, k.summary, k.why) for k in comparison.verdicts.kinds]
-
-
-def recommendation(comparison: Comparison) -> list[Item]:
-    """The answer's recommendation, its method and its caveats (analysis.answer)."""
-    if comparison.verdicts is None or not comparison.verdicts.kinds:
-        return []
-    answer = comparison.verdicts.answer
-    items = [Item("recommendation", answer.recommendation)]
-    if answer.method:
-        items.append(Item("method", answer.method))
-    if answer.caveats:
-        items.append(Item("caveats", "", answer.caveats))
-    return items
 
 
 def warnings(comparison: Comparison) -> list[Item]:

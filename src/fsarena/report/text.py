@@ -20,6 +20,7 @@ from fsarena.report.document import (
     Banner,
     Block,
     Figure,
+    Forms,
     Heading,
     Items,
     Notes,
@@ -123,6 +124,8 @@ def _top(block: Block, width: int) -> list[str]:
         return wrap(_labelled(block), "", width)
     if isinstance(block, Notes) and not block.title:
         return [line for note in block.lines for line in wrap(note, "", width)]
+    if isinstance(block, Forms):  # a terminal reads the short form
+        return lines(block.short, width)
     return _inner(block, width, None)
 
 
@@ -190,6 +193,12 @@ def _inner(block: Block, width: int, previous: Block | None) -> list[str]:
         return block.drawing.lines(width)
     if isinstance(block, Section):
         return _section(block, width)
+    if isinstance(block, Forms):  # a terminal reads the short form
+        out: list[str] = []
+        for inner in block.short:
+            out += _inner(inner, width, previous)
+            previous = inner
+        return out
     return []  # Heading and Banner belong at the top
 
 

@@ -278,7 +278,7 @@ def document(cross: CrossComparison) -> tuple[Block, ...]:
         Section(Heading("Same filesystem across sessions"), tuple(changes)),
         Section(Heading("Each session's own verdict per task"), (Items(verdicts),)),
         Section(Heading("Sessions"), (Items(sessions),)),
-        Section(Heading("All groups (label/filesystem)"), tuple(body(cross.merged))),
+        Section(Heading("All groups (label/filesystem)"), tuple(body(cross.merged, cross.merged))),
     )
 
 
@@ -297,7 +297,9 @@ def render_markdown(cross: CrossComparison) -> str:
 def render_html(cross: CrossComparison) -> str:
     from fsarena.report import html
 
-    drawn = {c.name: charts.figure(c) for c in charts.build(cross.merged)}
+    merged = cross.merged
+    found = [charts.heat_map(merged), *(charts.task_chart(merged, t) for t in merged.tables)]
+    drawn = {f.name: f for f in found if f is not None}
     context: dict[str, Any] = {
         "legend": legend(cross),
         "digest": digest(cross),
