@@ -2,13 +2,25 @@
 
 from __future__ import annotations
 
+import re
+from html import unescape
 from pathlib import Path
 
 import pytest
 
-from fsarena.report import build, markdown, text
+from fsarena.report import build, charts, contents, html, markdown, text
+from fsarena.report.comparison import Comparison
 from fsarena.report.contents import document
-from fsarena.report.document import Figure, Heading, Notes, Paragraph, Section, Table
+from fsarena.report.document import (
+    Block,
+    Figure,
+    Forms,
+    Heading,
+    Notes,
+    Paragraph,
+    Section,
+    Table,
+)
 from fsarena.session.file import load
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
@@ -70,3 +82,63 @@ def test_reference_tables_are_for_documents_with_room_not_the_terminal() -> None
     blocks = (Section(Heading("Environment and provenance"), (detail,)),)
     assert text.render_blocks(blocks).strip() == ""  # a section with nothing to show: no heading
     assert "### Tool versions" in markdown.render_blocks(blocks)
+
+
+def _headings(blocks: tuple[Block, ...] | list[Block]) -> list[str]:
+    """Every section heading of a document, nested ones too, in the form a page shows."""
+    found = []
+    for b in blocks:
+        if isinstance(b, Section):
+            found.append(b.heading.text)
+            found += _headings(list(b.blocks))
+        elif isinstance(b, Forms):
+            found += _headings(list(b.full))
+    return found
+
+
+@pytest.mark.parametrize("fixture", ["full-v2", "three-filesystems"])
+def test_the_page_shows_every_section_of_the_document(fixture: str) -> None:
+    """The HTML renders the document, not a template of its own: each section's heading
+    is a heading of the page, in the document's order (full-v2's power loss too)."""
+    comparison = build(load(FIXTURES / f"{fixture}.json"))
+    page = html.render(comparison)
+    shown = [unescape(h) for h in re.findall(r"<h[23]>([^<]*?)(?: <small>|</h[23]>)", page)]
+    wanted = _headings(document(comparison))
+    assert [h for h in shown if h in wanted] == wanted
+
+
+def test_a_new_section_is_one_producer_and_one_line_in_every_format(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """What adding a report section takes: a producer's blocks placed by contents.document;
+    no renderer or template knows it."""
+    comparison = build(load(FIXTURES / "three-filesystems.json"))
+    original = contents.document
+
+    def with_one_more(c: Comparison) -> tuple[Block, ...]:
+        new = Section(Heading("Throwaway", anchor="throwaway"), (Paragraph("said once"),))
+        return (*original(c), new)
+
+    monkeypatch.setattr(contents, "document", with_one_more)
+    monkeypatch.setattr(text, "document", with_one_more)
+    monkeypatch.setattr(markdown, "document", with_one_more)
+    assert "THROWAWAY\n  said once" in text.render(comparison, 80)
+    assert "## Throwaway\n\nsaid once" in markdown.render(comparison)
+    page = html.render(comparison)
+    assert '<section id="throwaway">\n<h2>Throwaway</h2>\n<p>said once</p>' in page
+    assert '<a href="#throwaway">Throwaway</a>' in page  # and the page links to it
+
+
+def test_text_and_markdown_never_draw_a_chart(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Charts are Figure blocks drawn when a page asks: a terminal report pays nothing."""
+
+    def refuse(*_: object) -> None:
+        raise AssertionError("a chart was drawn")
+
+    monkeypatch.setattr(charts, "heat_figure", refuse)
+    monkeypatch.setattr(charts, "task_figure", refuse)
+    monkeypatch.setattr(charts, "grouped_figure", refuse)
+    comparison = build(load(FIXTURES / "three-filesystems.json"))
+    assert text.render(comparison, 80) and markdown.render(comparison)
+    with pytest.raises(AssertionError, match="a chart was drawn"):
+        html.render(comparison)

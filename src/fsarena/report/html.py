@@ -65,7 +65,8 @@ def bundle(comparison: Comparison, asset_dir: str | None) -> tuple[str, list[cha
 
 def navigation(blocks: Sequence[Block]) -> list[tuple[str, str]]:
     """A link to each section with an anchor after the first (the answer, on screen)."""
-    found = [(b.anchor, b.title) for b in blocks if isinstance(b, Section) and b.anchor]
+    sections = [b for b in blocks if isinstance(b, Section)]
+    found = [(a, s.title) for s in sections if (a := s.anchor or s.heading.anchor)]
     return found[1:]
 
 
