@@ -8,14 +8,13 @@ then links to them (links are not fetched).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from collections.abc import Iterator, Sequence
 
 import jinja2
 from markupsafe import Markup
 
-from fsarena.report import cells, charts, contents
-from fsarena.report.comparison import Comparison, TaskTable, comparison_line
+from fsarena.report import charts, contents
+from fsarena.report.comparison import Comparison
 from fsarena.report.document import Block, Figure, Forms, Section
 from fsarena.report.units import glued
 
@@ -50,17 +49,17 @@ def bundle(comparison: Comparison, asset_dir: str | None) -> tuple[str, list[cha
     """The report's document as a page, and with asset_dir its charts as files (the page
     links them)."""
     blocks = contents.document(comparison)
-    context = {
-        "title": _title(comparison),
-        "blocks": blocks,
-        "nav": navigation(blocks),
-        "asset_dir": asset_dir,
-    }
-    page = template("report.html.j2").render(context)
+    html = page(blocks, _title(comparison), asset_dir)
     if asset_dir is None:
-        return page, []
+        return html, []
     drawn = [f for f in figures(blocks) if isinstance(f.drawing, charts.ChartDrawing)]
-    return page, [charts.chart(f, png=True) for f in drawn]
+    return html, [charts.chart(f, png=True) for f in drawn]
+
+
+def page(blocks: Sequence[Block], title: str, asset_dir: str | None = None) -> str:
+    """A document as one page: its title, its blocks, links to its sections."""
+    context = {"title": title, "blocks": blocks, "nav": navigation(blocks), "asset_dir": asset_dir}
+    return template("report.html.j2").render(context)
 
 
 def navigation(blocks: Sequence[Block]) -> list[tuple[str, str]]:
@@ -88,26 +87,3 @@ def template(name: str) -> jinja2.Template:
 def _title(comparison: Comparison) -> str:
     fs = comparison.session.filesystems()
     return f"fsarena: {', '.join(fs)} — {comparison.session.plan.suite}"
-
-
-# ---------------------------------------------------------------- per task (fsarena compare)
-
-
-def task_context(
-    comparison: Comparison, table: TaskTable, by_name: Mapping[str, Figure]
-) -> dict[str, Any]:
-    """What the template shows for one task: its table, verdicts and chart."""
-    headers, rows = cells.headline_grid(table)
-    other_headers, other_rows = cells.other_grid(table)
-    return {
-        "task": table.task,
-        "kind": table.kind,
-        "description": table.description,
-        "headers": headers,
-        "rows": rows,
-        "other_headers": other_headers,
-        "other_rows": other_rows,
-        "verdict": comparison_line(comparison, table),
-        "others": contents.other_metrics(comparison, table),
-        "chart": by_name.get(f"task-{table.task}"),
-    }

@@ -18,7 +18,6 @@ import dataclasses
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from fsarena.analysis.phrases import interval_text, metric_word, number
 from fsarena.analysis.ranking import Ranking, rank
@@ -268,17 +267,24 @@ def document(cross: CrossComparison) -> tuple[Block, ...]:
         changes.append(_list((f"{task}, {fs}", line) for task, fs, line in d.changed))
     if d.unchanged:
         changes.append(Paragraph(d.unchanged))
+    if not d.changed and not d.unchanged:
+        changes.append(Paragraph("No filesystem was measured in two or more of these sessions."))
     verdicts = tuple(
         Item(task, "", tuple(f"{k}: {v}" for k, v in lines)) for task, lines in d.verdicts
     )
     sessions = tuple(Item(label, "", tuple(lines)) for label, lines in legend(cross))
+    merged = cross.merged
+    drawn: list[Block] = []
+    if heat := charts.heat_map(merged):  # drawn on a page; the tables say it in numbers
+        drawn.append(Section(Heading("Heat map (label/filesystem)"), (heat,)))
     return (
         Heading("fsarena comparison of sessions", level=1),
         *said,
         Section(Heading("Same filesystem across sessions"), tuple(changes)),
         Section(Heading("Each session's own verdict per task"), (Items(verdicts),)),
         Section(Heading("Sessions"), (Items(sessions),)),
-        Section(Heading("All groups (label/filesystem)"), tuple(body(cross.merged, cross.merged))),
+        *drawn,
+        Section(Heading("All groups (label/filesystem)"), tuple(body(merged, merged))),
     )
 
 
@@ -295,21 +301,10 @@ def render_markdown(cross: CrossComparison) -> str:
 
 
 def render_html(cross: CrossComparison) -> str:
+    """The same document as a page (report/html.py lays out every block)."""
     from fsarena.report import html
 
-    merged = cross.merged
-    found = [charts.heat_map(merged), *(charts.task_chart(merged, t) for t in merged.tables)]
-    drawn = {f.name: f for f in found if f is not None}
-    context: dict[str, Any] = {
-        "legend": legend(cross),
-        "digest": digest(cross),
-        "method": prose.METHOD,
-        "heatmap": drawn.get("heatmap"),
-        "tasks": [html.task_context(cross.merged, t, drawn) for t in cross.merged.tables],
-        "warnings": prose.warnings(cross.merged),
-        "asset_dir": None,
-    }
-    return html.template("compare.html.j2").render(context)
+    return html.page(document(cross), f"fsarena: comparison of {len(cross.labels)} sessions")
 
 
 RENDERERS = {"text": render_text, "markdown": render_markdown, "html": render_html}
