@@ -155,12 +155,14 @@ def task_section(comparison: Comparison, ranked: Comparison, table: TaskTable) -
     short: list[Block] = []
     full: list[Block] = []
     mine = next((t for t in ranked.tables if t.task == table.task), None)
+    # One driver group: every part is the ranked one (ranked_group reads every profile: slow).
+    key = "" if ranked is comparison else ranked_group(session)
     for part in split(session, table):  # by driver group (one if all kernel)
         said: list[Block] = []
         if part.title:
             said.append(Paragraph(part.explanation, label=part.title, style="group"))
         short += [*said, Table(tuple(part.headers), _rows(part.cells))]
-        ranks = part.key == ranked_group(session) and mine is not None
+        ranks = mine is not None and (not key or part.key == key)
         full += [*said, *(_wide(mine) if ranks and mine else short[-1:])]
     blocks.append(Forms(tuple(short), tuple(full)))
     if line := comparison_line(comparison, table):
