@@ -1,6 +1,6 @@
 """The untimed mount and umount made as syscalls (measure/mounts.py) do what mount(8) does.
 
-On a real loop device per filesystem: mounted by util-linux's mount(8), then by
+On a real loop device per filesystem of the default run: mounted by util-linux's mount(8), then by
 the executor's own syscall, the mount table reads the same (source, type, mount
 and superblock options); the executor's umount leaves nothing mounted; a busy
 mount fails with "busy" in the message, as umount(8)'s does (the teardown's
@@ -37,7 +37,7 @@ def _table_line(mountpoint: Path) -> list[str]:
     return fields[4:]  # mountpoint, its options, optional fields, "-", type, source, super
 
 
-@pytest.fixture(params=["ext4", "xfs"])
+@pytest.fixture(params=["ext2", "ext3", "ext4", "xfs", "btrfs"])
 def device(request: pytest.FixtureRequest, workdir: Path) -> Iterator[tuple[str, str, Path]]:
     ex = RealExecutor()
     image = str(workdir / "test.img")
