@@ -4,7 +4,9 @@ Not a test. Runs a comparison (the default one, or whatever options follow
 `--`), then reads the session's timing record (schema 3): the whole run's wall
 time, the set-up (sources, datasets), and per round its wall time and the wall
 time of its timed executions. Prints where the time went and the share outside
-timed tasks (target <= 20 % with the dataset cached). With --session, reads an
+timed tasks (target <= 20 % with the dataset cached), then each round's own time
+per phase (cold caches, verification, the ceiling...: run/owntime.py), where
+the session recorded it. With --session, reads an
 existing session instead of running one.
 
     sudo .venv/bin/python bench/own_time.py --workdir /var/tmp/fsarena-bench/w \\
@@ -19,6 +21,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from fsarena.run.owntime import PHASES
 from fsarena.session.file import Session, latest, load
 
 TARGET_SHARE = 0.20
@@ -49,6 +52,26 @@ def share_lines(session: Session) -> list[str]:
     if measured:
         own = sum(float(r.wall_s) - float(r.timed_s) for r in measured) / len(measured)
         lines.append(f"fsarena's own time per measured round: {own:.1f} s")
+    return lines + phase_lines(session)
+
+
+def phase_lines(session: Session) -> list[str]:
+    """Each round's own time per phase (run/owntime.py), largest in total first."""
+    rounds = [r for r in session.timing.rounds if r.own_s]
+    if not rounds:
+        return ["no own time per phase in this session (recorded since fsarena 0.1.0's own_s)"]
+    names = [r.repetition if not r.warmup else "w" for r in rounds]
+    rows: dict[str, list[float]] = {}
+    for i, r in enumerate(rounds):
+        other = float(r.wall_s) - float(r.timed_s) - sum(float(v) for v in r.own_s.values())
+        for phase, seconds in [*r.own_s.items(), ("other", other)]:
+            rows.setdefault(phase, [0.0] * len(rounds))[i] = float(seconds)
+    head = "".join(f"{'round ' + str(n):>10}" for n in names)
+    lines = [f"own time per phase, s: {'phase':<10}{head}{'total':>10}  what"]
+    for phase, values in sorted(rows.items(), key=lambda kv: -sum(kv[1])):
+        cells = "".join(f"{v:10.2f}" for v in values)
+        what = PHASES.get(phase, "the runner's bookkeeping, in no phase")
+        lines.append(f"{'':23}{phase:<10}{cells}{sum(values):10.2f}  {what}")
     return lines
 
 

@@ -54,6 +54,7 @@ from fsarena.run import cold
 from fsarena.run.aging_phase import age, aging_plan, remove_snapshots, snapshot_path
 from fsarena.run.events import Event, now
 from fsarena.run.firstrun import first_run_estimate, paced_estimate
+from fsarena.run.owntime import OwnTime
 from fsarena.run.resume import finished_sequences
 from fsarena.run.scope import RunScope, SessionUnsaved
 from fsarena.run.sequence import FsSequence
@@ -63,6 +64,7 @@ from fsarena.session.records import RoundTiming, StopRecord
 from fsarena.targets import (
     GuestTarget,
     LoopTarget,
+    Target,
     ceiling_target,
     make_target,
     sequence_executor,
@@ -107,7 +109,7 @@ class Runner:
     def __post_init__(self) -> None:
         self.scope = RunScope(
             self.plan, self.executor, self.session, self.session_path, self.source_kind,
-            self.on_event,
+            self.on_event, own=OwnTime(self.clock),
         )  # fmt: skip
 
     def run(self) -> Session:
@@ -193,15 +195,23 @@ class Runner:
         if not todo:
             return
         started = self.clock()
+        own = self.scope.own
+        own.take()  # what was spent before this round is not its own
         runs_before = len(self.scope.runs(warmup))
-        self._measure_ceiling(repetition)
+        with own.phase("ceiling"):
+            self._measure_ceiling(repetition)
         for name in todo:
             checkpoint()
             self._run_sequence(name, repetition, source, warmup)
         timed = sum(r.timed_s for r in self.scope.runs(warmup)[runs_before:])
         wall = self.clock() - started
+        spent = own.take()
+        spent.pop("timed", None)  # the timed regions: timed_s, from the runs themselves
+        phases = {phase: round(s, 3) for phase, s in sorted(spent.items())}
         self.session.timing.rounds.append(
-            RoundTiming(repetition=repetition, warmup=warmup, wall_s=wall, timed_s=timed)
+            RoundTiming(
+                repetition=repetition, warmup=warmup, wall_s=wall, timed_s=timed, own_s=phases
+            )
         )
         self._save()
         if self.first_estimate is not None and len(self.session.timing.rounds) == 1:
@@ -361,9 +371,10 @@ class Runner:
         )
         mountpoint = scope.workdir("mnt", label)
         with ExitStack() as stack:
-            stack.callback(scope.undo, "release the target", lambda: target.teardown(self.executor))
+            stack.callback(scope.undo, "release the target", lambda: self._teardown(target))
             try:
-                device = target.setup(self.executor)
+                with scope.own.phase("target"):
+                    device = target.setup(self.executor)
             except FsarenaError as exc:
                 scope.record_all(label, repetition, f"target setup failed: {exc}", "failed")
                 return
@@ -387,7 +398,7 @@ class Runner:
                 scope, ctx, repetition, warmup=warmup, label=label, aged=aged, image=image
             )
             self.executor.track("mount", mountpoint, device)  # the proof it is ours
-            stack.callback(scope.undo, f"unmount {mountpoint}", sequence.unmount)
+            stack.callback(scope.undo, f"unmount {mountpoint}", lambda: self._unmount(sequence))
             if restore is not None:
                 sequence.state = FsState.UNMOUNTED  # the aged filesystem, as snapshotted
             elif snapshot is not None:
@@ -397,3 +408,11 @@ class Runner:
                     scope.record_all(label, repetition, f"aging failed: {exc}", "failed")
                     return
             sequence.run_all()
+
+    def _teardown(self, target: Target) -> None:
+        with self.scope.own.phase("target"):
+            target.teardown(self.executor)
+
+    def _unmount(self, sequence: FsSequence) -> None:
+        with self.scope.own.phase("target"):
+            sequence.unmount()

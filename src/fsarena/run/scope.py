@@ -18,6 +18,7 @@ from fsarena.measure.executor import Executor
 from fsarena.plan.model import Plan
 from fsarena.run.events import Event, now
 from fsarena.run.faults import explain
+from fsarena.run.owntime import OwnTime
 from fsarena.session.file import Run, RunStatus, Session, save
 
 
@@ -53,6 +54,7 @@ class RunScope:
     source_kind: str  # "tmpfs" | "image": where the datasets live (run/cold.py reads it)
     say: Callable[[Event], None]
     saves: Saves = field(default_factory=Saves)
+    own: OwnTime = field(default_factory=OwnTime)  # fsarena's own time, phase by phase
 
     def workdir(self, *parts: str) -> str:
         """A path under the plan's work directory."""
@@ -61,7 +63,8 @@ class RunScope:
     def save(self) -> None:
         """Save the session; a file that cannot be written stops the run (SessionUnsaved)."""
         try:
-            save(self.session, self.session_path)
+            with self.own.phase("save"):
+                save(self.session, self.session_path)
         except OSError as exc:
             self.saves.unsaved = self.saves.unsaved or SessionUnsaved(
                 self.session_path, exc, self.saves.saved_runs

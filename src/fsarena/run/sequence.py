@@ -91,7 +91,8 @@ class FsSequence:
     def cold(self) -> None:
         """Empty the caches a timed execution could hit: its filesystem's, or the machine's."""
         per_fs = per_filesystem(self.ctx, self.scope.source_kind)
-        make_cold(self.scope.executor, self.ctx, self.state is FsState.MOUNTED, per_fs)
+        with self.scope.own.phase("cold"):
+            make_cold(self.scope.executor, self.ctx, self.state is FsState.MOUNTED, per_fs)
 
     def run_all(self) -> None:
         stopped_by = ""
@@ -139,9 +140,12 @@ class FsSequence:
     def _execute(self, task: Task) -> bool:
         started = now()
         self.ctx.data_dir_attributes.clear()
+        own = self.scope.own
         try:
-            self._reach(task.requires)
-            task.prepare(self.ctx)
+            with own.phase("reach"):
+                self._reach(task.requires)
+            with own.phase("prepare"):
+                task.prepare(self.ctx)
             if task.timed:  # a probe (capacity) reads values, not times: nothing to make cold
                 self.cold()
             outcome = self._measure(task)
@@ -157,7 +161,8 @@ class FsSequence:
             outcome = Outcome(error=f"{exc.strerror or exc}{where}")
         finally:
             try:
-                task.cleanup(self.ctx)
+                with own.phase("cleanup"):
+                    task.cleanup(self.ctx)
             except FsarenaError as exc:
                 outcome = Outcome(error=f"cleanup failed: {exc}")
         if self.ctx.data_dir_attributes:  # what lsattr read back of its data directories
@@ -185,7 +190,8 @@ class FsSequence:
 
     def _measure(self, task: Task) -> Outcome:
         if not task.timed:
-            return Outcome(values=task.probe(self.ctx), details=task.details())
+            with self.scope.own.phase("probe"):
+                return Outcome(values=task.probe(self.ctx), details=task.details())
         commands = task.commands(self.ctx)
         if task.writes:
             # Time to durable: the filesystem's sync and one flush of the device
@@ -193,10 +199,15 @@ class FsSequence:
             commands.extend(self.ctx.durable())
         timeout = self.scope.plan.task_timeout_s
         repeats: list[Measurement] = []
+        own = self.scope.own
         while True:
-            task.region_starts(self.ctx)
-            timed = self.ctx.executor.measure(commands, self.ctx.device, timeout)
-            task.region_ended(self.ctx)
+            with own.phase("prepare"):
+                task.region_starts(self.ctx)
+            with own.phase("launch"):
+                timed = self.ctx.executor.measure(commands, self.ctx.device, timeout)
+            own.move("launch", "timed", timed.measurement.wall_s)
+            with own.phase("prepare"):
+                task.region_ended(self.ctx)
             m = timed.measurement
             if m.timed_out:
                 return Outcome(error=f"timed out after {timeout:.0f} s", measurement=m)
@@ -211,17 +222,22 @@ class FsSequence:
             # A sub-second task: undo it untimed and time it again (Task.samples); the
             # task's between_samples drops caches where its figure needs them cold.
             repeats.append(m)
-            task.between_samples(self.ctx)
+            with own.phase("samples"):
+                task.between_samples(self.ctx)
         if m.loop_direct_io == 0:  # read before the run: the kernel refused direct I/O
             self.scope.session.warn("buffered_loop", BUFFERED_LOOP)
-        if task.payload is not None:
-            m = replace(m, extra={**m.extra, "payload_bytes": task.payload_bytes(self.ctx)})
+        with own.phase("after"):
+            if task.payload is not None:
+                m = replace(m, extra={**m.extra, "payload_bytes": task.payload_bytes(self.ctx)})
         # The warm-up is never a sample: its copies go unverified (every real round's are).
-        verified = [] if self.warmup else task.verify(self.ctx)
+        with own.phase("verify"):
+            verified = [] if self.warmup else task.verify(self.ctx)
         checks = [CheckRecord(name=c.name, ok=c.ok, detail=c.detail) for c in verified]
         failed = [f"verification failed: {c.name}: {c.detail}" for c in checks if not c.ok]
         if not failed:
-            m = replace(m, extra={**m.extra, **task.extra(self.ctx, m), **self._space(task, m)})
+            with own.phase("after"):
+                extra = {**task.extra(self.ctx, m), **self._space(task, m)}
+            m = replace(m, extra={**m.extra, **extra})
         return Outcome(
             error="; ".join(failed),
             measurement=m,

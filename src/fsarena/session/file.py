@@ -93,6 +93,8 @@ from fsarena.session.signals import stop_signals_held
 #   tasks (run.cold); absent: sync + drop_caches of the whole machine before every task.
 #   host.fsarena_build (optional, absent in older files): fsarena.build_identity() of the
 #   fsarena that measured (its commit, or a digest of its files); a fleet merges one only.
+#   timing.rounds[].own_s (optional, absent in older files): fsarena's own time in the
+#   round, seconds per phase (run/owntime.py PHASES); the rest is the runner's bookkeeping.
 SCHEMA_VERSION = 3
 
 # Metrics whose stored values are wrong in sessions older than a version: kept in the

@@ -303,6 +303,9 @@ class RoundTiming(Record):
     warmup: bool = False
     wall_s: Number = 0
     timed_s: Number = 0
+    # fsarena's own time in the round, per phase (run/owntime.py PHASES); absent in older
+    # files. What no phase holds is the runner's bookkeeping: wall - timed - their sum.
+    own_s: dict[str, Number] = Field(default_factory=dict)
 
 
 class TimingRecord(Record):
