@@ -51,3 +51,12 @@ def test_nothing_mounted_is_left_to_umount8_to_say(tmp_path: Path) -> None:
 def test_the_mount_table_is_read_with_its_escapes() -> None:
     assert mounts.mounted_type("/proc") == "proc"
     assert mounts.unescape(rb"/mnt/a\040b\134c") == "/mnt/a b\\c"
+
+
+def test_an_image_file_goes_to_the_binary(tmp_path: Path) -> None:
+    image = tmp_path / "fs.img"
+    image.write_bytes(b"\0" * 4096)  # mount(8) would attach a loop device for it
+    (tmp_path / "mnt").mkdir()
+    assert mounts.in_process(("mount", "-t", "ext4", str(image), str(tmp_path / "mnt"))) is None
+    missing = str(tmp_path / "no-such-device")  # mount(8) says it is missing, in its words
+    assert mounts.in_process(("mount", "-t", "ext4", missing, str(tmp_path / "mnt"))) is None

@@ -23,6 +23,7 @@ import ctypes
 import functools
 import os
 import re
+import stat
 import subprocess
 from collections.abc import Sequence
 from pathlib import Path
@@ -38,6 +39,8 @@ def in_process(argv: Sequence[str]) -> subprocess.CompletedProcess[str] | None:
     if len(argv) == 5 and tuple(argv[:2]) == ("mount", "-t") and plain_type(argv[2], "mount"):
         _, _, fstype, device, mountpoint = argv
         source = os.path.realpath(device) if device.startswith("/") else device
+        if device.startswith("/") and not _block_device(source):
+            return None  # a regular file: mount(8) would set up a loop device for it
         target = os.path.realpath(mountpoint)
         return _syscall(argv, target, "mount", source.encode(), target.encode(),
                         fstype.encode(), ctypes.c_ulong(0), None)  # fmt: skip
@@ -48,6 +51,13 @@ def in_process(argv: Sequence[str]) -> subprocess.CompletedProcess[str] | None:
             return None  # not mounted (umount(8) says so), or more than one syscall
         return _syscall(argv, target, "umount2", target.encode(), ctypes.c_int(0))
     return None
+
+
+def _block_device(path: str) -> bool:
+    try:
+        return stat.S_ISBLK(os.stat(path).st_mode)
+    except OSError:
+        return False  # mount(8) says what is missing, in its own words
 
 
 def mounted_type(mountpoint: str) -> str | None:
