@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import os
 import signal
+import threading
+import time
 
 import pytest
 
-from fsarena.interrupt import Stop, checkpoint
+from fsarena.interrupt import Stop, checkpoint, deferred
 
 
 class _SignalsInFinaliser:
@@ -65,3 +67,66 @@ def test_no_checkpoint_raises_without_a_signal_or_outside_a_run() -> None:
     with Stop().installed():
         pass
     assert signal.getsignal(signal.SIGINT) is previous  # handlers restored
+
+
+def _spin(seconds: float) -> None:
+    """Python bytecodes for a while: where a pending handler runs."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        pass
+
+
+def test_a_signal_held_in_a_finaliser_is_raised_soon_after_without_a_checkpoint() -> None:
+    stop = Stop()
+    with stop.installed(), pytest.raises(KeyboardInterrupt, match="SIGINT"):
+        _SignalsInFinaliser()
+        assert stop.signum == signal.SIGINT
+        _spin(2.0)  # a long step with no checkpoint: the handler raises the stop in it
+    assert not stop.held
+
+
+def test_a_signal_while_a_child_starts_is_held_until_check() -> None:
+    stop = Stop()
+    with stop.installed():
+        with deferred() as held:
+            os.kill(os.getpid(), signal.SIGTERM)
+            _spin(0.1)  # not raised here: Popen would leave its child running unseen
+        assert held.signum == signal.SIGTERM
+        with pytest.raises(KeyboardInterrupt, match="SIGTERM"):
+            held.check()
+
+
+def test_a_stop_raised_before_is_not_raised_again_by_a_teardown_helper() -> None:
+    stop = Stop()
+    with stop.installed():
+        with pytest.raises(KeyboardInterrupt):
+            os.kill(os.getpid(), signal.SIGINT)
+            _spin(0.1)
+        with deferred() as held:  # teardown's umount: it must run to its end
+            os.kill(os.getpid(), signal.SIGINT)  # a second Ctrl-C: ignored, as in teardown
+            _spin(0.1)
+        held.check()
+        assert held.signum == 0
+
+
+def test_deferred_outside_the_main_thread_or_a_run_holds_nothing() -> None:
+    with deferred() as held:  # no Stop installed: nothing to hold
+        pass
+    held.check()
+    stop = Stop()
+    seen: list[int] = []
+
+    def other() -> None:
+        with deferred() as mine:
+            time.sleep(0.3)
+        seen.append(mine.signum)
+
+    with stop.installed():
+        thread = threading.Thread(target=other)
+        thread.start()
+        with pytest.raises(KeyboardInterrupt):  # the main thread is not deferring
+            time.sleep(0.1)
+            os.kill(os.getpid(), signal.SIGINT)
+            _spin(0.1)
+        thread.join()
+    assert seen == [0]

@@ -37,6 +37,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 from fsarena.errors import FsarenaError
+from fsarena.interrupt import Stop
 from fsarena.measure.launcher import Rusage, launch, outcome
 
 SECTOR_BYTES = 512  # /sys/block/*/stat counts 512-byte sectors (Documentation/block/stat.rst)
@@ -184,12 +185,12 @@ def _run_one(cmd: Command, deadline: float) -> _Outcome:
     # daemon behind (a FUSE mount) would hold a pipe open until it exits.
     errors = tempfile.TemporaryFile()  # noqa: SIM115
     argv, report = launch(cmd.argv)
-    # A Ctrl-C (or SIGTERM) that lands inside Popen, after the fork, would leave the child
-    # running in its own session with nobody to stop it (a cp still reading the source,
-    # which then cannot be unmounted): hold both signals until `proc` exists. The child
-    # inherits the mask; fsarena stops children with SIGKILL, which no mask holds.
+    # A Ctrl-C (or SIGTERM, SIGHUP) that lands inside Popen, after the fork, would leave the
+    # child running in its own session with nobody to stop it (a cp still reading the
+    # source, which then cannot be unmounted): hold the stop signals until `proc` exists.
+    # The child inherits the mask; fsarena stops children with SIGKILL, which no mask holds.
     # The launcher and the command share the child's process group: killpg stops both.
-    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, Stop.SIGNALS)
     try:
         proc = subprocess.Popen(
             argv,

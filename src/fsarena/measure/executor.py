@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from fsarena.errors import FsarenaError
+from fsarena.interrupt import deferred
 from fsarena.measure import cgroups, tooltext
 from fsarena.measure.collect import Command, Timed, measure_commands
 from fsarena.measure.ledger import Ledger
@@ -58,12 +59,19 @@ def _run(argv: Sequence[str], timeout_s: float | None = None) -> subprocess.Comp
     # Output goes to files, not pipes: a command that leaves a daemon behind (a
     # FUSE mount) would hold a pipe open, and reading it would wait for umount.
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        try:
-            proc = subprocess.Popen(list(argv), stdin=subprocess.DEVNULL, stdout=out, stderr=err)
-        except FileNotFoundError as exc:
-            raise FsarenaError(f"command not found: {argv[0]}; run `fsarena check`") from exc
+        # A stop raised inside Popen, after the fork, would leave the helper running on
+        # unseen: a mount that lands after teardown looked (fsarena.interrupt). Held, then
+        # raised below, where the helper is stopped with fsarena.
+        with deferred() as held:
+            try:
+                proc = subprocess.Popen(
+                    list(argv), stdin=subprocess.DEVNULL, stdout=out, stderr=err
+                )
+            except FileNotFoundError as exc:
+                raise FsarenaError(f"command not found: {argv[0]}; run `fsarena check`") from exc
         with proc:
             try:
+                held.check()
                 returncode = wait_exited(proc, timeout_s)
             except subprocess.TimeoutExpired:
                 proc.kill()
