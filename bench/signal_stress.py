@@ -7,7 +7,7 @@ WORKROOT must be a directory of your own (e.g. /var/tmp/fsarena-NAME-stress): ea
 iteration runs `fsarena run` (default: --fs ext4,xfs --scale 0.01 -n 1) in its own
 work directory WORKROOT/wN, in its own session, and sends it one signal:
 
-  random  after a random delay within the length of an unsignalled run (measured first)
+  random  after a random delay within the first 80 % of an unsignalled run (measured first)
   helper  after a random delay, the moment a mount, umount or losetup of the run shows
           (the signal lands while a helper runs: a mount or a cold-cache umount/mount)
   fork    after a random delay, the moment the run has a child that is still itself
@@ -68,16 +68,16 @@ def undo(workdir: Path, found: list[str]) -> None:
     for item in found:
         kind, _, rest = item.partition(" ")
         if kind == "process":
-            subprocess.run(["kill", "-9", rest], check=False)
+            subprocess.run(["kill", "-9", rest], check=False, capture_output=True)
     time.sleep(0.2)
     for item in sorted(found, key=len, reverse=True):
         kind, _, rest = item.partition(" ")
         if kind == "mount":
-            subprocess.run(["umount", "-l", rest], check=False)
+            subprocess.run(["umount", "-l", rest], check=False, capture_output=True)
     for item in found:
         kind, _, rest = item.partition(" ")
         if kind == "loop":
-            subprocess.run(["losetup", "-d", rest.split()[0]], check=False)
+            subprocess.run(["losetup", "-d", rest.split()[0]], check=False, capture_output=True)
 
 
 def children(pid: int) -> list[int]:
@@ -121,7 +121,7 @@ def one(
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env,
         start_new_session=True,
     )  # fmt: skip
-    moment = wait_moment(proc, at, random.uniform(0.3, span), span)
+    moment = wait_moment(proc, at, random.uniform(0.3, 0.8 * span), span)
     if proc.poll() is None:
         proc.send_signal(signum)
     _, err = proc.communicate(timeout=600)
