@@ -118,7 +118,8 @@ def deferred() -> Iterator[Held]:
 
     The caller calls `check()` on what this yields once it holds the child, inside the
     try that kills the child on KeyboardInterrupt. Only a stop that came in here is
-    raised then: a stop raised before (a teardown starting helpers) stays raised once.
+    raised then: a stop raised before (a teardown starting helpers) stays raised once,
+    and inside another deferred() (a `whole()` teardown step) the outer one raises it.
     Other threads never receive the handler's exception: for them this does nothing.
     """
     global _deferring
@@ -128,13 +129,31 @@ def deferred() -> Iterator[Held]:
         yield held
         return
     before = stop.signum
+    outer = _deferring == 0  # a nested one leaves the stop to the outermost to raise
     _deferring += 1
     try:
         yield held
     finally:
         _deferring -= 1
-        if not before and stop.signum:
+        if outer and not before and stop.signum:
             held.signum = stop.signum
+
+
+@contextlib.contextmanager
+def whole() -> Iterator[None]:
+    """A step that runs whole (a teardown step): a stop that comes in it is raised as it ends.
+
+    Cut short by the KeyboardInterrupt, an umount killed half way left the filesystem
+    mounted, and the next step then detached its loop device and deleted its image
+    under it. Raised when the step ends, also when it failed (the stop then supersedes
+    the step's error: a caller records that error inside the step).
+    """
+    held = Held()
+    try:
+        with deferred() as held:
+            yield
+    finally:
+        held.check()
 
 
 def _after(seconds: float, action: Callable[[], None]) -> None:

@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from fsarena.interrupt import Stop, checkpoint, deferred
+from fsarena.interrupt import Stop, checkpoint, deferred, whole
 
 
 class _SignalsInFinaliser:
@@ -130,3 +130,25 @@ def test_deferred_outside_the_main_thread_or_a_run_holds_nothing() -> None:
             _spin(0.1)
         thread.join()
     assert seen == [0]
+
+
+def test_a_signal_in_a_whole_step_is_raised_once_the_step_is_done() -> None:
+    done: list[str] = []
+    stop = Stop()
+    with stop.installed(), pytest.raises(KeyboardInterrupt, match="SIGHUP"), whole():
+        os.kill(os.getpid(), signal.SIGHUP)
+        _spin(0.1)
+        with deferred() as inner:  # a helper the step starts: not raised there
+            _spin(0.01)
+        inner.check()
+        done.append("umount")
+    assert done == ["umount"]
+
+
+def test_a_whole_step_that_fails_still_raises_the_stop() -> None:
+    stop = Stop()
+    with stop.installed(), pytest.raises(KeyboardInterrupt) as raised, whole():
+        os.kill(os.getpid(), signal.SIGINT)
+        _spin(0.1)
+        raise OSError("umount: target is busy")
+    assert isinstance(raised.value.__context__, OSError)
