@@ -12,9 +12,13 @@ import os
 import signal
 import threading
 import time
+from pathlib import Path
+from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
+from fsarena.cli.commands import main
 from fsarena.interrupt import Stop, checkpoint, deferred, whole
 
 
@@ -152,3 +156,35 @@ def test_a_whole_step_that_fails_still_raises_the_stop() -> None:
         _spin(0.1)
         raise OSError("umount: target is busy")
     assert isinstance(raised.value.__context__, OSError)
+
+
+def test_a_signal_while_the_run_is_planned_stops_it_with_its_exit_code(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`fsarena run ... &` in a script starts with SIGINT ignored: one during planning was lost.
+
+    The run then went on (here the dry run, which touches nothing, printed its plan).
+    """
+    from fsarena.cli import running
+
+    planned = running._new_or_resumed
+
+    def slow_planning(*args: Any) -> Any:
+        os.kill(os.getpid(), signal.SIGINT)
+        _spin(0.1)
+        return planned(*args)
+
+    monkeypatch.setattr(running, "_new_or_resumed", slow_planning)
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)  # a background job's
+    try:
+        result = CliRunner().invoke(
+            main,
+            ["run", "--dry-run", "--fs", "ext4", "--scale", "0.01", "--workdir",
+             str(tmp_path / "work")],
+        )  # fmt: skip
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert result.exit_code == 130, result.output
+    assert "interrupted by SIGINT before anything was measured" in result.stderr
+    assert "nothing left mounted or attached" in result.stderr
+    assert not (tmp_path / "work").exists()
