@@ -1,4 +1,4 @@
-"""A stop signal that lands while a helper starts: the helper ends with fsarena, never after it.
+"""A stop signal that lands while a helper runs: the helper ends with fsarena, never after it.
 
 CI (the fleet SIGTERM test) once found an xfs still mounted on a loop device whose image
 read "(deleted)": the KeyboardInterrupt had been raised inside subprocess.Popen, after
@@ -6,9 +6,10 @@ the fork, so nobody waited for the `mount` it had started; teardown looked, saw 
 mounted (or umount said "not mounted"), detached and deleted the image, and then the
 orphaned mount landed. bench/signal_stress.py --at fork reproduced it end to end.
 
-Here the real handler (fsarena.interrupt.Stop) receives a real SIGINT inside Popen, right
-after the fork of a real mount of a real ext4 on a loop device; then teardown does what
-the runner's does (umount if mounted, LoopTarget.teardown).
+Here the real handler (fsarena.interrupt.Stop) receives a real signal inside Popen, right
+after the fork of a real mount of a real ext4 on a loop device, or right after a real
+losetup attached an image; then teardown does what the runner's does (umount if
+mounted, LoopTarget.teardown).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from typing import Any
 import pytest
 
 from fsarena.interrupt import Stop
+from fsarena.measure import executor
 from fsarena.measure.executor import RealExecutor
 from fsarena.measure.ledger import Ledger
 from fsarena.targets.loop import LoopTarget
@@ -82,3 +84,32 @@ def test_a_stop_inside_popen_of_mount_leaves_nothing_mounted(
     assert waited, "the mount helper was left running, unwaited for"
     assert leftovers(workdir) == []
     assert stop.exit_code == 130
+
+
+def test_a_stop_after_losetup_attached_leaves_no_loop_device(
+    workdir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """losetup attached the image, and the stop came before its device's name reached us."""
+    waited = executor.wait_exited
+
+    def attached_then_stopped(proc: subprocess.Popen[bytes], timeout_s: float | None) -> int:
+        code = waited(proc, timeout_s)
+        argv = proc.args if isinstance(proc.args, list) else []
+        if argv[:2] == ["losetup", "--find"]:
+            os.kill(os.getpid(), signal.SIGTERM)
+            for _ in range(10_000):  # bytecodes: the handler runs here
+                pass
+        return code
+
+    monkeypatch.setattr(executor, "wait_exited", attached_then_stopped)
+    ex = RealExecutor(ledger=Ledger(str(workdir)))
+    target = LoopTarget(str(workdir / "images" / "xfs-r1.img"), 64 << 20, recycle=True)
+    stop = Stop()
+    with stop.installed():
+        with pytest.raises(KeyboardInterrupt, match="SIGTERM"):
+            target.setup(ex)
+        monkeypatch.undo()
+        target.teardown(ex)  # as the runner's teardown: the device was never known
+        ex.remove_spare_image()
+    assert leftovers(workdir) == []
+    assert Ledger(str(workdir)).entries() == []

@@ -29,7 +29,7 @@ from fsarena.errors import FsarenaError
 from fsarena.interrupt import deferred
 from fsarena.measure import cgroups, tooltext
 from fsarena.measure.collect import Command, Timed, measure_commands
-from fsarena.measure.ledger import Ledger
+from fsarena.measure.ledger import Ledger, loops_backed_by
 from fsarena.measure.native import find_native_tool
 from fsarena.measure.seams import (
     Executor,
@@ -367,7 +367,16 @@ class RealExecutor:
         # filesystem's page cache and in the image file's), which adds noise.
         # losetup and sysfs name the backing file by its canonical path.
         self.track("loop", os.path.realpath(image))
-        result = _run(["losetup", "--find", "--show", "--direct-io=on", image])
+        try:
+            result = _run(["losetup", "--find", "--show", "--direct-io=on", image])
+        except BaseException:
+            # A stop while losetup ran: it may have attached the image before it ended, and
+            # its device's name never reached us (the image would then be deleted under it).
+            with contextlib.suppress(FsarenaError, OSError):  # else the ledger keeps it
+                for device in loops_backed_by(image):
+                    self.call(["losetup", "--detach", device])
+                self.untrack("loop", os.path.realpath(image))
+            raise
         if result.returncode != 0:
             self.untrack("loop", os.path.realpath(image))
             raise FsarenaError(
