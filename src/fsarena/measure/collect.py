@@ -170,6 +170,33 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
         os.killpg(proc.pid, signal.SIGKILL)
 
 
+GROUP_GONE_S = 10.0  # at most this long for a killed command's processes to be gone
+
+
+def _wait_group_gone(pgid: int, timeout_s: float = GROUP_GONE_S) -> None:
+    """Until no process of the group is left (a killed cp ends once its I/O returns).
+
+    Waiting for the launcher is not enough: the command it ran (and what that started)
+    was still ending when fsarena had exited, a process of the run left behind.
+    """
+    deadline = time.monotonic() + timeout_s
+    while _group_alive(pgid) and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
+def _group_alive(pgid: int) -> bool:
+    """Whether a process of the group still runs (a zombie holds nothing; an init that
+    does not reap would keep it forever)."""
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_bytes().rsplit(b")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == pgid and fields[0] != b"Z":  # state, ppid, pgrp
+            return True
+    return False
+
+
 @dataclass(frozen=True)
 class _Outcome:
     exit_code: int
@@ -227,6 +254,7 @@ def _run_one(cmd: Command, deadline: float) -> _Outcome:
     except BaseException:
         _kill_group(proc)
         proc.wait()
+        _wait_group_gone(proc.pid)
         errors.close()
         if report is not None:
             report.close()
