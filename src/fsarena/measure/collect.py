@@ -37,7 +37,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 from fsarena.errors import FsarenaError
-from fsarena.interrupt import Stop
+from fsarena.interrupt import Stop, deferred
 from fsarena.measure.launcher import Rusage, launch, outcome
 
 SECTOR_BYTES = 512  # /sys/block/*/stat counts 512-byte sectors (Documentation/block/stat.rst)
@@ -217,28 +217,9 @@ def _run_one(cmd: Command, deadline: float) -> _Outcome:
     # source, which then cannot be unmounted): hold the stop signals until `proc` exists.
     # The child inherits the mask; fsarena stops children with SIGKILL, which no mask holds.
     # The launcher and the command share the child's process group: killpg stops both.
-    held = signal.pthread_sigmask(signal.SIG_BLOCK, Stop.SIGNALS)
-    try:
-        proc = subprocess.Popen(
-            argv,
-            stdin=subprocess.DEVNULL,
-            stdout=stdout,
-            stderr=errors,
-            cwd=cmd.cwd,
-            pass_fds=() if report is None else (report.fileno(),),
-            start_new_session=True,  # a Ctrl-C reaches fsarena, which then stops the group
-        )
-    except BaseException as exc:
-        signal.pthread_sigmask(signal.SIG_SETMASK, held)
-        errors.close()
-        if report is not None:
-            report.close()
-        if isinstance(exc, FileNotFoundError):
-            raise FsarenaError(f"command not found: {cmd.argv[0]}; run `fsarena check`") from exc
-        raise
-    finally:
-        if not isinstance(stdout, int):
-            stdout.close()
+    # The mask holds the signal in this thread only: another thread (a timer's) can take
+    # it, and Python then runs the handler here, inside Popen. The run's handler holds
+    # the stop there too (fsarena.interrupt.deferred), and it is raised below.
     timed_out = threading.Event()
     timer: threading.Timer | None = None
 
@@ -246,8 +227,34 @@ def _run_one(cmd: Command, deadline: float) -> _Outcome:
         timed_out.set()
         _kill_group(proc)
 
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, Stop.SIGNALS)
+    with deferred() as stopped:
+        try:
+            proc = subprocess.Popen(
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=stdout,
+                stderr=errors,
+                cwd=cmd.cwd,
+                pass_fds=() if report is None else (report.fileno(),),
+                start_new_session=True,  # a Ctrl-C reaches fsarena, which then stops the group
+            )
+        except BaseException as exc:
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
+            errors.close()
+            if report is not None:
+                report.close()
+            if isinstance(exc, FileNotFoundError):
+                raise FsarenaError(
+                    f"command not found: {cmd.argv[0]}; run `fsarena check`"
+                ) from exc
+            raise
+        finally:
+            if not isinstance(stdout, int):
+                stdout.close()
     try:
         signal.pthread_sigmask(signal.SIG_SETMASK, held)  # a held Ctrl-C is raised here
+        stopped.check()  # or here, if another thread took it
         timer = threading.Timer(max(0.0, deadline - time.monotonic()), expire)
         timer.start()
         _, status, ru = os.wait4(proc.pid, 0)
