@@ -331,12 +331,19 @@ def run(ctx: click.Context, /, **opts: Any) -> None:
             done = _launch_and_execute(ctx, opts, stop)
         except KeyboardInterrupt:
             fail(_stopped_before(stop.name, opts["workdir"]), stop.exit_code)
-    if done is None:  # --dry-run
-        return
-    session, path = done
-    lost = write_reports(session, path, opts["fmt"])
-    if why := add_to_default_store(path, opts["results_dir"]):
-        lost.append(f"not added to the store: {why}")
+        if done is None:  # --dry-run
+            return
+        session, path = done
+        try:  # until the end: a SIGTERM here killed the run outright, mid-report
+            lost = write_reports(session, path, opts["fmt"])
+            if why := add_to_default_store(path, opts["results_dir"]):
+                lost.append(f"not added to the store: {why}")
+        except KeyboardInterrupt:
+            fail(
+                f"interrupted by {stop.name} while writing the reports; every measurement "
+                f"is saved in {path}: `fsarena report {path}` writes them",
+                stop.exit_code,
+            )
     code = EXIT_CODES.get(session.status, 0)
     if lost:  # every measurement is in the file; say what else is missing
         fail(f"session saved: {path}; {'; '.join(lost)}", code or 1)
