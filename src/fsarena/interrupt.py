@@ -1,7 +1,7 @@
 """Stopping on a signal: the first SIGINT, SIGTERM or SIGHUP stops a run, and is never lost.
 
 The handler raises KeyboardInterrupt wherever the signal lands, so that a run
-stops within the step it is in and tears down what it made. Two places must not
+stops within the step it is in and tears down what it made. Three places must not
 see it raised:
 
 - a finaliser (a `__del__`, a weakref callback): Python drops an exception raised
@@ -19,6 +19,9 @@ see it raised:
   (CI, the fleet SIGTERM test: an xfs left mounted on a deleted image). The stop is
   held there and raised by `Held.check()` once the caller holds the process and can
   kill it.
+- a teardown step (`whole()`): an umount killed half way left the filesystem
+  mounted, and the next step deleted its image under it. The stop is raised once
+  the step is done.
 """
 
 from __future__ import annotations
