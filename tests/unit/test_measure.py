@@ -174,7 +174,8 @@ def test_a_stop_inside_popen_never_orphans_the_timed_command(
     def forked(self: subprocess.Popen[bytes], *args: Any) -> None:
         fork(self, *args)
         pids.append(self.pid)
-        os.kill(os.getpid(), signal.SIGINT)  # this thread blocks it: the other one takes it
+        assert waiter.ident is not None
+        signal.pthread_kill(waiter.ident, signal.SIGINT)  # as the kernel picks: a thread open to it
         deadline = time.monotonic() + 2
         while not stop.signum and time.monotonic() < deadline:
             pass  # bytecodes: once the other thread took it, the handler runs here, in Popen
