@@ -7,11 +7,17 @@ import os
 import re
 import resource
 import shutil
+import signal
+import subprocess
 import tempfile
+import threading
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from fsarena.interrupt import Stop
 from fsarena.measure import launcher
 from fsarena.measure.collect import Command, Measurement, measure_commands
 from fsarena.measure.metrics import METRICS, metric_value
@@ -155,3 +161,40 @@ def test_the_launcher_reports_exit_code_and_signal() -> None:
     assert measure_commands([Command(("sh", "-c", "exit 3"))], None, 10).measurement.exit_code == 3
     killed = measure_commands([Command(("sh", "-c", "kill -9 $$"))], None, 10).measurement
     assert killed.exit_code == -9
+
+
+def test_a_stop_inside_popen_never_orphans_the_timed_command(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The mask held the signal in the main thread only: another thread took it (CI: a timed
+    mount orphaned so landed after the teardown), and the handler then ran inside Popen."""
+    fork = subprocess.Popen._execute_child  # type: ignore[attr-defined]
+    pids: list[int] = []
+
+    def forked(self: subprocess.Popen[bytes], *args: Any) -> None:
+        fork(self, *args)
+        pids.append(self.pid)
+        assert waiter.ident is not None
+        signal.pthread_kill(waiter.ident, signal.SIGINT)  # as the kernel picks: a thread open to it
+        deadline = time.monotonic() + 2
+        while not stop.signum and time.monotonic() < deadline:
+            pass  # bytecodes: once the other thread took it, the handler runs here, in Popen
+
+    other = threading.Event()
+    waiter = threading.Thread(target=other.wait, args=(5,))
+    waiter.start()  # its mask has the stop signals open
+    monkeypatch.setattr(subprocess.Popen, "_execute_child", forked)
+    marker = tmp_path / "ran-on"
+    command = Command(("sh", "-c", f"sleep 0.5; touch {marker}"))
+    stop = Stop()
+    try:
+        with stop.installed(), pytest.raises(KeyboardInterrupt):
+            measure_commands([command], None, 10)
+    finally:
+        monkeypatch.undo()
+        other.set()
+        waiter.join()
+    time.sleep(1.0)
+    assert not marker.exists(), "the command ran on after the stop"
+    with pytest.raises(ChildProcessError):  # the launcher was waited for
+        os.waitpid(pids[0], os.WNOHANG)

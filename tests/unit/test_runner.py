@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import os
+import signal
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
 from fsarena.errors import FsarenaError
+from fsarena.interrupt import Stop
 from fsarena.measure.collect import Command, Timed
 from fsarena.plan.model import make_plan
 from fsarena.run.new_session import new_session
@@ -193,6 +197,34 @@ def test_interrupted_teardown_waits_for_a_busy_mount(tmp_path: Path) -> None:
     after = ex.calls[ex.interrupted_at :]
     umounts = [c[2] for c in after if c[:2] == ("call", "umount") and c[2].endswith("mnt/ext4")]
     assert len(umounts) == 3  # the test filesystem: twice busy, then unmounted
+
+
+def test_a_stop_in_a_teardown_step_lets_the_step_finish(tmp_path: Path) -> None:
+    """A signal that lands in a teardown step (here the source's umount, after the last round).
+
+    Raised there, it cut the step short: a sequence's umount killed half way left its
+    filesystem mounted, and the next step detached the loop device (a busy one only
+    gets autoclear) and deleted the image under it. The stop is raised once the step
+    is done, and the run ends interrupted.
+    """
+    plan = make_plan("article-a-2006", ["ext4"], 1, 0.001, 7, str(tmp_path / "work"))
+
+    class SignalledInTeardown(FakeExecutor):
+        def call(self, argv: Sequence[str]) -> None:
+            if tuple(argv[:1]) == ("umount",) and argv[-1].endswith("/source"):
+                os.kill(os.getpid(), signal.SIGTERM)
+                deadline = time.monotonic() + 0.1
+                while time.monotonic() < deadline:  # bytecodes: the handler runs in here
+                    pass
+            super().call(argv)
+
+    ex = SignalledInTeardown()
+    stop = Stop()
+    with stop.installed(), pytest.raises(KeyboardInterrupt, match="SIGTERM"):
+        Runner(plan, ex, new_session(plan, {}, {}), tmp_path / "s.json", "tmpfs").run()
+    assert not ex.mounted  # the source's umount ran to its end
+    assert ex.calls[-1] == ("remove_spare",)  # and the steps after it ran
+    assert load(tmp_path / "s.json").status == "interrupted"
 
 
 TOOLS = Path(__file__).resolve().parents[1] / "fixtures" / "tools"

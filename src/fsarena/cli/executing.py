@@ -16,6 +16,7 @@ from fsarena.cli.base import fail
 from fsarena.errors import FsarenaError
 
 if TYPE_CHECKING:  # imported where used: `fsarena --help` loads none of the run's modules
+    from fsarena.interrupt import Stop
     from fsarena.measure.ledger import Ledger
     from fsarena.plan.model import Plan
     from fsarena.run.launch import Launch
@@ -137,11 +138,17 @@ def session_for(launch: Launch, path: Path, recorded: Session | None) -> Session
 
 
 def execute(
-    launch: Launch, session: Session, path: Path, quiet: bool, reserve_s: float, first: bool
+    launch: Launch,
+    session: Session,
+    path: Path,
+    quiet: bool,
+    reserve_s: float,
+    first: bool,
+    stop: Stop,
 ) -> None:
-    """The run itself, under the work directory's lock, stopped cleanly by a signal."""
+    """The run itself, under the work directory's lock, stopped cleanly by a signal (stop's)."""
     from fsarena.cli.progress import RunProgress
-    from fsarena.interrupt import Stop
+    from fsarena.interrupt import checkpoint
     from fsarena.machines.run import executor_for
     from fsarena.measure.ledger import Ledger
     from fsarena.measure.ours import claims
@@ -150,7 +157,6 @@ def execute(
     from fsarena.run.scope import SessionUnsaved
 
     plan = launch.plan
-    stop = Stop()
     ledger = Ledger(plan.workdir)
     with workdir_lock(plan.workdir), stop.installed():
         found = claims(plan.workdir)
@@ -167,6 +173,7 @@ def execute(
                 click.echo(f"fsarena: {line}", err=True)
 
         try:
+            checkpoint()  # a stop held while the run was planned (in a finaliser)
             with executor_for(plan, ledger, session, say) as executor:
                 runner = Runner(
                     plan, executor, session, path, launch.source_kind, progress,

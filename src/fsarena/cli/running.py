@@ -25,7 +25,9 @@ from fsarena.errors import FsarenaError
 from fsarena.plan import DEFAULT_SUITE, DEFAULT_WORKDIR
 
 if TYPE_CHECKING:  # the plan's machinery loads when `run` runs, not for --help
+    from fsarena.interrupt import Stop
     from fsarena.plan.model import Plan
+    from fsarena.session.file import Session
 
 # Options that make the plan: a resumed session brings its own.
 PLAN_OPTIONS = (
@@ -319,6 +321,39 @@ def run(ctx: click.Context, /, **opts: Any) -> None:
     the run; 3 nothing measured; 128+N stopped by signal N (the session is
     kept: --resume it).
     """
+    from fsarena.interrupt import Stop
+
+    stop = Stop()
+    # From the start, not from the run's first step: a shell's background job starts with
+    # SIGINT ignored, and a Ctrl-C (or kill -INT) before the run began was lost: it went on.
+    with stop.installed():
+        try:
+            done = _launch_and_execute(ctx, opts, stop)
+        except KeyboardInterrupt:
+            fail(_stopped_before(stop.name, opts["workdir"]), stop.exit_code)
+        if done is None:  # --dry-run
+            return
+        session, path = done
+        try:  # until the end: a SIGTERM here killed the run outright, mid-report
+            lost = write_reports(session, path, opts["fmt"])
+            if why := add_to_default_store(path, opts["results_dir"]):
+                lost.append(f"not added to the store: {why}")
+        except KeyboardInterrupt:
+            fail(
+                f"interrupted by {stop.name} while writing the reports; every measurement "
+                f"is saved in {path}: `fsarena report {path}` writes them",
+                stop.exit_code,
+            )
+    code = EXIT_CODES.get(session.status, 0)
+    if lost:  # every measurement is in the file; say what else is missing
+        fail(f"session saved: {path}; {'; '.join(lost)}", code or 1)
+    sys.exit(code)
+
+
+def _launch_and_execute(
+    ctx: click.Context, opts: dict[str, Any], stop: Stop
+) -> tuple[Session, Path] | None:
+    """Everything up to and including the run: the session and its file (None: a dry run)."""
     from fsarena.run.launch import describe, prepare, require_ready, workdir_lock
 
     plan, path, recorded = _new_or_resumed(ctx, opts)
@@ -327,7 +362,7 @@ def run(ctx: click.Context, /, **opts: Any) -> None:
         lines = describe(launch, Path(opts["results_dir"]))
         for line in [*lines[:-1], *results_lines(plan, path, opts["results_dir"]), lines[-1]]:
             click.echo(line)
-        return
+        return None
     if os.geteuid() != 0:
         raise FsarenaError("fsarena run needs root (mkfs, mount, losetup): run it with sudo")
     require_results_dirs(plan, path, opts["results_dir"])
@@ -355,14 +390,17 @@ def run(ctx: click.Context, /, **opts: Any) -> None:
     if recorded is None:
         path = claim_session(session, path, opts["output"], opts["force"])
     reserve = report_reserve(Path(opts["results_dir"])) if plan.time_budget_s else 0.0
-    execute(launch, session, path, opts["quiet"], reserve, first)
-    lost = write_reports(session, path, opts["fmt"])
-    if why := add_to_default_store(path, opts["results_dir"]):
-        lost.append(f"not added to the store: {why}")
-    code = EXIT_CODES.get(session.status, 0)
-    if lost:  # every measurement is in the file; say what else is missing
-        fail(f"session saved: {path}; {'; '.join(lost)}", code or 1)
-    sys.exit(code)
+    execute(launch, session, path, opts["quiet"], reserve, first, stop)
+    return session, path
+
+
+def _stopped_before(name: str, workdir: str) -> str:
+    """A stop signal before the run's own steps (planning, the aging probe, the lock)."""
+    from fsarena.measure.ledger import Ledger
+
+    left = ", ".join(str(e) for e in Ledger(os.path.abspath(workdir)).entries())
+    state = f"left behind: {left}" if left else "nothing left mounted or attached"
+    return f"interrupted by {name} before anything was measured; {state}; start it again"
 
 
 @click.command(

@@ -26,6 +26,7 @@ from pathlib import Path
 from fsarena.datasets.manifest import new_digest
 from fsarena.datasets.spec import Layout, NativeWriter
 from fsarena.errors import FsarenaError
+from fsarena.interrupt import deferred
 
 
 def pool_file(native: NativeWriter, spec_hash: str, size: int, draw: Callable[[], bytes]) -> Path:
@@ -64,8 +65,12 @@ def write_natively(
         layout_file.write("".join(lines))
         layout_file.flush()
         argv = [native.mkfiles, layout_file.name, str(pool), str(root)]
-        with subprocess.Popen(argv, stderr=subprocess.PIPE) as proc:
+        # A stop raised inside Popen would leave mkfiles writing on, holding the source busy.
+        with deferred() as held:
+            proc = subprocess.Popen(argv, stderr=subprocess.PIPE)
+        with proc:
             try:
+                held.check()
                 result = digests(layout, pool.read_bytes(), offsets) if hashing else []
                 if native.meanwhile is not None:
                     native.meanwhile()

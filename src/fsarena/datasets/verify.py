@@ -18,6 +18,7 @@ from pathlib import Path
 
 from fsarena.datasets.manifest import FileEntry, Manifest, VerifyResult, file_digest
 from fsarena.errors import FsarenaError
+from fsarena.interrupt import deferred
 
 _MAX_PROBLEMS = 20
 
@@ -149,13 +150,16 @@ _NATIVE_MESSAGES = {
 
 def _verify_native(tool: str, manifest: Manifest, root: Path, threads: int) -> VerifyResult:
     """verify() through fsarena-verify: the manifest in on stdin, problem records out."""
-    with subprocess.Popen(
-        [tool, str(root), str(threads)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    ) as proc:
+    with deferred() as held:  # a stop raised inside Popen would orphan the verifier
+        proc = subprocess.Popen(
+            [tool, str(root), str(threads)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+    with proc:
         try:
+            held.check()
             stdout, stderr = proc.communicate(manifest.verify_records)
         except BaseException:
             # Ctrl-C or SIGTERM: Python waits only 0.25 s for the child, and a verifier

@@ -37,6 +37,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 from fsarena.errors import FsarenaError
+from fsarena.interrupt import Stop, deferred
 from fsarena.measure.launcher import Rusage, launch, outcome
 
 SECTOR_BYTES = 512  # /sys/block/*/stat counts 512-byte sectors (Documentation/block/stat.rst)
@@ -169,6 +170,33 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
         os.killpg(proc.pid, signal.SIGKILL)
 
 
+GROUP_GONE_S = 10.0  # at most this long for a killed command's processes to be gone
+
+
+def _wait_group_gone(pgid: int, timeout_s: float = GROUP_GONE_S) -> None:
+    """Until no process of the group is left (a killed cp ends once its I/O returns).
+
+    Waiting for the launcher is not enough: the command it ran (and what that started)
+    was still ending when fsarena had exited, a process of the run left behind.
+    """
+    deadline = time.monotonic() + timeout_s
+    while _group_alive(pgid) and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
+def _group_alive(pgid: int) -> bool:
+    """Whether a process of the group still runs (a zombie holds nothing; an init that
+    does not reap would keep it forever)."""
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_bytes().rsplit(b")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == pgid and fields[0] != b"Z":  # state, ppid, pgrp
+            return True
+    return False
+
+
 @dataclass(frozen=True)
 class _Outcome:
     exit_code: int
@@ -184,33 +212,14 @@ def _run_one(cmd: Command, deadline: float) -> _Outcome:
     # daemon behind (a FUSE mount) would hold a pipe open until it exits.
     errors = tempfile.TemporaryFile()  # noqa: SIM115
     argv, report = launch(cmd.argv)
-    # A Ctrl-C (or SIGTERM) that lands inside Popen, after the fork, would leave the child
-    # running in its own session with nobody to stop it (a cp still reading the source,
-    # which then cannot be unmounted): hold both signals until `proc` exists. The child
-    # inherits the mask; fsarena stops children with SIGKILL, which no mask holds.
+    # A Ctrl-C (or SIGTERM, SIGHUP) that lands inside Popen, after the fork, would leave the
+    # child running in its own session with nobody to stop it (a cp still reading the
+    # source, which then cannot be unmounted): hold the stop signals until `proc` exists.
+    # The child inherits the mask; fsarena stops children with SIGKILL, which no mask holds.
     # The launcher and the command share the child's process group: killpg stops both.
-    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
-    try:
-        proc = subprocess.Popen(
-            argv,
-            stdin=subprocess.DEVNULL,
-            stdout=stdout,
-            stderr=errors,
-            cwd=cmd.cwd,
-            pass_fds=() if report is None else (report.fileno(),),
-            start_new_session=True,  # a Ctrl-C reaches fsarena, which then stops the group
-        )
-    except BaseException as exc:
-        signal.pthread_sigmask(signal.SIG_SETMASK, held)
-        errors.close()
-        if report is not None:
-            report.close()
-        if isinstance(exc, FileNotFoundError):
-            raise FsarenaError(f"command not found: {cmd.argv[0]}; run `fsarena check`") from exc
-        raise
-    finally:
-        if not isinstance(stdout, int):
-            stdout.close()
+    # The mask holds the signal in this thread only: another thread (a timer's) can take
+    # it, and Python then runs the handler here, inside Popen. The run's handler holds
+    # the stop there too (fsarena.interrupt.deferred), and it is raised below.
     timed_out = threading.Event()
     timer: threading.Timer | None = None
 
@@ -218,14 +227,41 @@ def _run_one(cmd: Command, deadline: float) -> _Outcome:
         timed_out.set()
         _kill_group(proc)
 
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, Stop.SIGNALS)
+    with deferred() as stopped:
+        try:
+            proc = subprocess.Popen(
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=stdout,
+                stderr=errors,
+                cwd=cmd.cwd,
+                pass_fds=() if report is None else (report.fileno(),),
+                start_new_session=True,  # a Ctrl-C reaches fsarena, which then stops the group
+            )
+        except BaseException as exc:
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
+            errors.close()
+            if report is not None:
+                report.close()
+            if isinstance(exc, FileNotFoundError):
+                raise FsarenaError(
+                    f"command not found: {cmd.argv[0]}; run `fsarena check`"
+                ) from exc
+            raise
+        finally:
+            if not isinstance(stdout, int):
+                stdout.close()
     try:
         signal.pthread_sigmask(signal.SIG_SETMASK, held)  # a held Ctrl-C is raised here
+        stopped.check()  # or here, if another thread took it
         timer = threading.Timer(max(0.0, deadline - time.monotonic()), expire)
         timer.start()
         _, status, ru = os.wait4(proc.pid, 0)
     except BaseException:
         _kill_group(proc)
         proc.wait()
+        _wait_group_gone(proc.pid)
         errors.close()
         if report is not None:
             report.close()

@@ -26,9 +26,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from fsarena.errors import FsarenaError
+from fsarena.interrupt import deferred
 from fsarena.measure import cgroups, mounts, tooltext
 from fsarena.measure.collect import Command, Timed, measure_commands
-from fsarena.measure.ledger import Ledger
+from fsarena.measure.ledger import Ledger, loops_backed_by
 from fsarena.measure.native import find_native_tool
 from fsarena.measure.seams import (
     Executor,
@@ -58,12 +59,19 @@ def _run(argv: Sequence[str], timeout_s: float | None = None) -> subprocess.Comp
     # Output goes to files, not pipes: a command that leaves a daemon behind (a
     # FUSE mount) would hold a pipe open, and reading it would wait for umount.
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        try:
-            proc = subprocess.Popen(list(argv), stdin=subprocess.DEVNULL, stdout=out, stderr=err)
-        except FileNotFoundError as exc:
-            raise FsarenaError(f"command not found: {argv[0]}; run `fsarena check`") from exc
+        # A stop raised inside Popen, after the fork, would leave the helper running on
+        # unseen: a mount that lands after teardown looked (fsarena.interrupt). Held, then
+        # raised below, where the helper is stopped with fsarena.
+        with deferred() as held:
+            try:
+                proc = subprocess.Popen(
+                    list(argv), stdin=subprocess.DEVNULL, stdout=out, stderr=err
+                )
+            except FileNotFoundError as exc:
+                raise FsarenaError(f"command not found: {argv[0]}; run `fsarena check`") from exc
         with proc:
             try:
+                held.check()
                 returncode = wait_exited(proc, timeout_s)
             except subprocess.TimeoutExpired:
                 proc.kill()
@@ -359,7 +367,16 @@ class RealExecutor:
         # filesystem's page cache and in the image file's), which adds noise.
         # losetup and sysfs name the backing file by its canonical path.
         self.track("loop", os.path.realpath(image))
-        result = _run(["losetup", "--find", "--show", "--direct-io=on", image])
+        try:
+            result = _run(["losetup", "--find", "--show", "--direct-io=on", image])
+        except BaseException:
+            # A stop while losetup ran: it may have attached the image before it ended, and
+            # its device's name never reached us (the image would then be deleted under it).
+            with contextlib.suppress(FsarenaError, OSError):  # else the ledger keeps it
+                for device in loops_backed_by(image):
+                    self.call(["losetup", "--detach", device])
+                self.untrack("loop", os.path.realpath(image))
+            raise
         if result.returncode != 0:
             self.untrack("loop", os.path.realpath(image))
             raise FsarenaError(

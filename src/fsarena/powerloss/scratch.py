@@ -17,6 +17,7 @@ from pathlib import Path
 
 from fsarena.errors import FsarenaError
 from fsarena.filesystems.profiles import FilesystemProfile
+from fsarena.interrupt import deferred
 from fsarena.measure.ledger import Ledger, release_under
 from fsarena.measure.native import native_tool
 
@@ -25,18 +26,32 @@ TMPFS_NAME = "fsarena-crash"  # the tmpfs's source name: with its mount point, p
 
 
 def run(argv: Sequence[str], timeout_s: float = 120.0) -> subprocess.CompletedProcess[str]:
-    """Run a helper command, returning its result (never raising on its exit code)."""
+    """Run a helper command, returning its result (never raising on its exit code).
+
+    A stop signal that comes while the helper starts is raised once it is held here
+    (fsarena.interrupt.deferred): raised inside Popen, it would leave a mount or a
+    losetup running on after the teardown that should undo it.
+    """
     try:
-        return subprocess.run(
-            list(argv),
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            check=False,
-            timeout=timeout_s,
-        )
+        with deferred() as held:
+            proc = subprocess.Popen(
+                list(argv),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
     except FileNotFoundError:
         raise FsarenaError(f"command not found: {argv[0]}; run scripts/setup.sh") from None
+    with proc:
+        try:
+            held.check()
+            out, err = proc.communicate(timeout=timeout_s)
+        except BaseException:  # a timeout, Ctrl-C (communicate gave it 0.25 s to end)
+            proc.kill()
+            proc.wait()
+            raise
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
 
 
 def call(argv: Sequence[str], timeout_s: float = 120.0) -> str:
@@ -147,23 +162,29 @@ class FlogDaemon:
     def start(self, timeout_s: float = 10.0) -> None:
         self.mountpoint.mkdir(parents=True, exist_ok=True)
         argv = [native_tool("flogfs"), str(self.backing), str(self.log), str(self.mountpoint)]
-        self.proc = subprocess.Popen(
-            [*argv, "-f", "-o", "allow_other"],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            start_new_session=True,  # Ctrl-C reaches fsarena, which then unmounts in order
-        )
-        deadline = time.monotonic() + timeout_s
-        while not (is_mounted(self.mountpoint) and self.disk.exists()):
-            if self.proc.poll() is not None or time.monotonic() > deadline:
-                err = self.proc.stderr.read().decode(errors="replace") if self.proc.stderr else ""
-                self.stop()
-                raise FsarenaError(
-                    f"the flogfs logger did not come up at {self.mountpoint}: "
-                    f"{err.strip() or 'no message'}; check /dev/fuse and that fuse3 is installed"
-                )
-            time.sleep(0.01)
+        with deferred() as held:  # a stop raised inside Popen would orphan the daemon
+            proc = self.proc = subprocess.Popen(
+                [*argv, "-f", "-o", "allow_other"],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                start_new_session=True,  # Ctrl-C reaches fsarena, which then unmounts in order
+            )
+        try:
+            held.check()
+            deadline = time.monotonic() + timeout_s
+            while not (is_mounted(self.mountpoint) and self.disk.exists()):
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
+                    raise FsarenaError(
+                        f"the flogfs logger did not come up at {self.mountpoint}: "
+                        f"{err.strip() or 'no message'}; check /dev/fuse and that fuse3 is "
+                        "installed"
+                    )
+                time.sleep(0.01)
+        except BaseException:  # `with FlogDaemon(...)` calls no __exit__ when start raises
+            self.stop()
+            raise
 
     def stop(self) -> None:
         """Unmount (fusermount3 -u) and wait for the daemon; kill it by pid only if it hangs."""

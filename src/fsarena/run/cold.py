@@ -62,6 +62,11 @@ def make_cold(host: Executor, ctx: TaskContext, mounted: bool, per_fs: bool) -> 
     try:
         if not host.flush_device(ctx.device):
             host.drop_caches()  # something still holds the device: the machine-wide way
-    finally:
+    except FsarenaError:
         if mounted:
             ctx.executor.call(ctx.profile.mount_argv(ctx.device, ctx.mountpoint))
+        raise
+    # Not after a stop signal (a finally did it): teardown unmounts anyway, and a mount
+    # that failed then replaced the KeyboardInterrupt, recording a failed run that was none.
+    if mounted:
+        ctx.executor.call(ctx.profile.mount_argv(ctx.device, ctx.mountpoint))

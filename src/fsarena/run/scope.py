@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from fsarena.errors import FsarenaError
+from fsarena.interrupt import whole
 from fsarena.measure.executor import Executor
 from fsarena.plan.model import Plan
 from fsarena.run.events import Event, now
@@ -105,12 +106,15 @@ class RunScope:
     def undo(self, what: str, action: Callable[[], None]) -> None:
         """Run one teardown step; a failure becomes a warning, and the other steps still run.
 
-        What could not be undone stays in the ledger, for `fsarena cleanup`.
+        What could not be undone stays in the ledger, for `fsarena cleanup`. A stop
+        signal that comes meanwhile is raised once the step is done (interrupt.whole):
+        an umount cut short left a filesystem mounted on an image the next step deleted.
         """
-        try:
-            action()
-        except (FsarenaError, OSError) as exc:
-            self.session.warn(
-                "teardown",
-                f"could not {what}: {exc}; run `fsarena cleanup --workdir {self.plan.workdir}`",
-            )
+        with whole():
+            try:
+                action()
+            except (FsarenaError, OSError) as exc:
+                self.session.warn(
+                    "teardown",
+                    f"could not {what}: {exc}; run `fsarena cleanup --workdir {self.plan.workdir}`",
+                )

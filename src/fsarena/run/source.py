@@ -15,6 +15,8 @@ from fsarena.datasets.linux_source import TarballSpec
 from fsarena.datasets.manifest import Manifest
 from fsarena.datasets.realistic import histogram
 from fsarena.datasets.spec import DatasetSpec
+from fsarena.interrupt import whole
+from fsarena.measure.executor import Executor
 from fsarena.run.events import Event
 from fsarena.run.resume import check_same_dataset
 from fsarena.run.scope import RunScope
@@ -112,5 +114,10 @@ def prepare_guest_source(
     if not any(p.guest for p in scope.plan.profiles()):
         return None
     disk = GuestSourceDisk(scope.workdir("guest-source.img"), source.mountpoint, source.size_bytes)
-    stack.callback(disk.teardown, scope.executor)
+    stack.callback(_remove_disk, disk, scope.executor)
     return disk
+
+
+def _remove_disk(disk: GuestSourceDisk, executor: Executor) -> None:
+    with whole():  # never cut short by a stop signal: raised once the disk is gone
+        disk.teardown(executor)

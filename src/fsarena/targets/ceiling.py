@@ -37,6 +37,7 @@ from contextlib import ExitStack
 from typing import Literal
 
 from fsarena.errors import FsarenaError
+from fsarena.interrupt import whole
 from fsarena.measure.collect import Command
 from fsarena.measure.executor import Executor
 from fsarena.session.file import CeilingSample
@@ -115,7 +116,7 @@ def measure_ceiling(
     if drift:
         nbytes = min(nbytes, DRIFT_BYTES)
     with ExitStack() as stack:
-        stack.callback(target.teardown, executor)
+        stack.callback(_release, target, executor)
         device = target.setup(executor)
         for direction in directions:
             argv = fio_argv(device, direction, nbytes)
@@ -140,6 +141,11 @@ def measure_ceiling(
         if cache and not drift:
             samples.append(_page_cache(executor, device, nbytes, output, timeout_s, repetition))
     return samples
+
+
+def _release(target: Target, executor: Executor) -> None:
+    with whole():  # never cut short by a stop signal (a detach killed half way): raised after
+        target.teardown(executor)
 
 
 def _page_cache(
