@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import subprocess
 import time
@@ -11,8 +12,7 @@ from pathlib import Path
 import pytest
 
 from fsarena.filesystems.profiles import POWERLOSS_CONTROL, PROFILES
-from fsarena.powerloss import engine
-from fsarena.powerloss import scratch as machine
+from fsarena.powerloss import engine, scratch
 from fsarena.powerloss.log import FSYNC, WRITE, FlogLog, apply
 from fsarena.powerloss.model import Model
 from fsarena.powerloss.recorder import Recording, record, replay_matches, sparse_copy
@@ -71,13 +71,13 @@ def test_replaying_the_log_gives_the_final_image(recorded) -> None:  # type: ign
 
 def _judge(image: Path, area: Path, model: Model) -> list[str]:
     mnt = area / "judge-mnt"
-    with machine.loop_device(image, direct_io=False) as device:
+    with scratch.loop_device(image, direct_io=False) as device:
         try:
-            mounted, _, error = machine.mount(PROFILES[FS].mount_argv(device, str(mnt)), mnt)
+            mounted, _, error = scratch.mount(PROFILES[FS].mount_argv(device, str(mnt)), mnt)
             assert mounted, error
             verdict = model.judge(mnt, model.final)
         finally:
-            machine.unmount(PROFILES[FS], device, mnt)
+            scratch.unmount(PROFILES[FS], device, mnt)
     return [f"{v.path}:{v.kind}" for v in verdict.violations]
 
 
@@ -157,8 +157,12 @@ def test_kill_9_then_cleanup_leaves_nothing_behind(workdir: Path) -> None:
     assert "removed" in done.stdout + done.stderr
     assert not all_leftovers(workdir)
     # A loop device outliving a lazily unmounted tmpfs no longer names the work directory.
+    # Read from sysfs, not the device's presence: on a shared machine another run may
+    # attach the same /dev/loopN the moment cleanup detached it.
     for device in [x for x in left if x.startswith("/dev/loop")]:
-        assert not Path(f"/sys/block/{Path(device).name}/loop").exists(), device
+        backing = Path(f"/sys/block/{Path(device).name}/loop/backing_file")
+        with contextlib.suppress(FileNotFoundError):
+            assert str(workdir) not in backing.read_text(), device
 
 
 def test_ctrl_c_leaves_nothing_behind(workdir: Path) -> None:
