@@ -185,8 +185,10 @@ def _plain_data(work: Path) -> None:
     The real kernel tree carries hundreds of .gitignore files (the root one
     ignores `.*`, `*.bin`, `*.gz`, ...): obeyed, `git add -A` left files of the
     tree out and a commit whose changes all fell on ignored files was empty
-    (issue 29). `git add --force` ignores them; info/attributes (which wins
-    over the tree's .gitattributes) turns off every content conversion.
+    (issue 29). The history goes in through `git fast-import` (_Importer), which
+    never reads them; they stay off here too, for any git command run in the work
+    tree, and info/attributes (which wins over the tree's .gitattributes) turns off
+    every content conversion.
     """
     _git(["git", "-C", str(work), "config", "core.excludesFile", "/dev/null"])
     # No automatic gc: detached, it repacked loose objects while `git clone` copied them
@@ -347,7 +349,11 @@ class _Importer:
             self._failed()
 
     def commit(self, n: int, message: str, changed: list[str]) -> None:
-        """Commit the changed paths as the work tree has them, dated n hours on."""
+        """Commit the changed paths as the work tree has them, dated n hours on.
+
+        A commit that changes nothing (possible in a history of a real tree) is kept as
+        one, so the history has the commits the spec asks for.
+        """
         who = f"fsarena <fsarena@localhost> {EPOCH + 3600 * n} +0000"
         text = f"{message}\n".encode()  # `git commit -m` ends the message with a newline
         self._commits += 1
