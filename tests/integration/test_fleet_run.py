@@ -4,6 +4,17 @@ The hosts share this machine's kernel and disks (test_fleet_hosts.py): these
 tests check the machinery (playbook, async runs, fetch, merge, unreachable
 hosts, Ctrl-C), not differences between real machines. Kept small: scale 0.01,
 two repetitions, ext4 and xfs.
+
+The install path runs inside the unreachable-host test, so CI pays for one fleet run,
+not two: h1's fsarena directory starts empty, so the playbook must copy the
+controller's checkout (an archive, with the build identity baked in), run
+scripts/setup.sh there (a new venv, pip from PyPI, the native helpers) and run the
+plan with what it installed; h2 shares this checkout and skips the install; h3 is cut
+off. h1's and h2's sessions merge only because the install reproduced the
+controller's build exactly. h1 is given a pip cache under /var/tmp (inventory variable
+fsarena_pip_cache), but on the machine this was written on pip stored nothing there
+(its downloads go through a proxy), so the cache does not bound the time: the test
+takes minutes and is marked `slow_install` (deselect it with `-m 'not slow_install'`).
 """
 
 from __future__ import annotations
@@ -18,6 +29,7 @@ from pathlib import Path
 
 import pytest
 
+from fsarena import build_identity
 from fsarena.fleet.host import RunRecord
 from tests.integration.conftest import leftovers
 from tests.integration.test_fleet_hosts import SSHD, loopback_hosts, stop_host
@@ -58,9 +70,18 @@ def _runs_ended(work: Path, timeout_s: float = 120) -> list[int]:
     return [p for p in pids if _alive(p)]
 
 
-def test_unreachable_host_is_reported_and_the_others_complete(tmp_path: Path) -> None:
+FLEET_PIP_CACHE = Path("/var/tmp/fsarena-test-pip-cache")  # kept: where pip caches, reused
+
+
+@pytest.mark.slow_install
+def test_a_host_without_fsarena_gets_it_installed_and_an_unreachable_host_is_reported(
+    tmp_path: Path,
+) -> None:
+    target = tmp_path / "h1-opt" / "fsarena"  # does not exist: nothing of fsarena on h1
     work = tmp_path / "work"
-    with loopback_hosts(tmp_path, 3, work, pipelining=True) as inventory:
+    host_vars = {"h1": f"fsarena_dir={target} fsarena_pip_cache={FLEET_PIP_CACHE}"}
+    with loopback_hosts(tmp_path, 3, work, host_vars, pipelining=True) as inventory:
+        started = time.monotonic()
         proc = _fleet(inventory, tmp_path / "r")
         assert proc.stderr is not None
         err = []
@@ -69,9 +90,21 @@ def test_unreachable_host_is_reported_and_the_others_complete(tmp_path: Path) ->
             if "h3: run the plan: started" in line:  # h3's run has started: cut it off
                 stop_host(tmp_path, "h3")
         out = proc.stdout.read() if proc.stdout else ""
-        assert proc.wait(timeout=600) == 1, "".join(err)
+        assert proc.wait(timeout=1200) == 1, "".join(err)
+        print(f"\nfleet run with one install: {time.monotonic() - started:.1f} s")
         stderr = "".join(err)
         try:
+            # The install: h1 had no fsarena, h2 has this build.
+            assert "h1: set it up (Debian packages, venv): done" in stderr
+            assert "h2: set it up (Debian packages, venv): skipped" in stderr
+            installed = subprocess.run(
+                [str(target / "fsarena"), "--version"], capture_output=True, text=True, check=True
+            )
+            assert installed.stdout.strip() == f"fsarena, version {build_identity()}"
+            # setup.sh built the native helpers in the host's own venv
+            assert (target / ".venv" / "bin" / "fsarena-timeit").exists()
+            assert not (target / ".git").exists() and not (target / "results").exists()
+            # The unreachable host: reported, the others complete and merge.
             assert "h3: UNREACHABLE" in stderr
             assert "h1: first task after" in stderr and "fleet wall time" in stderr
             fetched = sorted(p.name for p in (tmp_path / "r").glob("fleet-*/*.json"))
