@@ -28,6 +28,7 @@ from fsarena.datasets.history import REAL_SHAPE, patched, plan_commits
 from fsarena.datasets.manifest import FileEntry, Manifest, file_digest
 from fsarena.datasets.spec import DatasetSpec, Layout, check_factor, require
 from fsarena.errors import FsarenaError
+from fsarena.interrupt import deferred
 
 # 2: every file of the tree committed whatever the tree's .gitignore files say (issue 29).
 BUILD_VERSION = 2
@@ -328,8 +329,10 @@ class _Importer:
         self._errors = work / ".git" / "fsarena-fast-import.err"
 
     def __enter__(self) -> _Importer:
+        # A stop raised inside Popen would leave git writing on (fsarena.interrupt); and
+        # __exit__, which stops it otherwise, is not called when __enter__ raises.
         try:
-            with self._errors.open("wb") as errors:
+            with self._errors.open("wb") as errors, deferred() as held:
                 self._proc = subprocess.Popen(
                     ["git", "-C", str(self.work), "fast-import", "--quiet", "--done"],
                     stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=errors,
@@ -339,6 +342,12 @@ class _Importer:
             raise FsarenaError(
                 "git not found: run ./scripts/setup.sh (Debian package git)"
             ) from None
+        try:
+            held.check()
+        except BaseException:
+            self._proc.kill()
+            self._proc.wait()
+            raise
         return self
 
     def _write(self, data: bytes) -> None:
