@@ -51,3 +51,20 @@ def test_remove_touches_only_fsarenas_cgroups(tmp_path: Path) -> None:
     other.mkdir()
     cgroups.remove_cgroup(str(other))
     assert other.exists()
+
+
+def test_oom_kills_read_from_v2_memory_events_where_v1_files_are_absent() -> None:
+    files = {
+        "/cg/memory.events": "low 0\nhigh 0\nmax 12\noom 2\noom_kill 2\noom_group_kill 0\n",
+        "/cg/memory.max": "33554432\n",
+    }
+
+    def read(path: str) -> str:
+        if path not in files:
+            raise OSError(2, "No such file", path)
+        return files[path]
+
+    assert cgroups.oom_kills("/cg", read) == (2, 32 << 20)
+    files["/cg/memory.max"] = "max\n"
+    assert cgroups.oom_kills("/cg", read) == (2, None)
+    assert cgroups.oom_kills("/elsewhere", read) is None

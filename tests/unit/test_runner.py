@@ -248,16 +248,31 @@ def test_bonnie_runs_in_a_memory_cgroup_of_half_its_file(tmp_path: Path) -> None
     argv = bonnie[0]
     assert argv[1:3] == ("sh", "-c") and "cgroup.procs" in argv[3]  # joins the cgroup, then exec
     size, ram = int(argv[argv.index("-s") + 1]), int(argv[argv.index("-r") + 1])
-    assert size == 16 and ram == 8  # bonnie++'s file is twice the memory it may use
+    assert size == 64 and ram == 32  # bonnie++'s file is twice the memory it may use
     made = [c for c in ex.calls if c[0] == "cgroup"]
     removed = [c for c in ex.calls if c[0] == "cgroup_removed"]
-    assert made == [("cgroup", str(8 << 20))] * 2 and len(removed) == 2
+    assert made == [("cgroup", str(32 << 20))] * 2 and len(removed) == 2
     run = next(r for r in session.runs if r.task == "bonnie")
     assert run.measurement is not None
     assert run.measurement.extra["bonnie_seq_write_mb_s"] > 1000
-    assert run.measurement.extra["bonnie_ram_mib"] == 8
+    assert run.measurement.extra["bonnie_ram_mib"] == 32
     iso = next(r for r in session.runs if r.task == "bigiso_copy_there")
     assert iso.measurement is not None and iso.measurement.extra["payload_bytes"] > 0
+
+
+def test_bonnie_killed_in_its_memory_cgroup_is_told_as_the_oom_killer(tmp_path: Path) -> None:
+    ex = FakeExecutor(fail_on="sh")
+    cg = "/sys/fs/cgroup/memory/fsarena-fake-0"
+    ex.files[f"{cg}/memory.oom_control"] = "oom_kill_disable 0\nunder_oom 0\noom_kill 1\n"
+    ex.files[f"{cg}/memory.limit_in_bytes"] = str(32 << 20)
+    session = _suite_run(tmp_path, "article-c-2009", ex)
+    run = next(r for r in session.runs if r.task == "bonnie")
+    assert run.status == "failed" and run.fault == "oom", run.error
+    assert (
+        "bonnie++ was killed by the kernel's out-of-memory killer in its memory cgroup of 32 MiB"
+        in (run.error or "")
+    )
+    assert "run with a larger --scale" in (run.error or "")
 
 
 def test_cgroup_is_removed_when_bonnie_fails(tmp_path: Path) -> None:

@@ -133,6 +133,28 @@ def peak_file(path: str) -> str:
     return str(v1) if v1.exists() else str(Path(path, "memory.peak"))
 
 
+def oom_kills(path: str, read: Callable[[str], str] | None = None) -> tuple[int, int | None] | None:
+    """(out-of-memory kills, memory limit in bytes) of a memory cgroup, or None if unreadable.
+
+    v1: memory.oom_control's `oom_kill N` (kernel 4.13+) and memory.limit_in_bytes;
+    v2: memory.events' `oom_kill N` and memory.max (None where it is "max"). `read` reads
+    a file (an executor's read_text, so a guest's cgroup is read inside the guest).
+    """
+    reader = read or (lambda p: Path(p).read_text())
+    for events, limit in (
+        ("memory.oom_control", "memory.limit_in_bytes"),
+        ("memory.events", "memory.max"),
+    ):
+        try:
+            counts = dict(_pairs(reader(str(Path(path, events)))))
+            limit_text = reader(str(Path(path, limit))).strip()
+        except (OSError, FsarenaError):
+            continue
+        if "oom_kill" in counts:
+            return counts["oom_kill"], int(limit_text) if limit_text.isdigit() else None
+    return None
+
+
 def enter_argv(path: str, argv: tuple[str, ...]) -> tuple[str, ...]:
     """argv run inside the cgroup: a shell joins it, then execs argv (same process, same rusage)."""
     return ("sh", "-c", 'echo $$ > "$0/cgroup.procs" && exec "$@"', path, *argv)

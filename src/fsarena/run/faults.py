@@ -54,6 +54,14 @@ FAULTS: tuple[Fault, ...] = (
         ("`mount ", "mount: ", "wrong fs type", "mounted"),
         "mounting the filesystem failed",
     ),
+    # A memory cgroup fsarena sized (bonnie++'s RAM rule, fio's and PostgreSQL's page
+    # cache): the limit is the scale's, so a larger --scale gives it room.
+    Fault(
+        "oom",
+        ("out-of-memory killer",),
+        "the kernel's out-of-memory killer stopped the task in the memory cgroup fsarena "
+        "gave it; run with a larger --scale",
+    ),
     Fault("verify", ("verification failed",), "the task ran but its result was wrong"),
     Fault("exit", ("exit code",), "the task's command exited with an error"),
 )

@@ -212,8 +212,9 @@ class FsSequence:
             if m.timed_out:
                 return Outcome(error=f"timed out after {timeout:.0f} s", measurement=m)
             if m.exit_code != 0:
+                why = task.failure(self.ctx) or timed.stderr or "no message"
                 return Outcome(
-                    error=f"exit code {m.exit_code}: {timed.stderr or 'no message'}",
+                    error=f"exit code {m.exit_code}: {why}",
                     measurement=m,
                     repeats=repeats,
                 )

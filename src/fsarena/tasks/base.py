@@ -19,6 +19,7 @@ from fsarena.datasets.manifest import DIGEST_ALGORITHM, Manifest
 from fsarena.datasets.spec import DatasetSpec
 from fsarena.errors import FIX_MARK, FsarenaError
 from fsarena.filesystems.profiles import FilesystemProfile
+from fsarena.measure import cgroups
 from fsarena.measure.collect import Command, Measurement
 from fsarena.measure.executor import TaskExecutor
 
@@ -256,6 +257,11 @@ class Task:
     def between_samples(self, ctx: TaskContext) -> None:
         """Untimed: undo one timed execution so the next can run (samples > 1)."""
 
+    def failure(self, ctx: TaskContext) -> str:
+        """Why the timed commands failed, where the task knows more than their stderr says
+        (read before cleanup); "" if it does not."""
+        return ""
+
     def verify(self, ctx: TaskContext) -> list[Check]:
         """Untimed checks that the task did what it claims (copies intact, files gone)."""
         return []
@@ -284,6 +290,21 @@ class Task:
         """The methodology, from the docstring's first paragraph."""
         doc = (cls.__doc__ or "").strip()
         return " ".join(doc.split("\n\n")[0].split())
+
+
+def memory_cgroup_failure(read: Callable[[str], str], cgroup: str, program: str) -> str:
+    """"" unless the kernel's out-of-memory killer stopped a process in the task's memory
+    cgroup: its SIGKILL leaves no message of its own (exit code -9). `read`: the
+    executor's read_text."""
+    counted = cgroups.oom_kills(cgroup, read) if cgroup else None
+    if counted is None or counted[0] == 0:
+        return ""
+    kills, limit = counted
+    within = "" if limit is None else f" of {limit >> 20:,} MiB"
+    return (
+        f"{program} was killed by the kernel's out-of-memory killer in its memory "
+        f"cgroup{within} ({kills} kill(s))"
+    )
 
 
 def verify_copy(ctx: TaskContext, dataset: str, root: str) -> Check:

@@ -31,6 +31,7 @@ from fsarena.tasks.base import (
     Tool,
     cache_values,
     cpu_per_unit,
+    memory_cgroup_failure,
     require_tools,
 )
 from fsarena.tasks.toolparse import parse_fio
@@ -146,6 +147,9 @@ class _Fio(Task):
         if self.direct:
             cache["fits_page_cache"] = 0.0
         return {**values, **cache}
+
+    def failure(self, ctx: TaskContext) -> str:
+        return memory_cgroup_failure(ctx.executor.read_text, self.cgroup, "fio")
 
     def cleanup(self, ctx: TaskContext) -> None:
         if self.cgroup:

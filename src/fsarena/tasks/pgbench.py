@@ -43,6 +43,7 @@ from fsarena.tasks.base import (
     Unsupported,
     cache_values,
     cpu_per_unit,
+    memory_cgroup_failure,
     require_tools,
 )
 from fsarena.tasks.toolparse import parse_pgbench, percentile_from_pgbench_log
@@ -175,6 +176,9 @@ class _Pgbench(Task):
             return {}
         used = end.since(start)
         return {"server_user_s": used.user_s, "server_sys_s": used.sys_s}
+
+    def failure(self, ctx: TaskContext) -> str:
+        return memory_cgroup_failure(ctx.executor.read_text, self.cgroup, "the PostgreSQL server")
 
     def _stop(self, ctx: TaskContext) -> None:
         """Fast shutdown, then immediate if that fails; the ledger keeps it until it is gone."""

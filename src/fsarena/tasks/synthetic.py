@@ -5,7 +5,10 @@ machine). bonnie++ insists on a file twice the RAM, so that the page cache
 cannot hold it. fsarena scales the size with --scale and runs bonnie++ in a
 memory cgroup limited to half of it, passing that limit as `-r`: the file
 really is twice the memory bonnie++ may cache in, and the session records
-both (bonnie_size_mib, bonnie_ram_mib) and the cgroup's peak use. `-f`
+both (bonnie_size_mib, bonnie_ram_mib) and the cgroup's peak use. The file
+is at least 64 MiB (the catalog's floor): a smaller cgroup has too little
+page cache to reclaim beside bonnie++ itself, and the kernel's out-of-memory
+killer stops it, which the run then says in so many words. `-f`
 skips the per-character tests (optional in the article's reading, and slow).
 bonnie++'s CSV is parsed into fsarena's metrics (MB/s, CPU %, seeks/s,
 files/s); tests bonnie++ could not time ("+++++") are left out, never guessed.
@@ -17,7 +20,7 @@ from fsarena.datasets.realistic import SizeSpec
 from fsarena.errors import FsarenaError
 from fsarena.measure import cgroups
 from fsarena.measure.collect import Command, Measurement
-from fsarena.tasks.base import Check, Task, TaskContext, Tool
+from fsarena.tasks.base import Check, Task, TaskContext, Tool, memory_cgroup_failure
 from fsarena.tasks.toolparse import parse_bonnie_csv
 
 BONNIE_DIR = "bonnie"
@@ -91,6 +94,9 @@ class Bonnie(Task):
             "-f",
         )
         return [Command(cgroups.enter_argv(self.cgroup, argv), stdout_path=self._output(ctx))]
+
+    def failure(self, ctx: TaskContext) -> str:
+        return memory_cgroup_failure(ctx.executor.read_text, self.cgroup, "bonnie++")
 
     def verify(self, ctx: TaskContext) -> list[Check]:
         try:
