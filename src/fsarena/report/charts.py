@@ -87,6 +87,16 @@ class ChartDrawing:
     def png(self) -> bytes:
         return self._png_bytes
 
+    def drawn(self, png: bool) -> bool:
+        """Whether its SVG (and, if asked, its PNG) is drawn already."""
+        return "_svg_text" in self.__dict__ and (not png or "_png_bytes" in self.__dict__)
+
+    def keep(self, svg: str, png: bytes | None) -> None:
+        """What another process drew of it (fsarena.report.drawing), kept as if drawn here."""
+        self.__dict__["_svg_text"] = svg
+        if png is not None:
+            self.__dict__["_png_bytes"] = png
+
     def lines(self, width: int) -> list[str]:
         return []
 

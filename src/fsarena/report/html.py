@@ -16,6 +16,7 @@ from markupsafe import Markup
 from fsarena.report import charts, contents
 from fsarena.report.comparison import Comparison
 from fsarena.report.document import Block, Figure, Forms, Section
+from fsarena.report.drawing import draw_all
 from fsarena.report.units import glued
 
 
@@ -49,10 +50,13 @@ def bundle(comparison: Comparison, asset_dir: str | None) -> tuple[str, list[cha
     """The report's document as a page, and with asset_dir its charts as files (the page
     links them)."""
     blocks = contents.document(comparison)
+    drawn = [f for f in figures(blocks) if isinstance(f.drawing, charts.ChartDrawing)]
+    # Every chart now, on every core: the page inlines the SVGs, the files are the PNGs.
+    drawings = [d for f in drawn if isinstance(d := f.drawing, charts.ChartDrawing)]
+    draw_all(drawings, png=asset_dir is not None)
     html = page(blocks, _title(comparison), asset_dir)
     if asset_dir is None:
         return html, []
-    drawn = [f for f in figures(blocks) if isinstance(f.drawing, charts.ChartDrawing)]
     return html, [charts.chart(f, png=True) for f in drawn]
 
 

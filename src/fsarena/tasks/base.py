@@ -293,9 +293,9 @@ class Task:
 
 
 def memory_cgroup_failure(read: Callable[[str], str], cgroup: str, program: str) -> str:
-    """"" unless the kernel's out-of-memory killer stopped a process in the task's memory
-    cgroup: its SIGKILL leaves no message of its own (exit code -9). `read`: the
-    executor's read_text."""
+    """Why the task failed if the kernel's out-of-memory killer stopped a process in its
+    memory cgroup, whose SIGKILL leaves no message of its own (exit code -9); else "".
+    `read`: the executor's read_text."""
     counted = cgroups.oom_kills(cgroup, read) if cgroup else None
     if counted is None or counted[0] == 0:
         return ""
