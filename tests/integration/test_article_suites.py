@@ -64,7 +64,11 @@ def test_bonnie_and_article_figures_in_the_c_report(workdir: Path) -> None:
         assert run.measurement is not None
         extra = run.measurement.extra
         assert extra["bonnie_size_mib"] == 2 * extra["bonnie_ram_mib"]
-        assert extra["cgroup_memory_limit_bytes"] == extra["bonnie_ram_mib"] * (1 << 20)
+        # Half the file, at least 32 MiB; then the file fits in it, and the run says so.
+        limit = max(extra["bonnie_ram_mib"], 32) * (1 << 20)
+        assert extra["cgroup_memory_limit_bytes"] == limit
+        assert extra["fits_page_cache"] == float(extra["bonnie_size_mib"] * (1 << 20) <= limit)
+    assert any(w.code == "fits_page_cache" and "bonnie" in w.message for w in session.warnings)
     flat = " ".join(out.split())  # the report wraps to the terminal's width
     assert "AGAINST THE ARTICLES" in out and "theory_vs_practice" not in out
     # The theory-vs-practice row needs bonnie++'s block write figure, which bonnie++

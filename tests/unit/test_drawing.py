@@ -10,6 +10,9 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+from matplotlib.figure import Figure
+
 from fsarena.report import build, contents
 from fsarena.report.charts import ChartDrawing
 from fsarena.report.drawing import MIN_CHARTS, draw_all
@@ -37,6 +40,49 @@ def test_workers_draw_the_same_bytes_as_one_process_and_are_gone_after() -> None
     assert multiprocessing.active_children() == []
 
 
+class _Killed(ChartDrawing):
+    """A drawing whose worker is killed while drawing it (the OOM killer, or anyone)."""
+
+    def __init__(self, like: ChartDrawing, parent: int) -> None:
+        super().__init__(lambda: like._figure)
+        self.parent = parent
+
+    def svg(self) -> str:
+        if os.getpid() != self.parent:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return super().svg()
+
+
+def test_a_worker_killed_while_drawing_leaves_the_charts_to_this_process() -> None:
+    here, forked = _drawings(), _drawings()
+    for d in here:
+        d.svg(), d.png()
+    forked[1] = _Killed(forked[1], os.getpid())
+    started = time.monotonic()
+    draw_all(forked, png=True)
+    assert time.monotonic() - started < 60  # no wait for a worker that is gone
+    assert [d.svg() for d in forked] == [d.svg() for d in here]
+    assert [d.png() for d in forked] == [d.png() for d in here]
+    assert multiprocessing.active_children() == []
+
+
+class _Broken(ChartDrawing):
+    """A drawing that fails as matplotlib might: in a worker, as it would here."""
+
+    def __init__(self) -> None:
+        super().__init__(lambda: Figure())
+
+    def svg(self) -> str:
+        raise ValueError("no such chart")
+
+
+def test_an_error_while_drawing_is_raised_here_and_leaves_no_worker() -> None:
+    drawings: list[ChartDrawing] = [*_drawings(), _Broken()]
+    with pytest.raises(ValueError, match="no such chart"):
+        draw_all(drawings, png=False)
+    assert multiprocessing.active_children() == []
+
+
 def test_svg_only_leaves_the_png_undrawn() -> None:
     drawings = _drawings()
     draw_all(drawings, png=False)
@@ -46,6 +92,9 @@ def test_svg_only_leaves_the_png_undrawn() -> None:
 STOPPED = r"""
 import sys
 from pathlib import Path
+import pytest
+from matplotlib.figure import Figure
+
 from fsarena.report import build, contents
 from fsarena.report.charts import ChartDrawing
 from fsarena.report.drawing import draw_all

@@ -230,32 +230,43 @@ def test_a_stop_in_a_teardown_step_lets_the_step_finish(tmp_path: Path) -> None:
 TOOLS = Path(__file__).resolve().parents[1] / "fixtures" / "tools"
 
 
-def _suite_run(tmp_path: Path, suite: str, ex: FakeExecutor):  # type: ignore[no-untyped-def]
-    plan = make_plan(suite, ["ext4", "xfs"], 1, 0.001, 7, str(tmp_path / "work"))
+def _suite_run(tmp_path: Path, suite: str, ex: FakeExecutor, scale: float = 0.001):  # type: ignore[no-untyped-def]
+    plan = make_plan(suite, ["ext4", "xfs"], 1, scale, 7, str(tmp_path / "work"))
     path = tmp_path / "session.json"
     Runner(plan, ex, new_session(plan, {}, {}), path, "tmpfs").run()
     return load(path)
 
 
-def test_bonnie_runs_in_a_memory_cgroup_of_half_its_file(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("scale", "size", "limit"), [(0.001, 16, 32), (0.1, 200, 100)])
+def test_bonnie_runs_in_a_memory_cgroup_of_half_its_file_and_at_least_32_mib(
+    tmp_path: Path, scale: float, size: int, limit: int
+) -> None:
     ex = FakeExecutor()
     csv = (TOOLS / "bonnie-2.00a-ext4-1g.csv").read_text()
     ex.files[str(tmp_path / "work" / "scratch" / "bonnie.csv")] = csv
-    session = _suite_run(tmp_path, "article-c-2009", ex)
+    session = _suite_run(tmp_path, "article-c-2009", ex, scale)
     assert all(r.status == "ok" for r in session.runs), [r.error for r in session.runs]
     bonnie = [c for c in ex.calls if c[0] == "measure" and "bonnie++" in c]
     assert len(bonnie) == 2
     argv = bonnie[0]
     assert argv[1:3] == ("sh", "-c") and "cgroup.procs" in argv[3]  # joins the cgroup, then exec
-    size, ram = int(argv[argv.index("-s") + 1]), int(argv[argv.index("-r") + 1])
-    assert size == 64 and ram == 32  # bonnie++'s file is twice the memory it may use
+    file_mib, ram = int(argv[argv.index("-s") + 1]), int(argv[argv.index("-r") + 1])
+    assert file_mib == size and ram == size // 2  # bonnie++'s file is twice the RAM it is told
     made = [c for c in ex.calls if c[0] == "cgroup"]
     removed = [c for c in ex.calls if c[0] == "cgroup_removed"]
-    assert made == [("cgroup", str(32 << 20))] * 2 and len(removed) == 2
+    # The cgroup: half the file, but never so small that bonnie++ itself leaves no page
+    # cache to reclaim (the OOM killer's -9 at 8 MiB).
+    assert made == [("cgroup", str(limit << 20))] * 2 and len(removed) == 2
     run = next(r for r in session.runs if r.task == "bonnie")
     assert run.measurement is not None
-    assert run.measurement.extra["bonnie_seq_write_mb_s"] > 1000
-    assert run.measurement.extra["bonnie_ram_mib"] == 32
+    extra = run.measurement.extra
+    assert extra["bonnie_seq_write_mb_s"] > 1000
+    assert extra["bonnie_ram_mib"] == size // 2
+    assert extra["cgroup_memory_limit_bytes"] == limit << 20
+    fits = size <= limit  # then it measures memory, and the run says so
+    assert extra["fits_page_cache"] == float(fits)
+    warned = [w for w in session.warnings if w.code == "fits_page_cache"]
+    assert bool(warned) == fits and (not fits or "bonnie" in warned[0].message)
     iso = next(r for r in session.runs if r.task == "bigiso_copy_there")
     assert iso.measurement is not None and iso.measurement.extra["payload_bytes"] > 0
 

@@ -8,9 +8,9 @@ same bytes (fixed SVG ids, no dates), only sooner.
 
 The workers are fsarena's own processes and end with the call, whatever
 happens. A stop signal is fsarena's to act on: the workers are forked with the
-stop signals held, then ignore Ctrl-C and SIGHUP (the parent stops them) and
-end on SIGTERM without a word. Where a process cannot be forked, the charts are
-drawn here, one after another.
+stop signals held, then ignore Ctrl-C and SIGHUP (the parent ends them) and end
+on SIGTERM without a word. Where a process cannot be forked, or a worker was
+killed, the charts are drawn here, one after another.
 """
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ import multiprocessing
 import os
 import signal
 from collections.abc import Sequence
-from functools import partial
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 
 from fsarena.report.charts import ChartDrawing
 
@@ -37,23 +38,30 @@ def draw_all(drawings: Sequence[ChartDrawing], png: bool) -> None:
         return
     global _pending
     _pending = todo
-    held = signal.pthread_sigmask(signal.SIG_BLOCK, _STOPS)  # the workers start with it
+    fork = multiprocessing.get_context("fork")
+    # The first submit forks every worker (fork: all at once), then starts the pool's
+    # thread: both with the stop signals held, so a stop is the main thread's to take.
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, _STOPS)
+    pool: ProcessPoolExecutor | None = None
+    drawn: list[tuple[str, bytes | None]] | None = None
     try:
-        pool = multiprocessing.get_context("fork").Pool(workers, initializer=_worker_starts)
-    except BaseException as exc:
-        signal.pthread_sigmask(signal.SIG_SETMASK, held)
-        _pending = ()
-        if not isinstance(exc, OSError):
-            raise
-        _here(todo, png)  # no fork here (a process limit, memory): drawn here instead
-        return
-    try:
-        signal.pthread_sigmask(signal.SIG_SETMASK, held)  # a stop held meanwhile: raised here
-        drawn = pool.map(partial(_draw, png=png), range(len(todo)), chunksize=1)
+        try:
+            pool = ProcessPoolExecutor(workers, mp_context=fork, initializer=_worker_starts)
+            futures = [pool.submit(_draw, i, png) for i in range(len(todo))]
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)  # a stop held meanwhile: here
+        drawn = [f.result() for f in futures]
+    except (OSError, BrokenProcessPool):
+        pass  # no fork here (a process limit, memory), or a worker killed: drawn here
     finally:
-        pool.terminate()
-        pool.join()
+        # A stop waits for the charts being drawn (one per worker, 0.1-0.3 s each); the
+        # rest are cancelled, and every worker has ended when this returns.
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
         _pending = ()
+    if drawn is None:
+        _here(todo, png)
+        return
     for drawing, (svg, png_bytes) in zip(todo, drawn, strict=True):
         drawing.keep(svg, png_bytes)
 
@@ -73,5 +81,6 @@ def _worker_starts() -> None:
 
 
 def _draw(index: int, png: bool) -> tuple[str, bytes | None]:
+    """In a worker: one drawing, by its index in what the parent had pending at the fork."""
     drawing = _pending[index]
     return drawing.svg(), drawing.png() if png else None

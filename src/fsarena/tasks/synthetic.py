@@ -5,10 +5,13 @@ machine). bonnie++ insists on a file twice the RAM, so that the page cache
 cannot hold it. fsarena scales the size with --scale and runs bonnie++ in a
 memory cgroup limited to half of it, passing that limit as `-r`: the file
 really is twice the memory bonnie++ may cache in, and the session records
-both (bonnie_size_mib, bonnie_ram_mib) and the cgroup's peak use. The file
-is at least 64 MiB (the catalog's floor): a smaller cgroup has too little
-page cache to reclaim beside bonnie++ itself, and the kernel's out-of-memory
-killer stops it, which the run then says in so many words. `-f`
+both (bonnie_size_mib, bonnie_ram_mib) and the cgroup's peak use. The cgroup
+is never below 32 MiB: in a smaller one bonnie++ itself (3.3 MiB) leaves too
+little page cache to reclaim and the kernel's out-of-memory killer stops it (an
+8 MiB cgroup at scale 0.005, exit code -9 on xfs), which the run would then say
+in so many words. Below a 64 MiB file (scale < 0.032) the file therefore fits
+in the memory bonnie++ may cache in, and the run warns that it measures memory
+(fits_page_cache). `-f`
 skips the per-character tests (optional in the article's reading, and slow).
 bonnie++'s CSV is parsed into fsarena's metrics (MB/s, CPU %, seeks/s,
 files/s); tests bonnie++ could not time ("+++++") are left out, never guessed.
@@ -20,15 +23,24 @@ from fsarena.datasets.realistic import SizeSpec
 from fsarena.errors import FsarenaError
 from fsarena.measure import cgroups
 from fsarena.measure.collect import Command, Measurement
-from fsarena.tasks.base import Check, Task, TaskContext, Tool, memory_cgroup_failure
+from fsarena.tasks.base import (
+    Check,
+    Task,
+    TaskContext,
+    Tool,
+    cache_values,
+    memory_cgroup_failure,
+)
 from fsarena.tasks.toolparse import parse_bonnie_csv
 
 BONNIE_DIR = "bonnie"
 MIB = 1 << 20
+MIN_CGROUP_MIB = 32  # about ten times bonnie++'s own memory (GNU time: 3.3 MiB max RSS)
 
 
 class Bonnie(Task):
-    """bonnie++ -d MNT/bonnie -s SIZE -r SIZE/2 -u root -q -f -n N, in a SIZE/2 memory cgroup.
+    """bonnie++ -d MNT/bonnie -s SIZE -r SIZE/2 -u root -q -f -n N, in a SIZE/2 memory cgroup
+    (at least 32 MiB).
 
     N (the file-creation test, in units of 1024 files) is bonnie++'s default
     16 scaled like SIZE. The wall time is bonnie++'s whole run; its own
@@ -68,13 +80,17 @@ class Bonnie(Task):
         files_k = max(1, round(16 * spec.size_bytes / (2000 * MIB)))
         return size_mib, size_mib // 2, files_k
 
+    def _limit_bytes(self, ctx: TaskContext) -> int:
+        """The memory cgroup's limit: bonnie++'s RAM, and never below MIN_CGROUP_MIB."""
+        _, ram_mib, _ = self._sizes(ctx)
+        return max(ram_mib, MIN_CGROUP_MIB) * MIB
+
     def _output(self, ctx: TaskContext) -> str:
         return f"{ctx.scratch}/bonnie.csv"
 
     def prepare(self, ctx: TaskContext) -> None:
         ctx.executor.make_dir(ctx.path(BONNIE_DIR))
-        _, ram_mib, _ = self._sizes(ctx)
-        self.cgroup = ctx.executor.create_memory_cgroup(ram_mib * MIB)
+        self.cgroup = ctx.executor.create_memory_cgroup(self._limit_bytes(ctx))
 
     def commands(self, ctx: TaskContext) -> list[Command]:
         size_mib, ram_mib, files_k = self._sizes(ctx)
@@ -116,7 +132,8 @@ class Bonnie(Task):
             bonnie_size_mib=float(size_mib),
             bonnie_ram_mib=float(ram_mib),
             bonnie_files_k=float(files_k),
-            cgroup_memory_limit_bytes=float(ram_mib * MIB),
+            cgroup_memory_limit_bytes=float(self._limit_bytes(ctx)),
+            **cache_values(size_mib * MIB, self._limit_bytes(ctx)),
         )
         try:
             peak = ctx.executor.read_text(cgroups.peak_file(self.cgroup)).strip()
