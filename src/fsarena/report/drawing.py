@@ -32,7 +32,7 @@ _pending: Sequence[ChartDrawing] = ()  # what the forked workers draw, by index
 def draw_all(drawings: Sequence[ChartDrawing], png: bool) -> None:
     """Draw every drawing's SVG (and PNG, if asked) now, one worker process per core."""
     todo = [d for d in drawings if not d.drawn(png)]
-    workers = min(os.cpu_count() or 1, len(todo))
+    workers = min(len(os.sched_getaffinity(0)), len(todo))  # the cores this process may use
     if workers < 2 or len(todo) < MIN_CHARTS:
         _here(todo, png)
         return
