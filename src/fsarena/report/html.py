@@ -50,14 +50,13 @@ def bundle(comparison: Comparison, asset_dir: str | None) -> tuple[str, list[cha
     """The report's document as a page, and with asset_dir its charts as files (the page
     links them)."""
     blocks = contents.document(comparison)
-    drawn = [f for f in figures(blocks) if isinstance(f.drawing, charts.ChartDrawing)]
+    drawn = [(f, d) for f in figures(blocks) if isinstance(d := f.drawing, charts.ChartDrawing)]
     # Every chart now, on every core: the page inlines the SVGs, the files are the PNGs.
-    drawings = [d for f in drawn if isinstance(d := f.drawing, charts.ChartDrawing)]
-    draw_all(drawings, png=asset_dir is not None)
+    draw_all([d for _, d in drawn], png=asset_dir is not None)
     html = page(blocks, _title(comparison), asset_dir)
     if asset_dir is None:
         return html, []
-    return html, [charts.chart(f, png=True) for f in drawn]
+    return html, [charts.chart(f, png=True) for f, _ in drawn]
 
 
 def page(blocks: Sequence[Block], title: str, asset_dir: str | None = None) -> str:

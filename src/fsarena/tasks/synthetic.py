@@ -127,13 +127,14 @@ class Bonnie(Task):
 
     def extra(self, ctx: TaskContext, measurement: Measurement) -> dict[str, float]:
         size_mib, ram_mib, files_k = self._sizes(ctx)
+        limit = self._limit_bytes(ctx)
         values = parse_bonnie_csv(ctx.executor.read_text(self._output(ctx)))
         values.update(
             bonnie_size_mib=float(size_mib),
             bonnie_ram_mib=float(ram_mib),
             bonnie_files_k=float(files_k),
-            cgroup_memory_limit_bytes=float(self._limit_bytes(ctx)),
-            **cache_values(size_mib * MIB, self._limit_bytes(ctx)),
+            cgroup_memory_limit_bytes=float(limit),
+            **cache_values(size_mib * MIB, limit),
         )
         try:
             peak = ctx.executor.read_text(cgroups.peak_file(self.cgroup)).strip()
