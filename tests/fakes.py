@@ -50,6 +50,7 @@ class FakeExecutor:
     _last_fio_read: bool = False
     _last_fio_cached: bool = False  # the ceiling's page-cache read (--direct=0)
     page_cache_speedup: float = 4.0  # the page cache reads this many times the device
+    direct_read_scale: float = 1.0  # fio's direct reads run this many times the fixture's
     files: dict[str, str] = field(default_factory=dict)  # what read_text returns
     tracked: list[tuple[str, str]] = field(default_factory=list)  # the ledger, in order
     copies: set[str] = field(default_factory=set)  # image files copy_image made (they exist)
@@ -246,6 +247,10 @@ class FakeExecutor:
                 data = json.loads(text)
                 data["jobs"][0]["read"]["bw_bytes"] *= self.page_cache_speedup
                 return json.dumps(data)
+            if direction == "read" and self.direct_read_scale != 1.0:
+                data = json.loads(text)
+                data["jobs"][0]["read"]["bw_bytes"] *= self.direct_read_scale
+                return json.dumps(data)
             return text
         if path in self.files:
             return self.files[path]
@@ -340,3 +345,16 @@ class _Tagged(list[tuple[str, ...]]):
 _host: Executor = FakeExecutor()
 if TYPE_CHECKING:
     _guest: Guest = FakeGuest(FakeExecutor(), GuestSpec("uml", "", "", ""))
+
+
+@dataclass
+class TickingClock:
+    """A runner's clock that moves step_s at every reading, so that the rounds of a fake
+    run (milliseconds apart in fact) are minutes apart: each gets its drift check."""
+
+    step_s: float = 10.0
+    now_s: float = 0.0
+
+    def __call__(self) -> float:
+        self.now_s += self.step_s
+        return self.now_s

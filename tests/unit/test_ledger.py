@@ -123,3 +123,41 @@ def test_a_tracked_tree_is_removed_by_cleanup_or_by_the_run(tmp_path: Path) -> N
             assert cleanup(str(tmp_path)).done == (f"deleted {tree}",)
         assert not tree.exists() and book.entries() == []
     assert cleanup(str(tmp_path)).done == (), "idempotent"
+
+
+def test_a_process_counts_as_exited_once_it_holds_no_file() -> None:
+    # Cleanup waits on this for every process it killed (wait_gone): a zombie has closed
+    # its files (what cleanup waits for), a running process has not.
+    import subprocess
+    import time
+
+    from fsarena.measure.ledger import exited
+
+    running = subprocess.Popen(["sleep", "30"])
+    try:
+        assert not exited(running.pid)
+    finally:
+        running.kill()
+    deadline = time.monotonic() + 5
+    while not exited(running.pid):  # killed, not yet reaped: a zombie
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    assert Path(f"/proc/{running.pid}").exists(), "still in the process table, as a zombie"
+    running.wait()
+    assert exited(running.pid)  # reaped: gone from /proc
+
+
+def test_wait_gone_waits_for_a_killed_process_its_marker_no_longer_finds() -> None:
+    # The marker (find) says nothing is left, yet a killed process still exits: wait.
+    import subprocess
+    import threading
+    import time
+
+    from fsarena.measure.ledger import wait_gone
+
+    slow = subprocess.Popen(["sleep", "30"])
+    threading.Timer(0.3, slow.kill).start()
+    started = time.monotonic()
+    wait_gone([slow.pid], lambda workdir: [], "/nowhere", timeout_s=5)
+    assert 0.25 < time.monotonic() - started < 4
+    slow.wait()

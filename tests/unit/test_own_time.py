@@ -19,6 +19,7 @@ from fsarena.run.new_session import new_session
 from fsarena.run.owntime import PHASES, OwnTime
 from fsarena.run.runner import Runner
 from fsarena.session.file import load
+from fsarena.targets.ceiling import DRIFT_EVERY_S
 from tests.fakes import FakeExecutor
 
 HELPER_S = 0.01  # an untimed mount, umount, mkdir-free helper (executor.call)
@@ -56,12 +57,19 @@ def test_nested_phases_are_charged_once() -> None:
     assert own.take() == {}  # taken: the next round starts from nothing
 
 
-def test_each_round_records_its_own_time_per_phase(tmp_path: Path) -> None:
+@pytest.mark.parametrize("wall_s", [1.0, 3.0])
+def test_each_round_records_its_own_time_per_phase(tmp_path: Path, wall_s: float) -> None:
+    # Rounds of 27 s (timed tasks of 1 s) share round 1's ceiling; rounds of 77 s (3 s)
+    # start more than DRIFT_EVERY_S after it, and each gets its drift check.
     plan = make_plan("article-a-2006", ["ext4"], 2, 0.001, 7, str(tmp_path / "w"))
     ex = Clocked()
+    ex.wall_s = wall_s
     path = tmp_path / "s.json"
     Runner(plan, ex, new_session(plan, {}, {}), path, "tmpfs", clock=lambda: ex.now_s).run()
-    rounds = load(path).timing.rounds
+    session = load(path)
+    rounds = session.timing.rounds
+    drift = wall_s * 25 > DRIFT_EVERY_S
+    assert [c.repetition for c in session.ceilings if c.kind == "drift"] == [2] * drift
     assert [r.repetition for r in rounds] == [1, 2]
     for r in rounds:
         own = r.own_s
@@ -73,7 +81,8 @@ def test_each_round_records_its_own_time_per_phase(tmp_path: Path) -> None:
         assert own["samples"] == pytest.approx(8 * HELPER_S)
         timed_regions = 5 + 5 + 7 + 3 + 5  # mkfs, mount, 7 writing tasks, find, umount
         assert own["launch"] == pytest.approx(timed_regions * LAUNCH_S)
-        fio_runs = 5 if r.repetition == 1 else 1  # full: 2 x write, read + cache; drift
+        # Round 1: fio writes twice (article A judges no read) and reads the page cache.
+        fio_runs = 3 if r.repetition == 1 else int(drift)
         assert own["ceiling"] == pytest.approx(fio_runs * FIO_S)
         # Everything outside the timed tasks is in a phase: nothing left over.
         assert sum(own.values()) == pytest.approx(float(r.wall_s) - float(r.timed_s))

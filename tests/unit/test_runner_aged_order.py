@@ -13,10 +13,11 @@ from fsarena.run.aging_phase import remove_snapshots
 from fsarena.run.new_session import new_session
 from fsarena.run.runner import Runner
 from fsarena.session.file import Session, load
-from tests.fakes import FakeExecutor
+from tests.fakes import FakeExecutor, TickingClock
 from tests.unit.test_runner import CEILING, COLD_MOUNTED, MOUNT_5, SOURCE, UMOUNT_5
 
-# The drift check of a later round: one short fio write on its own image.
+# The drift check of a round a minute or more after the last: one short fio write on its
+# own image.
 DRIFT = ["mkdir", "create_image", "attach", "flush_device", "measure:fio", "read_text",
          "detach", "retire"]  # fmt: skip
 TASKS = [
@@ -40,7 +41,9 @@ def _aged(
     monkeypatch.setattr(sequence_module, "age_mounted", lambda ctx, plan: host.age())
     plan = make_plan("quick", ["ext4"], 2, 0.001, 7, str(tmp_path / "w"), age="churn")
     plan = plan.model_copy(update={"tasks": ["mount", "iso_copy_in", "umount"]})
-    Runner(plan, host, new_session(plan, {}, {}), tmp_path / "s.json", "tmpfs").run()
+    # Rounds minutes apart (the clock ticks 10 s a reading): round 2 gets its drift check.
+    Runner(plan, host, new_session(plan, {}, {}), tmp_path / "s.json", "tmpfs",
+           clock=TickingClock()).run()  # fmt: skip
     timed = ("call", "measure")
     kinds = [f"{c[0]}:{c[1]}" if c[0] in timed else c[0] for c in host.calls]
     return kinds, load(tmp_path / "s.json")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import threading
 from pathlib import Path
 
 import pytest
@@ -117,3 +118,61 @@ def test_retiring_deletes_where_the_host_cannot_zero_a_range(
     ex.create_image(str(image), SIZE)
     ex.retire_image(str(image))
     assert not image.exists() and ex.spare is None and book.entries() == []
+
+
+def _with_spare(tmp_path: Path, background: bool) -> tuple[RealExecutor, Ledger, Path]:
+    if not _zero_range_works(tmp_path):
+        pytest.skip("this filesystem cannot zero a range: no spare is kept")
+    book = Ledger(str(tmp_path))
+    ex = RealExecutor(ledger=book, background_removal=background)
+    image = tmp_path / "images" / "a.img"
+    ex.create_image(str(image), SIZE)
+    _used(ex, image)
+    ex.retire_image(str(image))
+    return ex, book, tmp_path / "images" / SPARE_IMAGE
+
+
+def test_the_spare_deleted_in_the_background_stays_in_the_ledger_until_settled(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The run's end starts the deletion (0.5 s of freed blocks on a used image) and goes
+    # on with its reports; until settle() has seen the file gone, the ledger names it, so
+    # a crash in between leaves it to `fsarena cleanup`, never unrecorded.
+    ex, book, spare = _with_spare(tmp_path, background=True)
+    release = threading.Event()
+    unlink = os.unlink
+
+    def slow_unlink(path: str) -> None:
+        assert release.wait(10), "the test never let the deletion go on"
+        unlink(path)
+
+    monkeypatch.setattr(os, "unlink", slow_unlink)
+    ex.remove_spare_image()  # returns at once: the deletion waits in its thread
+    assert spare.exists() and book.entries() == [Entry("image", str(spare))]
+    release.set()
+    ex.settle()
+    assert not spare.exists() and book.entries() == []
+    ex.settle()  # nothing left to wait for: a no-op
+
+
+def test_a_spare_that_could_not_be_deleted_stays_in_the_ledger(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ex, book, spare = _with_spare(tmp_path, background=True)
+
+    def refused(path: str) -> None:
+        raise PermissionError(1, "Operation not permitted", path)
+
+    monkeypatch.setattr(os, "unlink", refused)
+    ex.remove_spare_image()
+    ex.settle()
+    assert spare.exists() and book.entries() == [Entry("image", str(spare))]
+
+
+def test_without_background_removal_the_spare_is_gone_when_the_call_returns(
+    tmp_path: Path,
+) -> None:
+    # Every executor but the CLI run's (machines.run.executor_for): nobody settles them.
+    ex, book, spare = _with_spare(tmp_path, background=False)
+    ex.remove_spare_image()
+    assert not spare.exists() and book.entries() == []

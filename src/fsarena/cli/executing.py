@@ -16,6 +16,8 @@ from fsarena.cli.base import fail
 from fsarena.errors import FsarenaError
 
 if TYPE_CHECKING:  # imported where used: `fsarena --help` loads none of the run's modules
+    from collections.abc import Callable
+
     from fsarena.interrupt import Stop
     from fsarena.measure.ledger import Ledger
     from fsarena.plan.model import Plan
@@ -145,8 +147,11 @@ def execute(
     reserve_s: float,
     first: bool,
     stop: Stop,
-) -> None:
-    """The run itself, under the work directory's lock, stopped cleanly by a signal (stop's)."""
+    then: Callable[[], list[str]] = list,
+) -> list[str]:
+    """The run itself, under the work directory's lock, stopped cleanly by a signal (stop's);
+    then `then` (the reports: what it returns, what they could not write), while the
+    executor ends what it left running in the background (the spare image's deletion)."""
     from fsarena.cli.progress import RunProgress
     from fsarena.interrupt import checkpoint
     from fsarena.machines.run import executor_for
@@ -182,6 +187,7 @@ def execute(
                 )  # fmt: skip
                 with progress:
                     runner.run()
+                return then()
         except KeyboardInterrupt:
             fail(_interrupted(session, path, stop.name, ledger), stop.exit_code)
         except SessionUnsaved as exc:

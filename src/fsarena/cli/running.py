@@ -25,6 +25,8 @@ from fsarena.errors import FsarenaError
 from fsarena.plan import DEFAULT_SUITE, DEFAULT_WORKDIR
 
 if TYPE_CHECKING:  # the plan's machinery loads when `run` runs, not for --help
+    from collections.abc import Callable
+
     from fsarena.interrupt import Stop
     from fsarena.plan.model import Plan
     from fsarena.session.file import Session
@@ -324,16 +326,9 @@ def run(ctx: click.Context, /, **opts: Any) -> None:
     from fsarena.interrupt import Stop
 
     stop = Stop()
-    # From the start, not from the run's first step: a shell's background job starts with
-    # SIGINT ignored, and a Ctrl-C (or kill -INT) before the run began was lost: it went on.
-    with stop.installed():
-        try:
-            done = _launch_and_execute(ctx, opts, stop)
-        except KeyboardInterrupt:
-            fail(_stopped_before(stop.name, opts["workdir"]), stop.exit_code)
-        if done is None:  # --dry-run
-            return
-        session, path = done
+
+    def reports(session: Session, path: Path) -> list[str]:
+        """The reports and the store, once the run ended: what they could not write."""
         try:  # until the end: a SIGTERM here killed the run outright, mid-report
             lost = write_reports(session, path, opts["fmt"])
             if why := add_to_default_store(path, opts["results_dir"]):
@@ -344,6 +339,18 @@ def run(ctx: click.Context, /, **opts: Any) -> None:
                 f"is saved in {path}: `fsarena report {path}` writes them",
                 stop.exit_code,
             )
+        return lost
+
+    # From the start, not from the run's first step: a shell's background job starts with
+    # SIGINT ignored, and a Ctrl-C (or kill -INT) before the run began was lost: it went on.
+    with stop.installed():
+        try:
+            done = _launch_and_execute(ctx, opts, stop, reports)
+        except KeyboardInterrupt:
+            fail(_stopped_before(stop.name, opts["workdir"]), stop.exit_code)
+        if done is None:  # --dry-run
+            return
+        session, path, lost = done
     code = EXIT_CODES.get(session.status, 0)
     if lost:  # every measurement is in the file; say what else is missing
         fail(f"session saved: {path}; {'; '.join(lost)}", code or 1)
@@ -351,9 +358,13 @@ def run(ctx: click.Context, /, **opts: Any) -> None:
 
 
 def _launch_and_execute(
-    ctx: click.Context, opts: dict[str, Any], stop: Stop
-) -> tuple[Session, Path] | None:
-    """Everything up to and including the run: the session and its file (None: a dry run)."""
+    ctx: click.Context,
+    opts: dict[str, Any],
+    stop: Stop,
+    reports: Callable[[Session, Path], list[str]],
+) -> tuple[Session, Path, list[str]] | None:
+    """Everything up to and including the run and its reports: the session, its file and
+    what the reports could not write (None: a dry run)."""
     from fsarena.run.launch import describe, prepare, require_ready, workdir_lock
 
     plan, path, recorded = _new_or_resumed(ctx, opts)
@@ -390,8 +401,11 @@ def _launch_and_execute(
     if recorded is None:
         path = claim_session(session, path, opts["output"], opts["force"])
     reserve = report_reserve(Path(opts["results_dir"])) if plan.time_budget_s else 0.0
-    execute(launch, session, path, opts["quiet"], reserve, first, stop)
-    return session, path
+    # The reports are written before the run's executor ends: the spare image's deletion
+    # (0.5 s of the host's work) runs beside them (RealExecutor.remove_spare_image).
+    then = lambda: reports(session, path)  # noqa: E731
+    lost = execute(launch, session, path, opts["quiet"], reserve, first, stop, then)
+    return session, path, lost
 
 
 def _stopped_before(name: str, workdir: str) -> str:

@@ -64,9 +64,16 @@ def describe_limits(lim: Limits, backend: str) -> str:
 def executor_for(
     plan: Plan, ledger: Ledger, session: Session, say: Callable[[str], None]
 ) -> Iterator[RealExecutor]:
-    """The run's executor; with a machine, its limits hold until the block exits."""
+    """The run's executor; with a machine, its limits hold until the block exits. What it
+    deletes in the background (the spare image) is waited for when the block exits."""
     if plan.machine is None:
-        yield RealExecutor(ledger, call_timeout_s=plan.task_timeout_s, boot=boot)
+        plain = RealExecutor(
+            ledger, call_timeout_s=plan.task_timeout_s, boot=boot, background_removal=True
+        )
+        try:
+            yield plain
+        finally:
+            plain.settle()
         return
     with in_force(plan.machine, ledger) as machine:
         executor = MachineExecutor(
@@ -75,6 +82,7 @@ def executor_for(
             machine=machine,
             throttle_under=images_dir(plan),
             boot=boot,
+            background_removal=True,
         )
         limits = describe_limits(machine.limits, machine.backend.name)
         say(f"machine {plan.machine.name}: {limits}; probing it")
@@ -86,4 +94,7 @@ def executor_for(
         for miss in probe["misses"]:
             session.warn("machine", miss)
             say(f"warning: {miss}")
-        yield executor
+        try:
+            yield executor
+        finally:
+            executor.settle()  # before the machine's limits (and their ledger entries) go

@@ -302,8 +302,33 @@ def release_under(root: str) -> list[str]:
     return done
 
 
-def wait_gone(find: Callable[[str], list[int]], workdir: str, timeout_s: float = 5.0) -> None:
-    """Killed processes release their files only once the kernel reaped them."""
+def exited(pid: int) -> bool:
+    """The process is gone, or a zombie: either way it holds no file any more (the kernel
+    closes its files before it becomes a zombie)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True
+    return stat.rpartition(")")[2].split()[:1] in (["Z"], ["X"])
+
+
+def wait_gone(
+    killed: Sequence[int],
+    find: Callable[[str], list[int]],
+    workdir: str,
+    timeout_s: float = 5.0,
+) -> None:
+    """Killed processes release their files only once they have exited.
+
+    Each killed pid is watched itself, not only through find: a process killed with
+    I/O in flight (fio's 16 requests on a throttled loop device) waits for it in its
+    exit, its memory already gone, so its environment (where find reads the run's
+    marker) no longer reads while it still holds the device open. Cleanup then detached
+    a busy loop device and left its image in place (test_machine_real's kill -9 test,
+    2 failures in 4 runs).
+    """
     deadline = time.monotonic() + timeout_s
-    while find(workdir) and time.monotonic() < deadline:
+    while time.monotonic() < deadline:
+        if all(exited(pid) for pid in killed) and not find(workdir):
+            return
         time.sleep(0.05)

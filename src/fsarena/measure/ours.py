@@ -483,11 +483,13 @@ def cleanup(workdir: str) -> CleanupReport:
     ledger = Ledger(workdir)
     done: list[str] = []
     failed: list[str] = []
+    killed = []
     for pid in marked_processes(workdir):
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
+            killed.append(pid)
             done.append(f"killed process {pid} left running by the run")
-    wait_gone(marked_processes, workdir)
+    wait_gone(killed, marked_processes, workdir)
     decider = _Decider(workdir)
     found = decider.decide()
     for entry in found.gone:

@@ -271,24 +271,34 @@ def _repetitions(session: Session) -> str:
     )
 
 
-def _derived_tolerance(session: Session, ratio: float) -> str:
-    """The contamination tolerance as this session derived it from its page cache's speed."""
+def _derived_tolerance(session: Session) -> str:
+    """The contamination tolerance of each direction measured, as this session derived it
+    from its page cache's speed (targets/ceiling.py)."""
     cache = max(c.bytes_per_s for c in session.ceilings if c.kind == "cache")
-    tolerance = session.ceiling_tolerance()
-    said = (
-        f"the page cache read the device at {fmt(cache / 1e6)} MB/s, {ratio:.1f}x its "
-        "direct-I/O read ceiling"
+    ratios = {d: r for d in ("write", "read") if (r := session.page_cache_ratio(d)) is not None}
+    said = f"the page cache read the device at {fmt(cache / 1e6)} MB/s, " + " and ".join(
+        f"{r:.1f}x its direct-I/O {d} ceiling" for d, r in ratios.items()
     )
-    if not ceiling_catches(ratio):
-        return (
-            f"{said}: on this machine a figure served from the page cache cannot be told from "
-            f"one that reached the device, so the ceiling flags only figures above "
-            f"{tolerance:g}x it (fio's own spread) and cached figures go unflagged"
+    caught = [d for d, r in ratios.items() if ceiling_catches(r)]
+    missed = [d for d in ratios if d not in caught]
+    parts = []
+    if caught:
+        parts.append(
+            " and ".join(
+                f"{d} figures above {session.ceiling_tolerance(d):.2g}x their ceiling"
+                for d in caught
+            )
+            + f" (the geometric middle of the two speeds, at least {CEILING_TOLERANCE:g}x) "
+            "are flagged as served from the page cache"
         )
-    return (
-        f"{said}: figures above {tolerance:.2g}x this ceiling (the geometric middle of the "
-        f"two speeds, at least {CEILING_TOLERANCE:g}x) are flagged as served from the page cache"
-    )
+    if missed:
+        what = " or ".join(missed)
+        parts.append(
+            f"on this machine a {what} figure served from the page cache cannot be told from "
+            f"one that reached the device, so the ceiling flags only {what} figures above "
+            f"{CEILING_TOLERANCE:g}x it (fio's own spread) and cached ones go unflagged"
+        )
+    return f"{said}: " + "; ".join(parts)
 
 
 def _ceiling_lines(session: Session) -> list[str]:
@@ -305,12 +315,13 @@ def _ceiling_lines(session: Session) -> list[str]:
                 f"{direction} best {fmt(max(rates) / 1e6)} MB/s "
                 f"(range {fmt(min(rates) / 1e6)}–{fmt(max(rates) / 1e6)}, n={len(rates)})"
             )
+        elif parts:  # measured in the directions the plan's tasks are judged in only
+            parts.append(f"{direction} not measured (no task here is judged on it)")
     if not parts:
         return []
-    ratio = session.page_cache_ratio()
-    if ratio is not None:
+    if any(c.kind == "cache" for c in session.ceilings):
         return ["device ceiling (fio, sequential, direct I/O): " + "; ".join(parts),
-                _derived_tolerance(session, ratio)]  # fmt: skip
+                _derived_tolerance(session)]  # fmt: skip
     tolerance = f"{CEILING_TOLERANCE:g}"
     return [
         "device ceiling (fio, sequential, direct I/O): " + "; ".join(parts),

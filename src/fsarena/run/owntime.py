@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 # What each phase is, in the order bench/own_time.py shows them.
 PHASES: dict[str, str] = {
-    "ceiling": "the device's ceiling (fio on a fresh image: full once, a drift check a round)",
+    "ceiling": "the device's ceiling (fio on a fresh image: full once, a drift check a minute)",
     "target": "image and loop device: made, attached, detached and retired",
     "reach": "untimed mkfs, mount or umount to the state a task needs",
     "prepare": "a task's untimed preparation",

@@ -36,6 +36,7 @@ seed's stream, so they are the ones it was run in.
 from __future__ import annotations
 
 import itertools
+import math
 import random
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -69,7 +70,13 @@ from fsarena.targets import (
     make_target,
     sequence_executor,
 )
-from fsarena.targets.ceiling import ceiling_bytes, measure_ceiling
+from fsarena.targets.ceiling import (
+    DIRECTIONS,
+    DRIFT_EVERY_S,
+    Direction,
+    ceiling_bytes,
+    measure_ceiling,
+)
 from fsarena.tasks import FsState, TaskContext
 
 
@@ -85,6 +92,13 @@ def order_stream(filesystems: list[str], seed: int) -> Iterator[list[str]]:
 def shuffled_orders(filesystems: list[str], repetitions: int, seed: int) -> list[list[str]]:
     """The first `repetitions` orders of the seed's stream."""
     return list(itertools.islice(order_stream(filesystems, seed), repetitions))
+
+
+def judged_directions(plan: Plan) -> tuple[Direction, ...]:
+    """The directions the plan's tasks are checked against the device's ceiling in (their
+    payloads); both where none is, the ceiling then being the report's context only."""
+    payloads = {plan.task_class(name).payload for name in plan.tasks}
+    return tuple(d for d in DIRECTIONS if d in payloads) or DIRECTIONS
 
 
 @dataclass
@@ -104,6 +118,7 @@ class Runner:
     # then one at the first round's pace (False once the rough one is told; None: neither).
     first_estimate: bool | None = None
     _started: float = 0.0
+    _ceiling_at: float = -math.inf  # when the device's ceiling was last measured (clock)
     scope: RunScope = field(init=False)  # what the source, a sequence and aging get of the run
 
     def __post_init__(self) -> None:
@@ -294,8 +309,11 @@ class Runner:
         self.on_event(Event("setup", self.session.stop.text))
 
     def _measure_ceiling(self, repetition: int) -> None:
-        """fio's raw write and read once per session; later rounds, one short write (drift)."""
+        """fio's raw ceiling once per session, in the directions the plan's tasks are judged
+        in; a round a minute or more after the last measurement, one short pass (drift)."""
         drift = any(c.kind == "full" for c in self.session.ceilings)
+        if drift and self.clock() - self._ceiling_at < DRIFT_EVERY_S:
+            return  # measured moments ago: this round shares that figure
         size = max(self.plan.image_size_for(p) for p in self.plan.profiles())
         target = ceiling_target(self.plan, repetition, size, recycle=True)
         largest = max(
@@ -313,6 +331,7 @@ class Runner:
                 repetition,
                 drift,
                 cache=True,
+                directions=judged_directions(self.plan),
             )
         except FsarenaError as exc:
             # Faults are data: without a ceiling, runs are only not checked against it.
@@ -320,6 +339,8 @@ class Runner:
                 "ceiling", f"could not measure the device's ceiling: {exc}; no run is checked"
             )
             return
+        finally:
+            self._ceiling_at = self.clock()
         self.session.ceilings.extend(samples)
         self._save()
         for c in samples:

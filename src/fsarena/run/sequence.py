@@ -266,11 +266,11 @@ class FsSequence:
 
     def _above_ceiling(self, task: Task, m: Measurement) -> str:
         """Why the task's throughput cannot be real, or "" when it can."""
-        if not self.ctx.profile.on_device:
-            return ""  # tmpfs: memory, not the device, sets its pace
-        ceiling = self.scope.session.ceiling(task.payload) if task.payload else None
+        if not self.ctx.profile.on_device or task.payload is None:
+            return ""  # tmpfs: memory, not the device, sets its pace; or nothing moved
+        ceiling = self.scope.session.ceiling(task.payload)
         rate = judged_rate(self.ctx.profile, task.payload, m)
-        tolerance = self.scope.session.ceiling_tolerance()
+        tolerance = self.scope.session.ceiling_tolerance(task.payload)
         if ceiling is None or rate is None or rate <= ceiling * tolerance:
             return ""
         judged = " of device bytes (it compresses)" if self.ctx.profile.compresses else ""

@@ -79,8 +79,9 @@ from fsarena.session.signals import stop_signals_held
 #   Session.warmup: the runs of the warm-up round (repetition 0), kept and shown but
 #   never a sample. Session.timing: wall seconds of the set-up, of each round and of
 #   the timed tasks within it, and of the whole run (fsarena's own share of the time).
-#   CeilingSample.kind: "full" (fio write/read, once per session) or "drift" (one
-#   short write per later round); "cache" (optional): the page cache's read speed.
+#   CeilingSample.kind: "full" (fio write/read, once per session, in the directions the
+#   plan's tasks are judged in) or "drift" (one short write in a round a minute or more
+#   after the last measurement); "cache" (optional): the page cache's read speed.
 #   plan.warmup_rounds, plan.decisive.
 #   Session.aging (optional, default {}): per filesystem aged with --age, what the
 #   aging did once for the seed (profile, seed, wall_s, bytes_written, device bytes,
@@ -199,8 +200,9 @@ class CeilingSample(BaseModel):
     bytes_per_s: float
     size_bytes: int
     argv: list[str]
-    # drift: a short check in a later round; cache: the same device read again through
-    # the page cache (buffered, second pass), to derive the contamination tolerance.
+    # drift: a short check in a later round (targets/ceiling.py); cache: the same device
+    # read again through the page cache (buffered, second pass), to derive the
+    # contamination tolerance.
     kind: Literal["full", "drift", "cache"] = "full"
 
 
@@ -262,15 +264,18 @@ class Session(BaseModel):
         ]
         return max(rates) if rates else None
 
-    def page_cache_ratio(self) -> float | None:
-        """The page cache's read speed over the device's read ceiling (None: not measured)."""
+    def page_cache_ratio(self, direction: str) -> float | None:
+        """The page cache's read speed over the device's ceiling in a direction (None: either
+        not measured). A figure served from memory, read or written, runs at about that
+        speed, so it stands against both ceilings (targets/ceiling.py)."""
         cache = [c.bytes_per_s for c in self.ceilings if c.kind == "cache"]
-        device = self.ceiling("read")
+        device = self.ceiling(direction)
         return max(cache) / device if cache and device else None
 
-    def ceiling_tolerance(self) -> float:
-        """How far above the ceiling a rate must be to be flagged as cached (metrics.py)."""
-        return ceiling_tolerance(self.page_cache_ratio())
+    def ceiling_tolerance(self, direction: str) -> float:
+        """How far above a direction's ceiling a rate must be to be flagged as cached
+        (metrics.py)."""
+        return ceiling_tolerance(self.page_cache_ratio(direction))
 
     def ok_runs(self) -> list[Run]:
         return [r for r in self.runs if r.status == "ok"]

@@ -9,10 +9,14 @@ configuration measured here (1 MiB blocks, or 32-64 in flight, were slower:
 kernel readahead and writeback issue large requests with many in flight, and
 a ceiling below what they reach would wrongly flag honest results). It is
 measured twice per direction once per session, before the first round's
-filesystems; every later round runs one short write (DRIFT_BYTES) as a drift
-check, so a machine that slows down or speeds up is seen alongside the
-filesystems at a fraction of the cost (four fio runs per round were a sixth of
-a default run's time). The ceiling is the best sample so far.
+filesystems, in the directions the plan's tasks are judged in (a plan whose
+tasks only write gets no read passes: nothing would be held against them;
+a plan that judges none gets both, as the report's context). A round that
+starts a minute or more after the last measurement (DRIFT_EVERY_S) runs one
+short pass (DRIFT_BYTES) as a drift check, so a machine that slows down or
+speeds up is seen alongside the filesystems at a fraction of the cost (four
+fio runs per round were a sixth of a default run's time); rounds closer
+together than that share the figure. The ceiling is the best sample so far.
 
 A task whose logical throughput beats the ceiling by more than its noise
 cannot have reached the device: its run is recorded as invalid (cache
@@ -24,10 +28,13 @@ samples of one configuration spread by about 30 %; cold buffered reads of a
 So only rates above 1.5x the ceiling are flagged; between 100 % and 150 % a
 result is shown as it is, as a share of the ceiling above 100 %. Since that
 ratio is the machine's, each session also reads the device through the page
-cache (measure_ceiling's cache pass) and derives the tolerance from it
-(measure/metrics.py, ceiling_tolerance): sqrt(page cache / device), at least 1.5;
-where the page cache is not faster than 1.5x the device (NVMe, or this VM under
-load), the report says cached figures cannot be caught.
+cache (measure_ceiling's cache pass) and derives the tolerance of each
+direction from it (measure/metrics.py, ceiling_tolerance): sqrt(page cache /
+that direction's ceiling), at least 1.5. A figure served from memory, read or
+written, runs at the page cache's speed, so the same cached speed stands
+against the write ceiling and the read one. Where the page cache is not faster
+than 1.5x the device (NVMe, or this VM under load), the report says cached
+figures cannot be caught.
 """
 
 from __future__ import annotations
@@ -51,7 +58,12 @@ MAX_BYTES = 1024 * MIB  # beyond this the figure no longer changes, only the tim
 BLOCK = "4M"
 IODEPTH = 16
 PASSES = 2  # per direction and round: write, read, write, read
-DRIFT_BYTES = 256 * MIB  # a drift check: one write of this size
+DRIFT_BYTES = 256 * MIB  # a drift check: one pass of this size
+# A round starting this long after the last measurement of the ceiling gets a drift
+# check; closer rounds share it. A minute: a default run's rounds (about two minutes
+# each) each get theirs as before, where a small run's rounds of ten seconds, which
+# paid a fio pass apiece (0.4 s, 4 % of a round), share round 1's.
+DRIFT_EVERY_S = 60.0
 # fio times with clock_gettime (the vDSO's monotonic clock) instead of testing the
 # CPU's counter first: that test cost every fio process 0.07 s here (0.51 -> 0.44 s
 # for a 256 MiB write, five alternated pairs), and a clock read per I/O of 4 MiB costs
@@ -109,22 +121,27 @@ def measure_ceiling(
     repetition: int,
     drift: bool = False,
     cache: bool = False,
+    directions: tuple[Direction, ...] = DIRECTIONS,
 ) -> list[CeilingSample]:
     """Set the target up, let fio write then read it with cold caches, tear it down.
 
-    drift: one write of at most DRIFT_BYTES instead (a later round's check).
-    cache: then read CACHE_BYTES of it through the page cache (buffered; dd fills the
-    cache, then fio reads it from there): the speed a cached figure would
-    show on this machine, from which the contamination tolerance is derived.
+    directions: the passes, PASSES times each in turn ("write" first: a read needs
+    data written). drift: one pass of at most DRIFT_BYTES in the first direction
+    instead (a later round's check). cache: then read CACHE_BYTES of it through the
+    page cache (buffered; dd fills the cache, then fio reads it from there): the
+    speed a cached figure would show on this machine, from which the contamination
+    tolerance of each direction is derived.
     """
     samples = []
-    directions: tuple[Direction, ...] = ("write",) if drift else DIRECTIONS * PASSES
+    if "read" in directions and "write" not in directions:
+        directions = DIRECTIONS  # a fresh image reads as holes: write before reading
+    passes = directions[:1] if drift else directions * PASSES
     if drift:
         nbytes = min(nbytes, DRIFT_BYTES)
     with ExitStack() as stack:
         stack.callback(_release, target, executor)
         device = target.setup(executor)
-        for direction in directions:
+        for direction in passes:
             argv = fio_argv(device, direction, nbytes)
             # O_DIRECT on a fresh device: only the device's own cache could matter, and
             # flushing it costs nothing, where a machine-wide drop cost 0.1-0.3 s.
