@@ -60,9 +60,10 @@ IODEPTH = 16
 PASSES = 2  # per direction and round: write, read, write, read
 DRIFT_BYTES = 256 * MIB  # a drift check: one pass of this size
 # A round starting this long after the last measurement of the ceiling gets a drift
-# check; closer rounds share it. A minute: a default run's rounds (about two minutes
-# each) each get theirs as before, where a small run's rounds of ten seconds, which
-# paid a fio pass apiece (0.4 s, 4 % of a round), share round 1's.
+# check; closer rounds share it. A minute: a default run's rounds (34-39 s here, five
+# filesystems) get one every other round, four in a run of ten; a small run's rounds of
+# ten seconds (two filesystems), which paid a fio pass apiece (0.4 s, 4 % of a round),
+# share round 1's.
 DRIFT_EVERY_S = 60.0
 # fio times with clock_gettime (the vDSO's monotonic clock) instead of testing the
 # CPU's counter first: that test cost every fio process 0.07 s here (0.51 -> 0.44 s
