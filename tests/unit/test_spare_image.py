@@ -176,3 +176,30 @@ def test_without_background_removal_the_spare_is_gone_when_the_call_returns(
     ex, book, spare = _with_spare(tmp_path, background=False)
     ex.remove_spare_image()
     assert not spare.exists() and book.entries() == []
+
+
+def test_a_stop_while_settling_waits_for_the_deletion_then_is_raised(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Ctrl-C during the reports: the run's executor settles as its block unwinds. The
+    # stop must not cut the wait short, or the ledger would name a file already gone
+    # (or about to be): it is raised once the deletion is seen done and untracked.
+    import signal
+
+    from fsarena.interrupt import Stop
+
+    ex, book, spare = _with_spare(tmp_path, background=True)
+    release = threading.Event()
+    unlink = os.unlink
+
+    def slow_unlink(path: str) -> None:
+        assert release.wait(10)
+        unlink(path)
+
+    monkeypatch.setattr(os, "unlink", slow_unlink)
+    ex.remove_spare_image()
+    threading.Timer(0.1, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+    threading.Timer(0.4, release.set).start()
+    with Stop().installed(), pytest.raises(KeyboardInterrupt):
+        ex.settle()
+    assert not spare.exists() and book.entries() == []
