@@ -32,14 +32,22 @@ def loadavg() -> str:
     return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
 
-def one_run(checkout: Path, workdir: Path, results: Path, extra: list[str]) -> dict[str, float]:
+def one_run(
+    checkout: Path, workdir: Path, results: Path, extra: list[str]
+) -> dict[str, float | str]:
     env = {**os.environ, "PYTHONPATH": str(checkout / "src")}
     argv = [sys.executable, "-m", "fsarena", "run", "--workdir", str(workdir),
             "--results-dir", str(results), "--quiet", *extra]  # fmt: skip
     started = time.monotonic()
-    subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, check=False)
+    done = subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, check=False)
     elapsed = time.monotonic() - started
-    timing = load(latest(results)).timing
+    session = load(latest(results))
+    timing = session.timing
+    # What the share is of: the exit code, the session's status, and any run not "ok"
+    # (an invalid run still exits 0: its figure is flagged, not missing).
+    others = sorted({r.status for r in session.runs} - {"ok"})
+    verdict = f"exit {done.returncode}, {session.status}"
+    verdict += f", runs {'/'.join(others)} too" if others else ", every run ok"
     total = float(timing.total_s or 0)
     timed = sum(float(r.timed_s) for r in timing.rounds)
     measured = [r for r in timing.rounds if not r.warmup]
@@ -50,6 +58,7 @@ def one_run(checkout: Path, workdir: Path, results: Path, extra: list[str]) -> d
         "rounds": len(timing.rounds),
         "total": total,
         "command": elapsed,
+        "verdict": verdict,
     }
 
 
@@ -63,7 +72,7 @@ def main() -> None:
     extra = rest[1:] if rest[:1] == ["--"] else rest
     shown = " ".join(extra) or "(the default run)"
     print(f"fsarena run {shown}; A = {args.a.resolve()}, B = {args.b.resolve()}", flush=True)
-    found: dict[str, list[dict[str, float]]] = {"A": [], "B": []}
+    found: dict[str, list[dict[str, float | str]]] = {"A": [], "B": []}
     for pair in range(1, args.pairs + 1):
         for name, checkout in (("A", args.a), ("B", args.b)):
             base = args.workdir / f"{name}{pair}"
@@ -74,14 +83,14 @@ def main() -> None:
             print(
                 f"{name} pair {pair}: outside timed tasks {r['share']:.1%}, own time "
                 f"{r['own_per_round']:.1f} s per measured round, {r['rounds']:.0f} rounds, "
-                f"run {r['total']:.0f} s (command {r['command']:.0f} s); "
+                f"run {r['total']:.0f} s (command {r['command']:.0f} s; {r['verdict']}); "
                 f"load {before} -> {loadavg()}",
                 flush=True,
             )
             shutil.rmtree(base / "w", ignore_errors=True)
     for name in ("A", "B"):
-        shares = [r["share"] for r in found[name]]
-        own = [r["own_per_round"] for r in found[name]]
+        shares = [float(r["share"]) for r in found[name]]
+        own = [float(r["own_per_round"]) for r in found[name]]
         print(
             f"{name}: median outside timed tasks {statistics.median(shares):.1%} "
             f"({', '.join(f'{s:.1%}' for s in shares)}); median own time per round "
