@@ -132,6 +132,19 @@ def _with_spare(tmp_path: Path, background: bool) -> tuple[RealExecutor, Ledger,
     return ex, book, tmp_path / "images" / SPARE_IMAGE
 
 
+def _held_unlink(monkeypatch: pytest.MonkeyPatch) -> threading.Event:
+    """os.unlink held until the returned event is set: the deletion waits in its thread."""
+    release = threading.Event()
+    unlink = os.unlink
+
+    def held(path: str) -> None:
+        assert release.wait(10), "the test never let the deletion go on"
+        unlink(path)
+
+    monkeypatch.setattr(os, "unlink", held)
+    return release
+
+
 def test_the_spare_deleted_in_the_background_stays_in_the_ledger_until_settled(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -139,14 +152,7 @@ def test_the_spare_deleted_in_the_background_stays_in_the_ledger_until_settled(
     # on with its reports; until settle() has seen the file gone, the ledger names it, so
     # a crash in between leaves it to `fsarena cleanup`, never unrecorded.
     ex, book, spare = _with_spare(tmp_path, background=True)
-    release = threading.Event()
-    unlink = os.unlink
-
-    def slow_unlink(path: str) -> None:
-        assert release.wait(10), "the test never let the deletion go on"
-        unlink(path)
-
-    monkeypatch.setattr(os, "unlink", slow_unlink)
+    release = _held_unlink(monkeypatch)
     ex.remove_spare_image()  # returns at once: the deletion waits in its thread
     assert spare.exists() and book.entries() == [Entry("image", str(spare))]
     release.set()
@@ -189,14 +195,7 @@ def test_a_stop_while_settling_waits_for_the_deletion_then_is_raised(
     from fsarena.interrupt import Stop
 
     ex, book, spare = _with_spare(tmp_path, background=True)
-    release = threading.Event()
-    unlink = os.unlink
-
-    def slow_unlink(path: str) -> None:
-        assert release.wait(10)
-        unlink(path)
-
-    monkeypatch.setattr(os, "unlink", slow_unlink)
+    release = _held_unlink(monkeypatch)
     ex.remove_spare_image()
     threading.Timer(0.1, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
     threading.Timer(0.4, release.set).start()
