@@ -26,15 +26,28 @@ EXPECTED_SKIPS: dict[str, str] = {
     "test_article_suites.py::test_real_kernel_if_cached": (
         "opt-in (FSARENA_KERNEL_CACHE): the real kernel source is a large download"
     ),
-    "test_drivers.py::test_exfat_in_a_qemu_guest": (
-        "the qemu guest is installed only by scripts/setup-qemu-guest.sh, never by setup.sh"
-    ),
     "test_safety_zram.py": "kernels built without zram have no /sys/class/zram-control",
     # cgroup v1 only: on a cgroup v2 host these skip, listed; the v2 code paths are
     # covered as docs/methodology.md ("CI that cannot pass silently") says.
     "test_ceiling_real.py": "cgroup v1 blkio throttling (skips on cgroup v2 hosts)",
     "test_machine_real.py": "the cgroup v1 backend of --machine (skips on cgroup v2 hosts)",
 }
+
+
+def _boot_guests_once() -> None:
+    """Every installed guest kernel booted once before the tests are collected (guest.boots
+    keeps the answer), so that a test's `choose("jfs@uml")` sees what a run would."""
+    if os.geteuid() != 0:
+        return
+    from fsarena.guest.boots import booted
+    from fsarena.guest.kernels import GUESTS
+
+    for name, kernel in GUESTS.items():
+        if not kernel.missing():
+            booted(name, "/var/tmp")
+
+
+_boot_guests_once()
 # Set by ./run-tests (and so .ci/run): without root the integration tests cannot run,
 # which is an error there, never a suite of skips that passes.
 REQUIRE = "FSARENA_REQUIRE_INTEGRATION"
@@ -98,6 +111,19 @@ def leftovers(workdir: Path) -> list[str]:
             if str(workdir) in (dev.get("back-file") or ""):
                 found.append(dev["name"])
     return found
+
+
+def processes_using(workdir: Path) -> list[str]:
+    """Processes whose command line names the work directory (a guest left running)."""
+    found = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            args = cmdline.read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if any(str(workdir).encode() in a for a in args) and b"pytest" not in args[0]:
+            found.append(b" ".join(args).decode(errors="replace")[:200])
+    return [p for p in found if "fsarena run" not in p and "-m fsarena" not in p]
 
 
 def new_workdir() -> Path:

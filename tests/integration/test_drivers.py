@@ -15,25 +15,12 @@ import pytest
 
 from fsarena.filesystems.drivers import choose
 from fsarena.session.file import load
-from tests.integration.conftest import FSARENA, REPO, fsarena, leftovers
+from tests.integration.conftest import FSARENA, REPO, fsarena, leftovers, processes_using
 
 pytestmark = pytest.mark.skipif(
     not (choose("jfs@uml").available and choose("vfat@fuse").available),
     reason="needs user-mode-linux, jfsutils, fusefat and dosfstools (scripts/setup.sh)",
 )
-
-
-def processes_using(workdir: Path) -> list[str]:
-    """Processes whose command line names the work directory (a guest left running)."""
-    found = []
-    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
-        try:
-            args = cmdline.read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if any(str(workdir).encode() in a for a in args) and b"pytest" not in args[0]:
-            found.append(b" ".join(args).decode(errors="replace")[:200])
-    return [p for p in found if "fsarena run" not in p and "-m fsarena" not in p]
 
 
 def test_one_filesystem_per_driver(workdir: Path) -> None:
@@ -61,7 +48,7 @@ def test_one_filesystem_per_driver(workdir: Path) -> None:
     assert guest_copy.measurement.device_write_bytes >= session.datasets["tree"].total_bytes
     assert all(c.ok for c in guest_copy.checks) and guest_copy.checks
     text = result.stdout
-    assert "[Guest kernel uml: ratios to ext4@uml in the same guest]" in text
+    assert "[Guest kernel uml (User-Mode Linux): ratios to ext4@uml in the same guest]" in text
     assert "[FUSE drivers (user space, on this host)]" in text
     assert not leftovers(workdir)
     assert not processes_using(workdir)

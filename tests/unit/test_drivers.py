@@ -56,7 +56,7 @@ def test_every_article_filesystem_has_a_profile_and_reiser4_says_why_not() -> No
 
 
 def _pretend(monkeypatch: pytest.MonkeyPatch, available: set[str]) -> None:
-    def support(profile):  # type: ignore[no-untyped-def]
+    def support(profile, near=None):  # type: ignore[no-untyped-def]
         ok = profile.name in available
         return Support(profile, ok, "" if ok else f"{profile.name} missing here")
 
@@ -145,7 +145,7 @@ def test_check_names_the_chosen_driver_and_why_the_others_are_not(
     from fsarena.run.preflight import _check_filesystem
 
     _pretend(monkeypatch, {"jfs@uml", "jfs@qemu"})
-    found = _check_filesystem(PROFILES["jfs"])
+    found = _check_filesystem(PROFILES["jfs"], None)
     assert found.ok and found.detail.startswith("through jfs@uml (uml guest kernel)")
     assert found.more == (
         "jfs: unavailable: jfs missing here",
@@ -153,9 +153,9 @@ def test_check_names_the_chosen_driver_and_why_the_others_are_not(
         "jfs@qemu: also available",
     )
     # A driver named explicitly is checked alone.
-    assert _check_filesystem(profile_for("jfs@qemu")).more == ()
+    assert _check_filesystem(profile_for("jfs@qemu"), None).more == ()
     _pretend(monkeypatch, set())
-    missing = _check_filesystem(PROFILES["jfs"])
+    missing = _check_filesystem(PROFILES["jfs"], None)
     assert not missing.ok and "jfs@uml: jfs@uml missing here" in missing.detail
 
 
@@ -177,19 +177,22 @@ def test_guests_are_skipped_with_a_reason_on_a_real_device(
 def test_a_guest_kernel_s_reason_is_told_once_and_referred_to(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from fsarena.guest import kernels
+    from fsarena.guest import boots, kernels
     from fsarena.run import preflight as system
 
     why = "qemu or a static busybox is missing: run scripts/setup-qemu-guest.sh"
     monkeypatch.setattr(kernels.QemuKernel, "missing", lambda self: why)  # kvm and qemu
     monkeypatch.setattr(kernels.UmlKernel, "missing", lambda self: "")
+    key = boots.key_of("uml")
+    boots.keep(boots.BootRecord("uml", True, "its agent answered", "2026-11-27", key))
     results = system.preflight("/nonexistent/w", 0, [PROFILES["jfs"]])
-    guests = {r.name: r for r in results if r.name.startswith("guest kernel")}
+    guests = {r.name.split(" (")[0]: r for r in results if r.name.startswith("guest kernel")}
     assert guests["guest kernel kvm"].detail == f"not available: {why}"
     assert guests["guest kernel qemu"].detail == "not available: as kvm above"
-    # Without boot (a run's preflight), uml is not called ready: nothing booted it.
-    assert guests["guest kernel uml"].detail == "not verified (fsarena check boots it)"
-    assert guests["guest kernel uml"].info
+    # Without boot (a run's preflight), uml is called ready by its kept boot, with its date.
+    assert guests["guest kernel uml"].detail == (
+        "ready: booted here on 2026-11-27: its agent answered"
+    )
     jfs = next(r for r in results if r.name == "filesystem jfs")
     assert "jfs@kvm: unavailable: guest kernel kvm not available (above)" in jfs.more
     told = [line for r in results for line in (r.detail, *r.more) if why in line]

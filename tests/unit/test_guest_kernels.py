@@ -55,7 +55,7 @@ def test_initramfs_holds_busybox_the_root_modules_and_an_init(tmp_path: Path) ->
 
 def test_qemu_says_what_to_run_when_its_kernel_is_missing(tmp_path: Path) -> None:
     qemu = QemuKernel(guest_dir=tmp_path / "none", busybox=Path("/bin/sh"))
-    assert "scripts/setup-qemu-guest.sh" in qemu.missing()
+    assert "`fsarena setup-guest`" in qemu.missing()
 
 
 def test_qemu_launch_attaches_disks_without_host_caching(tmp_path: Path) -> None:

@@ -61,11 +61,14 @@ def test_the_report_says_what_each_group_means(tmp_path: Path) -> None:
     text = render(_session(tmp_path), "text")
     assert "never ranked against the host's absolute numbers" in " ".join(text.split())
     assert "ntfs-3g" in text and "[FUSE drivers (user space, on this host)]" in text
-    assert "[Guest kernel uml: ratios to ext4@uml in the same guest]" in text
+    # The guest named in words, as the run recorded it (profiles_as_run's guest_label).
+    title = "Guest kernel uml (User-Mode Linux): ratios to ext4@uml in the same guest"
+    assert f"[{title}]" in text
+    assert "ran inside a uml guest kernel (User-Mode Linux)" in " ".join(text.split())
     # Probes (capacity) are shown as measured, with no ratio.
-    assert "[Guest kernel uml]" in text
+    assert "[Guest kernel uml (User-Mode Linux)]" in text
     md = render(_session(tmp_path), "markdown")
-    assert "**Guest kernel uml: ratios to ext4@uml in the same guest.**" in md
+    assert f"**{title}.**" in md
 
 
 def test_verdicts_rank_only_the_host_kernel_group(tmp_path: Path) -> None:

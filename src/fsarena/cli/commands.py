@@ -64,7 +64,7 @@ def check(
 ) -> None:
     """Preflight: every requirement of a run, and the command that fixes what is missing."""
     from fsarena.filesystems.profiles import PROFILES
-    from fsarena.filesystems.variants import resolve
+    from fsarena.filesystems.variants import guest_kernels_of, resolve
     from fsarena.plan.floors import require_proportional
     from fsarena.plan.model import make_plan
     from fsarena.run.launch import check_device, check_leftovers, space_needed
@@ -78,7 +78,9 @@ def check(
     require_proportional(plan)
     data = sum(s.total_bytes for s in plan.dataset_specs().values())
     need = space_needed(plan, choose_source("auto", data, mem_available_bytes()))
-    results = preflight(workdir, need, profiles, boot=True)
+    # --fs NAME: boot again the guests its drivers use, whatever an earlier boot found.
+    again = {g for p in profiles for g in guest_kernels_of(p)} if names else set()
+    results = preflight(workdir, need, profiles, boot=True, again=again)
     results.append(check_leftovers(workdir))
     if device is not None:
         results.append(check_device(device, workdir))
@@ -122,7 +124,7 @@ def check(
     "--workdir",
     default=DEFAULT_WORKDIR,
     show_default=True,
-    help="With --probe: where its small images go.",
+    help="Where small images go: --probe's, and a guest kernel's boot test.",
 )
 def list_(what: str, fs_list: str | None, probe: bool, workdir: str) -> None:
     """List known filesystems (and whether they run here), tasks, suites, machines, or the
@@ -130,7 +132,7 @@ def list_(what: str, fs_list: str | None, probe: bool, workdir: str) -> None:
     if probe and what != "options":
         raise FsarenaError("--probe tries options: `fsarena list options --probe`")
     if what == "filesystems":
-        _list_filesystems()
+        _list_filesystems(workdir)
     elif what == "options":
         _list_options(fs_names(fs_list), _probed(fs_list, workdir) if probe else None)
     elif what == "tasks":
@@ -209,18 +211,27 @@ def _list_options(
         click.echo("")
 
 
-def _list_filesystems() -> None:
-    """Each filesystem, its mkfs, and every driver: available here (* = default) or why not."""
-    from fsarena.filesystems.drivers import choose, drivers_of, unavailable
-    from fsarena.filesystems.profiles import PROFILES
-    from fsarena.guest.kernels import GUESTS
+def _list_filesystems(workdir: str) -> None:
+    """Each filesystem, its mkfs, and every driver: available here (* = default) or why not.
 
+    A guest kernel is available once it has booted here: one not yet booted is booted
+    now (as root), beside the work directory.
+    """
+    from fsarena.filesystems.drivers import choose, drivers_of, guest_unavailable, unavailable
+    from fsarena.filesystems.profiles import PROFILES
+    from fsarena.guest.boots import kept
+    from fsarena.guest.kernels import GUESTS
+    from fsarena.run.preflight import existing_parent
+
+    near = existing_parent(os.path.abspath(workdir)) if os.geteuid() == 0 else None
     told: dict[str, str] = {}  # each guest kernel's reason, told once here and referred to below
     for name, kernel in GUESTS.items():
-        why = kernel.missing()
+        why = guest_unavailable(name, near)
         said = f"as {told[why]}" if why in told else why
         told.setdefault(why, name)
-        click.echo(f"guest kernel {name:5} " + (f"not available: {said}" if why else "available"))
+        record = kept(name)
+        state = f"not available: {said}" if why else f"available: {record.said() if record else ''}"
+        click.echo(f"guest kernel {name:5} {kernel.label}: {state}")
     click.echo("")
     for profile in PROFILES.values():
         click.echo(f"{profile.name:9} {' '.join(profile.mkfs)}")
@@ -287,6 +298,29 @@ def cleanup(workdir: str) -> None:
 def _left_alone(found: Sequence[Foreign]) -> None:
     for item in found:
         click.echo(f"left alone, not fsarena's: {item}")
+
+
+# ---------------------------------------------------------------- setup-guest
+
+
+@main.command("setup-guest")
+@click.option(
+    "--workdir", default=DEFAULT_WORKDIR, show_default=True, help="Where its boot test runs."
+)
+def setup_guest(workdir: str) -> None:
+    """Install the qemu guest (qemu, busybox, Debian's kernel, unpacked) and boot it once.
+
+    The guest kernel that boots on any x86-64 CPU, for filesystems the host kernel
+    lacks where no other guest boots; `fsarena run` runs this itself when it needs
+    it. Each step is said with its size before it runs.
+    """
+    from fsarena.guest.install import install_and_boot
+    from fsarena.run.preflight import existing_parent
+
+    say = lambda line: click.echo(f"fsarena: {line}", err=True)  # noqa: E731
+    record = install_and_boot(existing_parent(os.path.abspath(workdir)), say)
+    if not record.booted:
+        fail(f"the qemu guest was installed but {record.said()}", 1)
 
 
 # ---------------------------------------------------------------- powerloss

@@ -95,7 +95,9 @@ def _new_or_resumed(ctx: click.Context, opts: dict[str, Any]) -> tuple[Plan, Pat
             weights=weights(opts["weigh"], opts["workload"]),
             age_repo=opts["age_repo"],
             **tuned,
-        )
+        ),
+        opts["quiet"],
+        opts["dry_run"],
     )
     require_proportional(plan)
     if opts["output"]:
@@ -166,11 +168,44 @@ def _announce(plan: Plan) -> str:
     return plan.stopping.announce(plan.scale)
 
 
-def _with_drivers(plan: Plan) -> Plan:
-    """Each filesystem through its best driver here (or the one named), guests' references added."""
-    from fsarena.filesystems.drivers import plan_names
+def _with_drivers(plan: Plan, quiet: bool, dry_run: bool) -> Plan:
+    """Each filesystem through its best driver here (or the one named), guests' references added.
 
-    return plan.model_copy(update={"filesystems": plan_names(plan.filesystems, plan.table())})
+    A guest kernel not yet known to boot here is booted first (beside the work directory,
+    once: guest.boots keeps the answer); where a filesystem needs a guest kernel and none
+    boots, the qemu guest is installed (not in a dry run: it says so); a guest driver
+    named explicitly that cannot run here is refused before anything is made; a
+    filesystem run elsewhere than its first driver says why.
+    """
+    from fsarena.filesystems.drivers import (
+        plan_names,
+        refuse_unbootable,
+        wanting_a_guest,
+        why_chosen,
+    )
+    from fsarena.run.preflight import existing_parent
+
+    near = existing_parent(plan.workdir) if os.geteuid() == 0 else None
+    names = plan_names(plan.filesystems, plan.table(), near)
+    if near and (wanting := wanting_a_guest(plan.filesystems, plan.table())):
+
+        def say(line: str) -> None:
+            click.echo(f"fsarena: {line}", err=True)
+
+        need = f"{', '.join(wanting)} need{'s' if len(wanting) == 1 else ''} a guest kernel"
+        if dry_run:
+            say(f"{need} and none boots here: a real run installs the qemu guest first")
+        else:
+            from fsarena.guest.install import install_and_boot
+
+            say(f"{need} and none boots here: installing the qemu guest (fsarena setup-guest)")
+            install_and_boot(near, say)
+            names = plan_names(plan.filesystems, plan.table(), near)
+    refuse_unbootable(plan.filesystems, plan.table())
+    for typed in [] if quiet else plan.filesystems:
+        if why := why_chosen(typed, plan.table()):
+            click.echo(f"fsarena: {why}", err=True)
+    return plan.model_copy(update={"filesystems": names})
 
 
 @click.command()

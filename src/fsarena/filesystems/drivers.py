@@ -25,8 +25,9 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from fsarena.errors import FsarenaError
-from fsarena.filesystems.profiles import PROFILES, FilesystemProfile
+from fsarena.filesystems.profiles import DRIVER_KINDS, PROFILES, FilesystemProfile
 from fsarena.filesystems.variants import Support, profile_for, split_name, variant
+from fsarena.guest.boots import booted
 from fsarena.guest.kernels import GUESTS
 
 
@@ -48,10 +49,24 @@ def probe_fuse(profile: FilesystemProfile) -> Support:
     return Support(profile, not why, why)
 
 
-def probe_guest(profile: FilesystemProfile) -> Support:
+def guest_unavailable(name: str, near: str | None = None) -> str:
+    """Why a guest kernel can run nothing here ("" when it has booted here).
+
+    Its software first, then whether it boots: the answer kept from an earlier boot
+    (guest.boots), else a boot now beside `near` (a directory; None: never boot here).
+    """
+    if why := GUESTS[name].missing():
+        return why
+    record = booted(name, near)
+    if record is None:
+        return "has not been booted here yet: `fsarena check` boots it (as root)"
+    return "" if record.booted else f"does not boot here: {record.detail}"
+
+
+def probe_guest(profile: FilesystemProfile, near: str | None = None) -> Support:
     """Guest: the guest kernel boots here and has (or can load) the filesystem's modules."""
     kernel = GUESTS[profile.guest]
-    if why := kernel.missing():
+    if why := guest_unavailable(profile.guest, near):
         return Support(profile, False, why)
     if lacking := kernel.lacks(profile.modules):
         return Support(
@@ -64,8 +79,9 @@ def probe_guest(profile: FilesystemProfile) -> Support:
 
 def unavailable(found: Support) -> str:
     """ "unavailable: why", a guest kernel's own reason (told once, above) referred to."""
-    if found.profile.driver == "guest" and found.reason == GUESTS[found.profile.guest].missing():
-        return f"unavailable: guest kernel {found.profile.guest} not available (above)"
+    guest = found.profile.guest
+    if found.profile.driver == "guest" and found.reason == guest_unavailable(guest):
+        return f"unavailable: guest kernel {guest} not available (above)"
     return f"unavailable: {found.reason}"
 
 
@@ -118,32 +134,38 @@ def probe(profile: FilesystemProfile, kernel: set[str] | None = None) -> Support
     return Support(profile, True)
 
 
-PROBES = {"kernel": probe, "fuse": probe_fuse, "guest": probe_guest}
+def support(profile: FilesystemProfile, near: str | None = None) -> Support:
+    """Whether this concrete profile (one driver) can run here, and if not, why.
 
-
-def support(profile: FilesystemProfile) -> Support:
-    """Whether this concrete profile (one driver) can run here, and if not, why."""
+    near: a directory beside which a guest kernel not yet known to boot here is booted
+    to find out (None: only what earlier boots found counts).
+    """
     if profile.never:
         return Support(profile, False, profile.never)
-    return PROBES[profile.driver](profile)
+    if profile.driver == "guest":
+        return probe_guest(profile, near)
+    return probe_fuse(profile) if profile.driver == "fuse" else probe(profile)
 
 
-def drivers_of(base: FilesystemProfile) -> list[Support]:
-    """Every driver of a profile, in its order of preference, probed."""
-    return [support(variant(base, d)) for d in base.drivers]
+def drivers_of(base: FilesystemProfile, near: str | None = None) -> list[Support]:
+    """Every driver of a profile, in its order of preference (lightest first), probed."""
+    return [support(variant(base, d), near) for d in base.drivers]
 
 
-def choose(name: str, table: Mapping[str, FilesystemProfile] = PROFILES) -> Support:
+def choose(
+    name: str, table: Mapping[str, FilesystemProfile] = PROFILES, near: str | None = None
+) -> Support:
     """The profile to run for a user's name: the driver named, or the best available.
 
-    table: the profiles names may refer to (a plan's, with its suite's variants).
+    table: the profiles names may refer to (a plan's, with its suite's variants);
+    near: where a guest kernel may be booted to learn whether it boots (see support).
     """
     base, driver = split_name(name, table)
     if base.never:
         return Support(base, False, base.never)
     if driver is not None:
-        return support(variant(base, driver))
-    tried = drivers_of(base)
+        return support(variant(base, driver), near)
+    tried = drivers_of(base, near)
     for found in tried:
         if found.available:
             return found
@@ -151,8 +173,67 @@ def choose(name: str, table: Mapping[str, FilesystemProfile] = PROFILES) -> Supp
     return Support(variant(base, base.drivers[0]), False, f"no driver available ({reasons})")
 
 
+def runs_in(profile: FilesystemProfile) -> str:
+    """Where a concrete profile runs, in words: "the host kernel", "FUSE (ntfs-3g)",
+    "User-Mode Linux (jfs@uml)"."""
+    if profile.driver == "guest":
+        return f"{GUESTS[profile.guest].label} ({profile.name})"
+    if profile.driver == "fuse":
+        return f"FUSE ({profile.name})"
+    return "the host kernel"
+
+
+def why_chosen(name: str, table: Mapping[str, FilesystemProfile] = PROFILES) -> str:
+    """Why a name typed without a driver runs where it does: each driver passed over, and
+    why ("" when it is the first of its profile's drivers, or was named)."""
+    base, driver = split_name(name.strip(), table)
+    if driver is not None or base.never:
+        return ""
+    tried = drivers_of(base)  # after plan_names: every guest's boot is kept by now
+    chosen = next((i for i, s in enumerate(tried) if s.available), 0)
+    if chosen == 0:
+        return ""
+    passed = "; ".join(f"{s.profile.name}: {s.reason}" for s in tried[:chosen])
+    return f"{base.name} runs in {runs_in(tried[chosen].profile)}, not: {passed}"
+
+
+def refuse_unbootable(names: Iterable[str], table: Mapping[str, FilesystemProfile]) -> None:
+    """A guest driver named explicitly whose guest kernel cannot run here is refused, with the
+    drivers of the same filesystem that would run it (FsarenaError), before anything is made."""
+    for name in (n.strip() for n in names if n.strip()):
+        base, driver = split_name(name, table)
+        if driver is None or DRIVER_KINDS[driver] != "guest":
+            continue
+        why = guest_unavailable(driver)
+        if not why:
+            continue
+        working = [s.profile.name for s in drivers_of(base) if s.available]
+        instead = (
+            f"--fs {' or --fs '.join(working)} would run it"
+            if working
+            else f"no driver of {base.name} runs here (`fsarena check --fs {base.name}`)"
+        )
+        raise FsarenaError(
+            f"{name} cannot run here: {GUESTS[driver].label} ({driver}) {why}; "
+            f"{instead} (or --fs {base.name} lets fsarena choose)"
+        )
+
+
+def wanting_a_guest(names: Iterable[str], table: Mapping[str, FilesystemProfile]) -> list[str]:
+    """The names typed without a driver that no driver runs here, though the qemu guest,
+    not installed, would: what installing it (guest.install) makes runnable."""
+    wanting = []
+    for name in (n.strip() for n in names if n.strip()):
+        base, driver = split_name(name, table)
+        if driver is None and "qemu" in base.drivers and not choose(name, table).available:
+            wanting.append(name)
+    return wanting if GUESTS["qemu"].missing() else []
+
+
 def plan_names(
-    names: Iterable[str], table: Mapping[str, FilesystemProfile] = PROFILES
+    names: Iterable[str],
+    table: Mapping[str, FilesystemProfile] = PROFILES,
+    near: str | None = None,
 ) -> list[str]:
     """The filesystems a plan runs: each name with its driver chosen, and each guest's reference.
 
@@ -162,7 +243,7 @@ def plan_names(
     """
     chosen: list[str] = []
     for name in (n.strip() for n in names):
-        found = choose(name, table)
+        found = choose(name, table, near)
         concrete = found.profile.name if found.available else name
         if name and concrete not in chosen:
             chosen.append(concrete)

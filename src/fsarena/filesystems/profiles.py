@@ -154,7 +154,15 @@ class FilesystemProfile:
         return () if self.unix_ownership else ("--no-same-owner", "--no-same-permissions")
 
     def to_dict(self) -> dict[str, object]:
-        return {**asdict(self), "group": self.group, "reference": self.reference}
+        from fsarena.guest.kernels import GUESTS
+
+        label = GUESTS[self.guest].label if self.driver == "guest" else None
+        return {
+            **asdict(self),
+            "group": self.group,
+            "reference": self.reference,
+            "guest_label": label,
+        }
 
 
 # The kernel asks for crc32c when mounting ext4 (and ext2/ext3 through it); a

@@ -104,6 +104,13 @@ def profile_for(name: str, table: Mapping[str, FilesystemProfile] = PROFILES) ->
     return variant(base, driver or "kernel") if base.drivers else base
 
 
+def guest_kernels_of(profile: FilesystemProfile) -> list[str]:
+    """The guest kernels a profile may run in: the one it names, or each of its guest drivers."""
+    if profile.driver == "guest":
+        return [profile.guest]
+    return [d for d in profile.drivers if DRIVER_KINDS[d] == "guest"]
+
+
 def resolve(
     names: Iterable[str], profiles: Mapping[str, FilesystemProfile] = PROFILES
 ) -> list[FilesystemProfile]:

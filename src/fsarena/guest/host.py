@@ -325,7 +325,7 @@ def boot(spec: GuestSpec, host: TaskExecutor) -> GuestExecutor:
         disks.append(GuestDisk(spec.source_image, read_only=True))
     launch = kernel.launch(tuple(disks), str(init), run_dir)
     # The guest's memory is a host file in TMPDIR: keep it in RAM, not on the disk under test.
-    env = {**os.environ, "TMPDIR": MEMORY_DIR}
+    env = {**os.environ, "TMPDIR": MEMORY_DIR, **launch.env}
     with open(run_dir / "kernel.log", "wb") as log:
         proc = subprocess.Popen(
             launch.argv,

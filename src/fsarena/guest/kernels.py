@@ -2,11 +2,14 @@
 
 - uml: User-Mode Linux (Debian's `user-mode-linux`), the lightest: a Linux
   kernel that runs as a host process, boots in about three seconds and sees the
-  host's root read-only through hostfs. It emulates every system call.
+  host's root read-only through hostfs. It emulates every system call. Debian 12's
+  UML (6.1) cannot boot on CPUs with AMX without fsarena's XSAVE shim
+  (native/umlxstate.c, preloaded into it: the cause is written there).
 - kvm / qemu: Debian's own kernel (6.1) under qemu, with the host's root over
   9p; it has what UML lacks (exfat). `kvm` uses hardware virtualisation, where
   /dev/kvm can run a stock kernel; `qemu` emulates the CPU (TCG), boots in about
-  17 seconds here and is the slowest. Both need scripts/setup-qemu-guest.sh.
+  17 seconds here and is the slowest. Both need `fsarena setup-guest` (guest.install),
+  which `fsarena run` runs itself when a filesystem needs a guest and none boots.
 
 Times inside a guest are only comparable with times inside the same guest.
 """
@@ -22,10 +25,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from fsarena.guest import initramfs
+from fsarena.measure.native import find_native_tool
 
 UML_MODULES = Path("/usr/lib/uml/modules")
 QEMU_GUEST_DIR = Path(os.environ.get("FSARENA_QEMU_GUEST_DIR", "/var/cache/fsarena/qemu-guest"))
-SETUP_QEMU = "scripts/setup-qemu-guest.sh (qemu-system-x86, busybox-static, Debian's kernel)"
+SETUP_QEMU = "`fsarena setup-guest` (qemu-system-x86, busybox-static, Debian's kernel)"
 # Where a guest's memory file lives (TMPDIR of the guest's process): memory, not the host
 # disk that holds the target images, whose page cache and writeback it would disturb.
 MEMORY_DIR = "/dev/shm"
@@ -63,6 +67,18 @@ class Launch:
     argv: list[str]
     pass_fds: tuple[int, ...] = ()
     connect: Callable[[float], tuple[int, int]] = field(default=lambda timeout_s: (-1, -1))
+    env: dict[str, str] = field(default_factory=dict)  # added to the environment it starts in
+
+
+def _file_identity(path: str | Path | None) -> str:
+    """A file's path, size and modification time: what changes when it is rebuilt or upgraded."""
+    if path is None:
+        return "none"
+    try:
+        st = os.stat(path)
+    except OSError:
+        return f"{path}: absent"
+    return f"{path}:{st.st_size}:{st.st_mtime_ns}"
 
 
 class _ModuleTree:
@@ -91,6 +107,13 @@ class UmlKernel(_ModuleTree):
     modules_root: Path = UML_MODULES
     mem_mib: int = 1024
     agent_tty: str = "/dev/ttyS0"
+    label: str = "User-Mode Linux"
+    shim: str = "umlxstate.so"  # native/umlxstate.c, preloaded into the kernel's process
+
+    def build(self) -> str:
+        """What identifies this guest's build here: its binary, modules and preloaded shim."""
+        parts = (shutil.which(self.binary), self.modules_dir(), find_native_tool(self.shim))
+        return " ".join(_file_identity(p) for p in parts)
 
     def missing(self) -> str:
         """Why this guest cannot boot here ("" if it can)."""
@@ -140,7 +163,9 @@ class UmlKernel(_ModuleTree):
             os.close(from_guest_w)
             return from_guest_r, to_guest_w
 
-        return Launch(argv, (to_guest_r, from_guest_w), connect)
+        shim = find_native_tool(self.shim)
+        env = {"LD_PRELOAD": shim} if shim else {}
+        return Launch(argv, (to_guest_r, from_guest_w), connect, env)
 
 
 def _static(path: Path) -> bool:
@@ -172,8 +197,18 @@ class QemuKernel(_ModuleTree):
     mem_mib: int = 1024
     agent_tty: str = "/dev/ttyS1"
 
+    @property
+    def label(self) -> str:
+        return "KVM" if self.accel == "kvm" else "qemu (TCG, an emulated CPU)"
+
+    def build(self) -> str:
+        """What identifies this guest's build here: qemu, the busybox and Debian's kernel."""
+        kernel = self.kernel_dir()
+        parts = (shutil.which(self.binary), self.busybox, kernel / "vmlinuz" if kernel else None)
+        return f"accel={self.accel} " + " ".join(_file_identity(p) for p in parts)
+
     def kernel_dir(self) -> Path | None:
-        """The newest kernel unpacked by scripts/setup-qemu-guest.sh (VERSION/vmlinuz)."""
+        """The newest kernel unpacked by `fsarena setup-guest` (VERSION/vmlinuz)."""
         found = sorted(p for p in self.guest_dir.glob("*") if (p / "vmlinuz").is_file())
         return found[-1] if found else None
 

@@ -8,6 +8,7 @@ venv) has its own, matching its sources.
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -17,11 +18,15 @@ from fsarena.errors import FsarenaError
 def find_native_tool(name: str) -> str | None:
     """The path of the native helper `fsarena-NAME`, or None if it was not built.
 
-    Inside a guest kernel the agent runs the host's interpreter (through hostfs or
-    9p), so it finds the host's helpers at the same path.
+    Next to the interpreter first (the venv's own build); else on PATH (fsarena run by
+    another interpreter, with the venv's bin directory on PATH). Inside a guest kernel
+    the agent runs the host's interpreter (through hostfs or 9p), so it finds the
+    host's helpers at the same path.
     """
     path = Path(sys.executable).parent / f"fsarena-{name}"
-    return str(path) if os.access(path, os.X_OK) else None
+    if os.access(path, os.X_OK):
+        return str(path)
+    return shutil.which(f"fsarena-{name}")
 
 
 def native_tool(name: str) -> str:

@@ -33,10 +33,10 @@ _WORDS = {
         "most systems mount, and they are never ranked against the host kernel drivers.{verdicts}",
     ),
     "guest": (
-        "Guest kernel {guest}: ratios to {reference} in the same guest",
+        "Guest kernel {guest}{label}: ratios to {reference} in the same guest",
         "Values are ratios to {reference} run in the same guest and repetitions (1 = as fast, "
         "2 = twice as long); never compare them with the host's numbers.",
-        "Filesystems the host kernel lacks ran inside a {guest} guest kernel, where every "
+        "Filesystems the host kernel lacks ran inside a {guest} guest kernel{label}, where every "
         "system call and disk access is emulated, so a time there includes the emulator's cost "
         "and says nothing on its own. Every guest run therefore also ran {reference} in the "
         "same guest, and guest results are shown only as ratios to it, repetition by "
@@ -88,7 +88,14 @@ def _texts(session: Session, key: str, rows: list[Row]) -> tuple[str, str, str]:
     reference = (session.profile(names[0]).reference or "") if names else ""
     tools = ", ".join(sorted({_tool(session, n) for n in names} - {""}))
     verdicts = "" if key == ranked_group(session) else " The verdicts do not include them."
-    fill = {"guest": guest, "reference": reference, "tools": tools, "verdicts": verdicts}
+    label = (session.profile(names[0]).guest_label or "") if names and guest else ""
+    fill = {
+        "guest": guest,
+        "label": f" ({label})" if label else "",
+        "reference": reference,
+        "tools": tools,
+        "verdicts": verdicts,
+    }
     texts = _WORDS.get(kind, (key, "", ""))
     return texts[0].format(**fill), texts[1].format(**fill), texts[2].format(**fill)
 

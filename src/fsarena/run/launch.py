@@ -116,7 +116,8 @@ def prepare(plan: Plan, kept_paths: Sequence[str], confirmation: str | None) -> 
 
 def require_ready(launch: Launch) -> None:
     """Preflight before a run: every failed requirement with its fix, in one message."""
-    results = preflight(launch.plan.workdir, launch.need_bytes, [])
+    guests = dict.fromkeys(p.guest for p in launch.plan.profiles() if p.driver == "guest")
+    results = preflight(launch.plan.workdir, launch.need_bytes, [], guests=guests)
     failed = [f"{r.name}: {r.detail} (fix: {r.fix})" for r in results if not r.ok]
     if failed:
         raise FsarenaError("not ready to run: " + "; ".join(failed))

@@ -8,7 +8,6 @@ import platform
 import shutil
 import subprocess
 import tempfile
-import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -320,15 +319,26 @@ CHECKS: tuple[Callable[[], CheckResult], ...] = (
 
 
 def preflight(
-    workdir: str, need_bytes: int, profiles: Iterable[FilesystemProfile], boot: bool = False
+    workdir: str,
+    need_bytes: int,
+    profiles: Iterable[FilesystemProfile],
+    boot: bool = False,
+    again: Iterable[str] = (),
+    guests: Iterable[str] | None = None,
 ) -> list[CheckResult]:
-    """Every requirement, each with what fixes it; boot: boot each guest that could run."""
+    """Every requirement, each with what fixes it.
+
+    boot: boot each guest kernel not yet known to boot here (guest.boots keeps the
+    answer); again: the guests to boot even so (`check --fs NAME` retests its guests);
+    guests: the guest kernels to check (None: every one; a run's: those it uses).
+    """
     results = [check() for check in CHECKS]
     results.append(_check_workdir(workdir, need_bytes))
     told: dict[str, str] = {}  # a guest's reason -> the first guest it was told for
-    for name in _guest_names():
-        results.append(_check_guest(name, workdir if boot else None, told))
-    results.extend(_check_filesystem(profile) for profile in profiles)
+    near = existing_parent(workdir) if boot else None
+    for name in _guest_names() if guests is None else guests:
+        results.append(_check_guest(name, near, name in set(again), told))
+    results.extend(_check_filesystem(profile, near) for profile in profiles)
     return results
 
 
@@ -338,68 +348,63 @@ def _guest_names() -> list[str]:
     return list(GUESTS)
 
 
-def _check_guest(name: str, boot_in: str | None, told: dict[str, str]) -> CheckResult:
-    """A guest kernel is optional: say why it cannot boot, and how to fix it, without failing.
+def _check_guest(name: str, near: str | None, again: bool, told: dict[str, str]) -> CheckResult:
+    """A guest kernel is optional: whether it boots here, and if not why and what fixes it.
 
-    One that could is booted (boot_in: the work directory) before it is called ready: a
-    guest that starts but never reaches its agent fails here, with the line that says why.
-    A reason already told for another guest refers to it rather than repeat it.
+    Its boot is the one kept from an earlier check or run (with its date), else one now
+    (near: where to boot it; None: only what is kept). A missing-software reason
+    already told for another guest refers to it rather than repeat it.
     """
+    from fsarena.guest.boots import booted
     from fsarena.guest.kernels import GUESTS
 
-    title = f"guest kernel {name}"
-    why = GUESTS[name].missing()
-    if why:
+    kernel = GUESTS[name]
+    title = f"guest kernel {name} ({kernel.label})"
+    if why := kernel.missing():
         said = f"as {told[why]} above" if why in told else why
         told.setdefault(why, name)
         return CheckResult(title, True, f"not available: {said}", info=True)
-    if boot_in is None:
-        return CheckResult(title, True, "not verified (fsarena check boots it)", info=True)
-    return _boot_guest(title, name, boot_in)
+    record = booted(name, near, again)
+    if record is None:
+        why = "booting it needs root" if near else "`fsarena check` boots it"
+        return CheckResult(title, True, f"not verified here yet: {why}", info=True)
+    if record.booted:
+        return CheckResult(title, True, f"ready: {record.said()}")
+    return CheckResult(title, False, f"not available: {record.said()}", _guest_fix(name))
 
 
-def _boot_guest(title: str, name: str, workdir: str) -> CheckResult:
-    """Boot the guest on a small empty disk, in a directory removed afterwards."""
-    from fsarena.errors import FsarenaError
-    from fsarena.guest.host import boot
-    from fsarena.measure.executor import GuestSpec, RealExecutor
+def _guest_fix(name: str) -> str:
+    """What to do about a guest kernel that does not boot here: the guests that do, or how
+    to install the one that runs on any x86-64 CPU."""
+    from fsarena.guest.boots import kept
 
-    if os.geteuid() != 0:
-        return CheckResult(title, True, "not verified: booting it needs root", info=True)
-    tmp = Path(tempfile.mkdtemp(prefix=".fsarena-check-", dir=existing_parent(workdir)))
-    try:
-        host = RealExecutor(boot=boot)
-        image = str(tmp / "boot.img")
-        host.create_image(image, 16 << 20)
-        started = time.monotonic()
-        guest = boot(GuestSpec(name, image, str(tmp / "run"), str(tmp)), host)
-        took = time.monotonic() - started
-        guest.close()
-    except FsarenaError as exc:
-        fix = (
-            "what its console says; until then, filesystems that need it fail: pick another "
-            "driver (NAME@DRIVER, `fsarena list filesystems`) or leave them out of --fs"
+    working = [n for n in _guest_names() if n != name and (r := kept(n)) and r.booted]
+    if working:
+        return (
+            f"nothing to do: filesystems that need a guest kernel run in {' or '.join(working)} "
+            f"instead (name one with NAME@DRIVER); read the {name} guest's console above"
         )
-        return CheckResult(title, False, str(exc), fix)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    return CheckResult(title, True, f"ready: booted and its agent answered in {took:.1f} s")
+    return (
+        "`fsarena setup-guest` installs the qemu guest (Debian's kernel under an emulated CPU), "
+        "which boots on any x86-64 CPU; `fsarena run` installs it itself when a filesystem "
+        "needs it"
+    )
 
 
-def _check_filesystem(profile: FilesystemProfile) -> CheckResult:
+def _check_filesystem(profile: FilesystemProfile, near: str | None) -> CheckResult:
     """Whether a filesystem is reachable, through which driver, and why its others are not."""
     from fsarena.filesystems.drivers import choose, drivers_of
 
     name = f"filesystem {profile.name}"
     if profile.never:
         return CheckResult(name, True, f"listed only, not runnable: {profile.never}", info=True)
-    found = choose(profile.name)
+    found = choose(profile.name, near=near)
     if not found.available:  # its reason names every driver tried
         fix = found.reason.rsplit(": ", 1)[-1].rstrip(")")
         return CheckResult(name, False, found.reason, fix)
     chosen = found.profile
     base, named = split_name(profile.name)
-    others = () if named else _other_drivers(drivers_of(base), chosen.name)
+    others = () if named else _other_drivers(drivers_of(base, near), chosen.name)
     detail = f"through {chosen.name} ({chosen.driver_label}), {chosen.mkfs_tool}"
     return CheckResult(name, True, detail, more=others)
 

@@ -171,6 +171,7 @@ class ProfileRecord(Record):
     group: str | None = None  # schema 2: what it may be ranked against
     base: str | None = None  # schema 2: the filesystem a NAME@DRIVER runs
     guest: str | None = None
+    guest_label: str | None = None  # the guest kernel in words ("User-Mode Linux")
     reference: str | None = None
     mount_command: list[str] = Field(default_factory=list)
     aged: str | None = None  # schema 3: the aging profile of NAME+PROFILE
