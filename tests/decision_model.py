@@ -34,7 +34,8 @@ from pathlib import Path
 
 from pydantic import PrivateAttr
 
-from fsarena.analysis.adaptive import undecided
+from fsarena.analysis import race
+from fsarena.analysis.adaptive import SessionProgress, undecided
 from fsarena.analysis.evidence import Index
 from fsarena.measure.collect import Measurement
 from fsarena.run.runner import order_stream
@@ -398,9 +399,24 @@ class Draws:
 
 def add_round(session: Session, repetition: int, order: Sequence[str],
               walls: Mapping[tuple[str, str], float], tasks: Sequence[str]) -> None:  # fmt: skip
+    """The round as the runner records it: the filesystems still in the running only."""
+    gone = race.dropped(session)
+    order = [fs for fs in order if fs not in gone]
     session.order.append(list(order))
     for fs in order:
         session.runs.extend(timed_run(fs, t, repetition, walls[(fs, t)]) for t in tasks)
+
+
+def eliminate(session: Session, done: int, scenario: Scenario) -> None:
+    """Runner._eliminate after DONE rounds: who the real decision shows behind leaves."""
+    if scenario.fixed is not None or done < scenario.min_rounds:
+        return
+    progress = SessionProgress(session)
+    found = progress.eliminations()
+    decision = progress.verdicts().decision
+    if found and decision is not None:
+        level = float(decision.boundary.alpha(done))
+        race.record(session, race.drops(session.plan, found, done, level))
 
 
 def wants_more(session: Session, done: int, scenario: Scenario) -> bool:
@@ -413,15 +429,18 @@ def wants_more(session: Session, done: int, scenario: Scenario) -> bool:
 
 
 def simulated_session(scenario: Scenario, noise: Noise, seed: int) -> Session:
-    """One trial's session, round by round until the stopping rule says enough."""
+    """One trial's session, round by round until the stopping rule says enough, with the
+    runner's eliminations between rounds."""
     session = empty_session(scenario)
     draws = Draws(scenario, noise, seed)
     done = 0
-    while wants_more(session, done, scenario):
+    while True:
+        eliminate(session, done, scenario)
+        if not wants_more(session, done, scenario):
+            return session
         done += 1
         order, walls = draws.round(done)
         add_round(session, done, order, walls, scenario.tasks)
-    return session
 
 
 def replayed(recorded: Session, scenario: Scenario) -> Session:
@@ -430,15 +449,17 @@ def replayed(recorded: Session, scenario: Scenario) -> Session:
     index = Index(recorded)
     session = empty_session(scenario)
     done = 0
-    while done < len(recorded.order) and wants_more(session, done, scenario):
+    while True:
+        eliminate(session, done, scenario)
+        if done >= len(recorded.order) or not wants_more(session, done, scenario):
+            return session
         done += 1
         walls = {
             (fs, t): index.samples(fs, t, "wall_s")[done]
-            for fs in scenario.names
+            for fs in recorded.order[done - 1]
             for t in scenario.tasks
         }
         add_round(session, done, recorded.order[done - 1], walls, scenario.tasks)
-    return session
 
 
 # ---------------------------------------------------------------- what the report says

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import itertools
-import math
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -122,28 +121,3 @@ def test_quiet_prints_nothing(tmp_path: Path) -> None:
         Runner(plan, FakeExecutor(), new_session(plan, {}, {}), tmp_path / "s.json", "tmpfs",
                progress).run()  # fmt: skip
     assert out.getvalue() == ""
-
-
-def test_rounds_to_rule_out_narrows_ratio_intervals_on_logs() -> None:
-    from fsarena.analysis.rounds import MAX_SUGGESTED_ROUNDS, rounds_to_rule_out
-
-    # 4.34x at n = 2 down to 2x: 2 * (ln 4.34 / ln 2)^2 = 8.97 -> 9 rounds.
-    assert rounds_to_rule_out(2, 3.34, 1.0) == 9
-    # Already narrow enough: still one more round than measured.
-    assert rounds_to_rule_out(5, 0.01, 0.05) == 6
-    assert rounds_to_rule_out(3, math.nan) == 4
-    assert rounds_to_rule_out(3, math.inf) == MAX_SUGGESTED_ROUNDS
-    assert rounds_to_rule_out(3, 50.0) == MAX_SUGGESTED_ROUNDS
-
-
-def test_settle_command_is_one_command_or_says_rounds_will_not_do() -> None:
-    from fsarena.analysis.rounds import settle_command
-
-    assert settle_command(9, None, "decide them") == (
-        "about 9 rounds would decide them at this spread: `fsarena run -n 9`"
-    )
-    timed = settle_command(9, 61.0, "decide them")
-    # 9 rounds of 61 s = 549 s, rounded up to whole minutes: 600 s.
-    assert "`fsarena run --time-budget 600 --max-repetitions 9`" in timed
-    assert "(about 10 min at this run's pace)" in timed
-    assert settle_command(100, 61.0, "decide them").startswith("more rounds are not the fix")

@@ -311,13 +311,16 @@ def test_weights_decide_and_the_line_names_them() -> None:
     assert doc["recommendation"]["weights"] == {"file_trees": 1.0}
 
 
-def test_the_answer_spends_its_error_rate_over_the_stopping_rules_looks() -> None:
-    from fsarena.analysis.answer import look_rounds
-    from fsarena.plan.stopping import Decisive, of_plan
+def test_the_answer_is_calibrated_for_the_stopping_rules_looks() -> None:
+    from fsarena.analysis.decision import design_of
+    from fsarena.stopping import Decisive, of_plan
 
     session = load(FIXTURES / "three-filesystems.json")
-    assert len(look_rounds(session.plan)) == 1  # a fixed run: one look
+    fixed = design_of(session.plan, 3, 3, len(session.order))
+    assert (fixed.sequential, fixed.last) == (False, 3)  # a fixed run: one look, at its rounds
     session.plan.decisive = True
     rule = of_plan(3, True, None, None, None, 1)
     assert isinstance(rule, Decisive)
-    assert len(look_rounds(session.plan)) == rule.looks == 9  # rounds 2..10
+    decisive = design_of(session.plan, 3, 3, len(session.order))
+    assert (decisive.first, decisive.last, decisive.sequential) == (*rule.schedule()[:2], True)
+    assert (decisive.first, decisive.last) == (3, 10)

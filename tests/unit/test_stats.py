@@ -146,16 +146,18 @@ def test_an_unbounded_interval_reads_unbounded() -> None:
     assert "unbounded" in instability("x", s, 0.1) and "inf" not in instability("x", s, 0.1)
 
 
-def test_pocock_level_spends_the_error_rate_over_the_looks() -> None:
-    """Between Bonferroni over the looks (always valid) and no correction; one look: alpha.
-    Pocock's tables give 0.0158 for 5 equally spaced looks at 5 % (Jennison & Turnbull
-    2000, table 2.1)."""
-    from fsarena.analysis.answer import pocock_level
+def test_the_boundary_spends_little_early_and_most_at_the_last_look() -> None:
+    """O'Brien-Fleming's shape: a claim at n of N looks needs z > C sqrt(N / n); one look
+    (a fixed run) is a plain one-sided test at 1 - Phi(C)."""
+    from scipy import stats as sps
 
-    assert pocock_level((3,), 0.05) == 0.05
-    nine = pocock_level(tuple(range(2, 11)), 0.05)
-    assert 0.05 / 9 < nine < 0.05
-    assert pocock_level((1, 2, 3, 4, 5), 0.05) == pytest.approx(0.0158, abs=0.0008)
+    from fsarena.analysis.selection import Boundary
+
+    sequential = Boundary(3.0, 10, True)
+    levels = [float(sequential.alpha(n)) for n in range(3, 11)]
+    assert levels == sorted(levels) and levels[0] < levels[-1] / 50
+    assert levels[-1] == pytest.approx(float(sps.norm.sf(3.0)))
+    assert float(Boundary(3.0, 3, False).alpha(3)) == pytest.approx(float(sps.norm.sf(3.0)))
 
 
 def test_an_interval_too_wide_for_a_float_is_infinite_not_an_error() -> None:

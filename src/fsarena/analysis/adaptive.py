@@ -1,10 +1,10 @@
 """Adaptive repetitions: which verdicts are undecided, which tasks are imprecise.
 
-The default run is decisive: the runner keeps adding whole rounds while some
-weighed kind of work's answer is open (neither a winner nor every difference
-shown within the practical threshold, at the error rate analysis.answer spends
-over every look the plan allows), up to the plan's maximum and within its
-time budget.
+The default run is decisive: after each round from the plan's own, the filesystems
+shown behind the best for the workload are eliminated (not measured again), and the
+runner adds whole rounds while the best is not known (neither one filesystem left nor
+those left shown within the practical threshold of each other: analysis.decision), up
+to the plan's maximum and within its time budget.
 
 With `--target-ci PCT` the runner keeps adding whole repetitions (one more
 fresh mkfs-to-umount sequence per filesystem, interleaved in a new shuffled
@@ -21,12 +21,10 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from fsarena.analysis.answer import OPEN, UNTESTED
-from fsarena.analysis.kinds import PRACTICAL
-from fsarena.analysis.rounds import round_seconds, rounds_to_rule_out, settle_command
+from fsarena.analysis.decision import OPEN, UNTESTED, Exclusion, next_eliminations
 from fsarena.analysis.scope import verdict_scope
 from fsarena.analysis.stats import summarize
-from fsarena.analysis.verdicts import analyse
+from fsarena.analysis.verdicts import Verdicts, analyse
 from fsarena.session.file import Session
 
 # The metric whose precision decides: every timed task has a wall time.
@@ -92,12 +90,11 @@ def headline_columns(session: Session) -> dict[str, list[str]]:
 
 @dataclass(frozen=True)
 class Undecided:
-    """A kind of work whose verdict this run has not settled yet."""
+    """The question a decisive run has not settled yet: which of these is best."""
 
-    kind: str
     title: str
-    tied: tuple[str, ...]
-    detectable: float  # the difference the run could not rule out (nan: unknown)
+    tied: tuple[str, ...]  # the filesystems still in the running, not told apart
+    detectable: float  # the difference the run could not rule out between them (nan: unknown)
 
     def describe(self) -> str:
         what = (
@@ -107,22 +104,25 @@ class Undecided:
             if self.detectable >= 99
             else f"{self.detectable * 100:.0f} %"
         )
-        return f"{self.title} ({', '.join(self.tied)} within {what})"
+        return f"{self.title} ({', '.join(self.tied)}: up to {what} apart)"
+
+
+def look_now(session: Session) -> Verdicts:
+    """The verdicts as the report would show them now: the ranked driver group's, at the
+    rounds done so far (the answer's own decision, so the loop stops on the report's words)."""
+    return analyse(verdict_scope(session), headline_columns(session))
 
 
 def undecided(session: Session) -> list[Undecided]:
-    """Weighed kinds of work the answer has not settled: neither a winner nor shown equal.
-
-    Read on the verdicts the report shows (the ranked driver group only) and at the
-    error rate the answer uses, so the loop stops on the report's own verdicts.
-    """
-    verdicts = analyse(verdict_scope(session), headline_columns(session))
-    open_kinds = {a.kind for a in verdicts.answer.kinds if a.status in (OPEN, UNTESTED)}
-    return [
-        Undecided(k.kind, k.title, k.ranking.winners, k.detectable_difference)
-        for k in verdicts.kinds
-        if k.kind in open_kinds
-    ]
+    """The workload's best, when not known yet: neither one filesystem nor a group shown
+    within the threshold of each other (analysis.decision)."""
+    decision = look_now(session).decision
+    if decision is None:
+        return []
+    family = decision.workload
+    if family.status not in (OPEN, UNTESTED):
+        return []
+    return [Undecided("the best for this workload", family.best, family.spread)]
 
 
 def round_forecast(walls: Sequence[float]) -> float:
@@ -147,36 +147,39 @@ def next_round_fits(
     return elapsed_s + round_forecast(walls) + reserve_s <= budget_s
 
 
-def undecided_message(items: list[Undecided], rounds: int, per_round_s: float | None) -> str:
-    """One warning for the kinds a decisive run left unsettled: which, and the command to settle."""
-    widest = max((i.detectable for i in items if not math.isnan(i.detectable)), default=math.nan)
-    need = rounds_to_rule_out(rounds, widest)
-    goal = f"{PRACTICAL * 100:.0f} %"
-    return (
-        f"{len(items)} kind(s) of work not settled to {goal} after {rounds} rounds "
-        f"(neither one winner nor a tie ruling out larger differences): "
-        f"{'; '.join(i.describe() for i in items)}; "
-        f"{settle_command(need, per_round_s, f'rule out differences above {goal}')} "
-        "(short tasks are already timed several times per round; a larger --scale would "
-        "change what is measured, not settle it)."
-    )
-
-
 class SessionProgress:
-    """What the plan's stopping rule reads of a session (plan.stopping.Progress)."""
+    """What the plan's stopping rule reads of a session (fsarena.stopping.Progress), from
+    one look at its rounds so far: the decision is made once and read twice."""
 
     def __init__(self, session: Session) -> None:
         self.session = session
+        self._seen: Verdicts | None = None
+
+    def verdicts(self) -> Verdicts:
+        if self._seen is None:
+            self._seen = look_now(self.session)
+        return self._seen
 
     def open_kinds(self) -> list[Undecided]:
-        return undecided(self.session)
+        decision = self.verdicts().decision
+        if decision is None or decision.workload.status not in (OPEN, UNTESTED):
+            return []
+        family = decision.workload
+        return [Undecided("the best for this workload", family.best, family.spread)]
+
+    def eliminations(self) -> tuple[Exclusion, ...]:
+        """The filesystems this look shows behind, not yet eliminated (analysis.decision)."""
+        decision = self.verdicts().decision
+        return next_eliminations(decision) if decision is not None else ()
 
     def imprecise(self, target_rel: float) -> list[Imprecise]:
         return imprecise(self.session, target_rel)
 
     def undecided_warning(self, items: list[Undecided]) -> str:
         rounds = len(self.session.order)
-        return undecided_message(items, rounds, round_seconds(self.session))
+        what = "; ".join(i.describe() for i in items)
+        settle = self.verdicts().answer.ties
+        return f"not settled after {rounds} rounds: {what}. {settle}".rstrip()
 
     def unstable_warning(self, items: list[Imprecise], target_rel: float) -> str:
         return unstable_message(items, target_rel)

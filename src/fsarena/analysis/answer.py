@@ -1,4 +1,4 @@
-"""The answer: per kind of work who wins, by how much, how sure, and what to choose. Pure.
+"""The answer: what to use for this workload, by how much at least, and what to avoid. Pure.
 
 One implementation, read by every report format, the JSON summary and `compare`:
 - The user's workload decides. Each kind of work weighs what the plan says
@@ -8,20 +8,17 @@ One implementation, read by every report format, the JSON summary and `compare`:
   mkfs/mount/umount lifecycle, the CPU of the tasks' own processes and the
   device bytes written are shown on their own lines and weigh nothing unless
   the user weighs them. Page-cache demonstrations never vote.
-- The error rate holds for the whole procedure. Every claim that a filesystem is
-  better in a weighed kind, or overall, is a Yuen-Welch test on log values at
-  alpha / (looks x families), Bonferroni over the pairs within the family, and
-  its interval has the matching confidence: under no real difference the chance
-  of naming any winner, at any look of the decisive loop and in any weighed kind
-  or overall, is at most ALPHA = 5 %: Bonferroni over the families, and within a
-  family Pocock's constant group-sequential boundary over every round the plan
-  may stop at (Pocock 1977; Jennison & Turnbull, "Group Sequential Methods",
-  2000, ch. 2), applied to the t statistics as nominal levels.
-- Words come from intervals. "No difference that matters" only when every pair's
-  interval lies within the practical threshold (the metrics' relative threshold,
-  and their absolute floor at the kind's time scale); otherwise "not resolved:
-  from X faster to Y slower". Confidence "high" needs the whole interval beyond
-  the threshold and n >= 4; n is stated.
+- The decision is analysis.decision's: rounds as blocks, each filesystem compared
+  with the best, eliminated between rounds once shown behind, at one boundary
+  calibrated so that under no real difference the chance of naming any false winner
+  (in the recommendation or any weighed kind, at any look) is 5 %
+  (analysis.selection, analysis.calibration). Here it is worded, once.
+- Words come from the decision's records. The first line is what to do: the best
+  ("xfs", "xfs or ext4, within 4 % of each other"), then what not to use and by how
+  much ("not ext3: 1.38× slower"). "No difference that matters" only when every pair
+  is shown within the threshold; "against it" only from a kind's own metric, at the
+  decision's level, naming it. An undecided answer says what would decide it at this
+  run's spread, and which task's noise is the cause.
 - Nothing dropped in silence: tasks left out of a kind are named with the reason;
   a filesystem whose run failed verification, timed out or ran out of space in
   a weighed kind is not recommendable for that kind, and the answer says so.
@@ -29,13 +26,24 @@ One implementation, read by every report format, the JSON summary and `compare`:
 
 from __future__ import annotations
 
-import functools
 import math
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from fsarena.analysis.evidence import Index, TaskResult
+from fsarena.analysis.decision import (
+    EQUAL,
+    OPEN,
+    UNTESTED,
+    WIN,
+    WORKLOAD,
+    Decision,
+    Exclusion,
+    Family,
+)
+
+__all__ = ["EQUAL", "FACT", "OPEN", "OVERALL", "UNTESTED", "WIN", "Answer", "Judged"]
+from fsarena.analysis.evidence import Index
 from fsarena.analysis.kinds import (
     CPU_KIND,
     CPU_METRIC,
@@ -47,18 +55,16 @@ from fsarena.analysis.kinds import (
     servers_counted,
 )
 from fsarena.analysis.phrases import names, number
-from fsarena.analysis.ranking import ALPHA, Pair, Ranking, rank
+from fsarena.analysis.ranking import ALPHA, Pair, Ranking
 from fsarena.kinds import KINDS
 from fsarena.measure.metrics import METRICS
 from fsarena.session.records import PlanRecord
 
-WIN, EQUAL, OPEN, UNTESTED, FACT = "win", "equal", "open", "untested", "fact"
+FACT = "fact"
+OVERALL = WORKLOAD  # Answer.judged's key for the weighted comparison of several kinds
 # Kinds that are facts about the filesystems, not the user's workload: weight 0 by default.
 FACT_KINDS = ("lifecycle", "space", CPU_KIND)
 NEVER_WEIGHED = (DEMONSTRATION_KIND,)
-# A decisive run's budget may stop it at this many rounds: the fewest with an interval.
-MIN_ROUNDS = 2
-MAX_ROUNDS = 10  # a decisive run's ceiling when the plan gives none
 # Named workloads (--workload NAME): the kinds each stands for.
 PROFILES: dict[str, dict[str, float]] = {
     "database": {"databases": 1.0},
@@ -73,6 +79,7 @@ DISQUALIFYING = {
     "timeout": "timed out",
     "enospc": "ran out of space",
 }
+MAX_SUGGESTED_ROUNDS = 100  # beyond this, more rounds is not the answer
 
 
 @dataclass(frozen=True)
@@ -84,7 +91,7 @@ class KindAnswer:
     status: str  # WIN | EQUAL | OPEN | UNTESTED | FACT
     text: str  # the sentence after the title
     weight: float = 0.0
-    winners: tuple[str, ...] = ()
+    winners: tuple[str, ...] = ()  # the best: one (WIN), or a group (EQUAL, OPEN)
     runner_up: str = ""
     confidence: str = ""  # "high" | "moderate" ("" unless a win)
     margin: str = ""  # the best against the runner-up: 'xfs 1.91× faster than ext4'
@@ -94,9 +101,6 @@ class KindAnswer:
     n: int = 0
     excluded: tuple[str, ...] = ()  # "iso_delete (no valid run on btrfs (failed: timeout))"
     not_recommendable: tuple[str, ...] = ()  # "btrfs: iso_copy_in timed out"
-
-
-OVERALL = "overall"  # Answer.judged's key for the weighted comparison of several kinds
 
 
 @dataclass(frozen=True)
@@ -123,7 +127,7 @@ class Answer:
     low: float | None = None
     high: float | None = None
     looks: int = 1
-    alpha_per_family: float = ALPHA
+    alpha_per_family: float = ALPHA  # the nominal one-sided level of a claim at the last look
     method: str = ""
     # fsarena tune: the best configuration per weighed kind and for the workload against
     # the filesystem's defaults, then what the race dropped (analysis.tuned).
@@ -131,13 +135,17 @@ class Answer:
     stopped: str = ""  # why the run took no more rounds (Session.stop), "" when unrecorded
     # Each weighed kind's Judged, and OVERALL's (the recommendation's) when several are weighed.
     judged: Mapping[str, Judged] = field(default_factory=dict)
+    # The filesystems to avoid for the workload, each with the claim that excludes it.
+    avoid: tuple[Exclusion, ...] = ()
+    # Other driver groups' own answers (a guest kernel's filesystems ranked among themselves).
+    groups: tuple[tuple[str, str], ...] = ()
 
     @property
     def empty(self) -> bool:
         return not self.kinds and not self.ties
 
 
-# ---------------------------------------------------------------- weights and error shares
+# ---------------------------------------------------------------- weights
 
 
 def default_weights(kinds: Sequence[str]) -> dict[str, float]:
@@ -153,65 +161,12 @@ def weights_of(plan: PlanRecord, kinds: Sequence[str]) -> dict[str, float]:
     return {k: 0.0 if k in NEVER_WEIGHED else float(given.get(k, 0.0)) for k in kinds}
 
 
-def look_rounds(plan: PlanRecord) -> tuple[int, ...]:
-    """The round counts the verdicts may be read at: every round a decisive run may stop at."""
-    if not plan.decisive:
-        return (plan.repetitions or 1,)
-    start = min(plan.repetitions or MIN_ROUNDS, MIN_ROUNDS)
-    ceiling = plan.max_repetitions or max(plan.repetitions or 0, MAX_ROUNDS)
-    return tuple(range(start, max(start, ceiling) + 1))
-
-
-@functools.cache
-def pocock_level(rounds: tuple[int, ...], alpha: float) -> float:
-    """The nominal two-sided level of each look that keeps the chance of any false claim
-    over all LOOKS at ALPHA: Pocock's constant boundary (Pocock 1977) for looks at these
-    round counts (information proportional to n), found as the (1 - alpha) quantile of
-    max |Z_k| over 100,000 simulated paths (fixed seed: the same level every time).
-    One look: alpha itself."""
-    if len(rounds) <= 1:
-        return alpha
-    import numpy as np
-    from scipy import stats as sps
-
-    rng = np.random.default_rng(25)
-    steps = np.diff(np.array((0, *rounds), dtype=float))
-    sums = np.cumsum(rng.standard_normal((100_000, len(rounds))) * np.sqrt(steps), axis=1)
-    largest = np.max(np.abs(sums / np.sqrt(np.array(rounds, dtype=float))), axis=1)
-    bound = float(np.quantile(largest, 1 - alpha))
-    return float(2 * sps.norm.sf(bound))
-
-
 def present_kinds(index: Index, columns: Mapping[str, Sequence[str]]) -> list[str]:
     """The kinds of work the session's tasks belong to, CPU cost included when timed."""
     kinds = {index.kind(t) for t in index.session.tasks() if t in columns}
     if any(index.plan.info(t).timed for t in index.session.tasks() if t in columns):
         kinds.add(CPU_KIND)
     return [k for k in KINDS if k in kinds]
-
-
-def error_shares(plan: PlanRecord, kinds: Sequence[str]) -> tuple[dict[str, float], float, int]:
-    """Each weighed kind's share of ALPHA, the overall comparison's, and the looks.
-
-    Families: every weighed kind, and the overall (weighted) comparison when more
-    than one kind is weighed; each gets ALPHA / families (Bonferroni), spent over the
-    looks with Pocock's constant boundary (pocock_level): the level returned is what
-    each look tests at.
-    """
-    weights = weights_of(plan, kinds)
-    weighed = [k for k in kinds if weights.get(k, 0) > 0]
-    families = len(weighed) + (1 if len(weighed) > 1 else 0)
-    rounds = look_rounds(plan)
-    share = pocock_level(rounds, ALPHA / max(1, families))
-    return {k: share for k in weighed}, share, len(rounds)
-
-
-# ---------------------------------------------------------------- judging a ranking
-
-
-def _bounds(pair: Pair) -> bool:
-    """Whether the pair has an interval (its ends may be 0 or infinite: beyond any ratio)."""
-    return not (math.isnan(pair.low) or math.isnan(pair.high))
 
 
 def kind_threshold(index: Index, verdict: KindVerdict) -> float:
@@ -234,23 +189,7 @@ def kind_threshold(index: Index, verdict: KindVerdict) -> float:
     return max(rel, floors, PRACTICAL if rel else 0.0)
 
 
-def judge(ranking: Ranking, threshold: float) -> tuple[str, Pair | None, float]:
-    """(status, the pair that decides, the widest difference left possible among the tied)."""
-    n = min(ranking.n.values(), default=0)
-    if len(ranking.order) < 2 or n < 2:
-        return UNTESTED, None, math.nan
-    if not ranking.all_tied:
-        best = ranking.order[0]
-        runner = next(fs for fs in ranking.order if fs not in ranking.winners)
-        pair = ranking.pair(best, runner)
-        if pair is not None and _bounds(pair) and pair.high <= 1 + threshold:
-            return EQUAL, pair, pair.high - 1  # significant, but wholly under the threshold
-        return WIN, pair, ranking.detectable_difference
-    if not all(_bounds(p) for p in ranking.pairs):
-        return UNTESTED, None, math.nan
-    widest = max(p.detectable for p in ranking.pairs)
-    pair = max(ranking.pairs, key=lambda p: p.detectable)
-    return (EQUAL if widest <= threshold else OPEN), pair, widest
+# ---------------------------------------------------------------- words
 
 
 def _x(value: float) -> str:
@@ -260,43 +199,115 @@ def _x(value: float) -> str:
 
 
 def _size(fraction: float) -> str:
-    if fraction >= 99:
+    if not math.isfinite(fraction) or fraction >= 99:
         return "100× or more"
     return f"{number(100 * fraction, 2)} %" if fraction < 1 else _x(1 + fraction)
 
 
-def _interval(pair: Pair) -> str:
-    high = f"{pair.high:.2f}×" if pair.high < 100 else "over 100×"
-    return f"{pair.low:.2f}–{high}" if pair.low >= 0.01 else f"under 0.01–{high}"
+def _interval(low: float, high: float) -> str:
+    top = f"{high:.2f}×" if high < 100 else "over 100×"
+    return f"{low:.2f}–{top}" if low >= 0.01 else f"under 0.01–{top}"
 
 
-def unresolved(pair: Pair, word: str, n: int) -> str:
-    """'not resolved: from xfs 1.30× faster than ext4 to ext4 1.12× faster than xfs (n = 3)'."""
-    if pair.low >= 1:
-        return f"{pair.better} {_x(pair.low)} to {_x(pair.high)} {word} {pair.worse} (n = {n})"
-    other = _x(1 / pair.low) if pair.low > 0 else "over 100×"
+def _slower(word: str) -> str:
+    """'faster than' -> 'slower'; other words read 'worse'."""
+    return "slower" if word == "faster than" else "worse"
+
+
+def _avoid(excluded: Sequence[Exclusion], word: str, reference: str = "") -> str:
+    """'not ext3 (1.38× slower), not btrfs (1.21× slower than ext4, out after 4 rounds)':
+    'than' named unless it is the one best (REFERENCE)."""
+    parts = []
+    for e in excluded:
+        than = "" if e.than == reference and reference else f" than {e.than}"
+        after = f", out after {e.rounds} rounds" if e.eliminated else ""
+        parts.append(f"not {e.filesystem} ({_x(e.ratio)} {_slower(word)}{than}{after})")
+    return ", ".join(parts)
+
+
+def _others(family: Family, margin_pair: Pair | None) -> tuple[Exclusion, ...]:
+    """The exclusions a line lists after its margin: the next best, already in the margin
+    when its claim is the one best's own, is not said twice."""
+    if margin_pair is None or not margin_pair.significant:
+        return family.excluded
+    said = (margin_pair.worse, margin_pair.better)
+    return tuple(e for e in family.excluded if (e.filesystem, e.than) != said)
+
+
+def _best_words(family: Family) -> str:
+    """'xfs' or 'xfs or ext4'."""
+    best = list(family.best)
+    return best[0] if len(best) == 1 else ", ".join(best[:-1]) + " or " + best[-1]
+
+
+def _group_words(family: Family, threshold: float) -> str:
+    """Why the best are a group: '(within 4 % of each other, n = 10)' or not told apart."""
+    if family.status == EQUAL:
+        return f"within {_size(family.spread)} of each other"
+    return f"not told apart yet: up to {_size(family.spread)} either way"
+
+
+def _margin(family: Family, word: str) -> tuple[str, Pair | None]:
+    """The one best against the next best: '1.19× faster than ext4, the next best'."""
+    ranking = family.ranking
+    best = family.best[0]
+    others = [fs for fs in ranking.order if fs != best]
+    pair = ranking.pair(best, others[0]) if others else None
+    if pair is None or pair.better != best or math.isnan(pair.ratio):
+        return "", pair
+    shown = "" if pair.significant else ", not shown at this level"
     return (
-        f"not resolved: from {pair.better} {_x(pair.high)} {word} {pair.worse} to "
-        f"{pair.worse} {other} {word} {pair.better} (n = {n})"
+        f"{_x(pair.ratio)} {word} {pair.worse}, the next best "
+        f"({_interval(pair.low, pair.high)}, n = {family.rounds}{shown})",
+        pair,
     )
 
 
-def _confidence(pair: Pair, threshold: float, n: int) -> str:
+def _confidence(pair: Pair | None, threshold: float, n: int) -> str:
+    if pair is None:
+        return ""
     return "high" if pair.low >= 1 + threshold and n >= 4 else "moderate"
 
 
 # ---------------------------------------------------------------- per kind
 
 
-def _against(verdict: KindVerdict, results: Mapping[tuple[str, str], TaskResult]) -> str:
-    """Tasks whose own result goes against the kind's winner: 'ext4 faster on iso_delete'."""
-    best = verdict.ranking.order[0]
+def _against(index: Index, verdict: KindVerdict, decision: Decision, best: str) -> str:
+    """The kind's tasks on which another filesystem is shown ahead of its best, on the
+    task's own headline metric, at the decision's boundary: 'ext4 faster on iso_delete
+    (time)'. Nothing from another metric (bytes read, CPU %)."""
+    from fsarena.analysis.blocks import paired
+    from fsarena.analysis.selection import judge
+
     found: dict[str, list[str]] = {}
-    for (task, _), result in results.items():
-        r = result.ranking
-        if task in verdict.tasks and not r.all_tied and best not in r.winners:
-            found.setdefault(r.order[0], []).append(task)
+    order = list(verdict.ranking.order)
+    for task in verdict.tasks:
+        metric = (index.plan.info(task).columns[:1] or ["wall_s"])[0]
+        m = METRICS.get(metric)
+        if m is None or best not in order:
+            continue
+        y = _task_logs(index, task, metric, order, m.better == "higher")
+        judged = judge(paired(y), decision.boundary, decision.threshold)
+        b = order.index(best)
+        for g, fs in enumerate(order):
+            if fs != best and judged.slower[b, g]:
+                found.setdefault(fs, []).append(f"{task} ({m.label})")
     return "; ".join(f"{fs} ahead on {names(tasks)}" for fs, tasks in found.items())
+
+
+def _task_logs(index: Index, task: str, metric: str, order: Sequence[str], higher: bool):  # type: ignore[no-untyped-def]
+    """One task's oriented log values [filesystems, rounds] (NaN where missing)."""
+    import numpy as np
+
+    per = {fs: index.samples(fs, task, metric) for fs in order}
+    rounds = sorted({r for s in per.values() for r in s})
+    y = np.full((len(order), len(rounds)), np.nan)
+    for f, fs in enumerate(order):
+        for i, r in enumerate(rounds):
+            v = per[fs].get(r)
+            if v is not None and v > 0:
+                y[f, i] = -math.log(v) if higher else math.log(v)
+    return y
 
 
 def _disqualified(index: Index, verdict: KindVerdict) -> tuple[str, ...]:
@@ -311,65 +322,65 @@ def _disqualified(index: Index, verdict: KindVerdict) -> tuple[str, ...]:
 
 
 def kind_answer(
-    index: Index,
-    verdict: KindVerdict,
-    results: Mapping[tuple[str, str], TaskResult],
-    weight: float,
+    index: Index, verdict: KindVerdict, family: Family, decision: Decision, weight: float
 ) -> KindAnswer:
-    ranking, title = verdict.ranking, verdict.title
-    threshold = kind_threshold(index, verdict)
-    status, pair, widest = judge(ranking, threshold)
-    n = min(ranking.n.values(), default=0)
+    """One weighed kind in one sentence, from its family's decision."""
+    title, word, n = verdict.title, verdict.word, family.rounds
     excluded = tuple(f"{t} ({why})" for t, why in verdict.excluded)
     unfit = _disqualified(index, verdict)
-    tail = ""
-    if excluded:
-        tail += f"; left out: {'; '.join(excluded)}"
+    tail = f"; left out: {'; '.join(excluded)}" if excluded else ""
     if unfit:
         tail += f"; not recommendable here: {'; '.join(unfit)}"
     common = {"weight": weight, "n": n, "excluded": excluded, "not_recommendable": unfit}
-    if status == UNTESTED or pair is None:
-        text = (
-            "no verdict: one repetition each (run -n 3 or more)"
-            if n < 2
-            else "no verdict: no interval could be computed"
-        )
+    if family.status == UNTESTED:
+        text = "no verdict: one repetition each (run -n 3 or more)"
         return KindAnswer(verdict.kind, title, UNTESTED, text + tail, **common)  # type: ignore[arg-type]
-    figures = {"ratio": pair.ratio, "low": pair.low, "high": pair.high}
-    everyone = names(sorted(ranking.order))
-    if status == EQUAL:
+    margin, pair = _margin(family, word) if len(family.best) == 1 else ("", None)
+    shown = _others(family, pair) if family.status == WIN else family.excluded
+    avoid = _avoid(shown, word, family.best[0] if len(family.best) == 1 else "")
+    everyone = len(family.best) == len(family.ranking.order)
+    if family.status == EQUAL and everyone:
         text = (
-            f"no difference that matters between {everyone}: every difference is within "
-            f"{_size(widest)} (threshold {_size(threshold)}; n = {n})"
+            f"no difference that matters between {names(sorted(family.best))}: every "
+            f"difference is within {_size(family.spread)} (threshold "
+            f"{_size(family.threshold)}; n = {n})"
         )
-        return KindAnswer(verdict.kind, title, EQUAL, text + tail, **common, **figures)  # type: ignore[arg-type]
-    if status == OPEN:
-        if len(ranking.order) == 2:
-            text = unresolved(pair, verdict.word, n)
-        else:
-            text = (
-                f"not resolved between {everyone}: differences up to {_size(widest)} either "
-                f"way remain possible (n = {n})"
-            )
-        return KindAnswer(verdict.kind, title, OPEN, text + tail, **common, **figures)  # type: ignore[arg-type]
-    winners = tuple(ranking.winners)
-    margin = f"{pair.better} {_x(pair.ratio)} {verdict.word} {pair.worse}"
-    confidence = _confidence(pair, threshold, n)
-    lead = ""
-    if len(winners) > 1:
-        tied = names(sorted(winners))
-        lead = (
-            f"{tied} tied for best (within {_size(widest)}); "
-            if widest <= threshold
-            else f"{tied} ahead, not resolved between them (up to {_size(widest)}); "
+        return KindAnswer(verdict.kind, title, EQUAL, text + tail, **common)  # type: ignore[arg-type]
+    if family.status == OPEN and everyone:
+        text = (
+            f"not resolved between {names(sorted(family.best))}: differences up to "
+            f"{_size(family.spread)} either way remain possible (n = {n})"
         )
-    text = f"{lead}{margin} ({_interval(pair)}, n = {n}); confidence {confidence}"
-    if against := _against(verdict, results):
-        text += f"; against it: {against}"
-    return KindAnswer(
-        verdict.kind, title, WIN, text + tail, weight, winners, pair.worse, confidence, margin,
-        pair.ratio, pair.low, pair.high, n, excluded, unfit,
-    )  # fmt: skip
+        return KindAnswer(verdict.kind, title, OPEN, text + tail, **common)  # type: ignore[arg-type]
+    if family.status == WIN:
+        confidence = _confidence(pair, decision.threshold, n)
+        text = f"{family.best[0]}, {margin}" if margin else family.best[0]
+        text += f"; {avoid}" if avoid else ""
+        text += f"; confidence {confidence}"
+        if against := _against(index, verdict, decision, family.best[0]):
+            text += f"; against it: {against}"
+        has = pair is not None and not math.isnan(pair.ratio)
+        return KindAnswer(
+            verdict.kind,
+            title,
+            WIN,
+            text + tail,
+            weight,
+            family.best,
+            pair.worse if pair else "",
+            confidence,
+            margin.split(" (")[0] if margin else "",
+            pair.ratio if has and pair else None,
+            pair.low if has and pair else None,
+            pair.high if has and pair else None,
+            n,
+            excluded,
+            unfit,
+        )
+    text = f"{_best_words(family)} ({_group_words(family, decision.threshold)}, n = {n})"
+    text += f"; {avoid}" if avoid else ""
+    return KindAnswer(verdict.kind, title, family.status, text + tail, winners=family.best,
+                      **common)  # type: ignore[arg-type]  # fmt: skip
 
 
 # ---------------------------------------------------------------- facts
@@ -460,185 +471,275 @@ def _weights_text(weights: Mapping[str, float]) -> str:
     return ", ".join(f"{KINDS.get(k, k)} {number(w)}" for k, w in weights.items() if w > 0)
 
 
-def _overall(
-    weighed: Sequence[KindVerdict], weights: Mapping[str, float], alpha: float
-) -> Ranking | None:
-    """The weighted geometric mean of the weighed kinds' values, per repetition, ranked."""
-    samples = workload_samples(weighed, weights)
-    return rank(samples, higher_is_better=False, alpha=alpha) if len(samples) >= 2 else None
+@dataclass(frozen=True)
+class Recommendation:
+    """What the workload's decision says to do, before it is worded."""
 
-
-def workload_samples(
-    weighed: Sequence[KindVerdict], weights: Mapping[str, float]
-) -> dict[str, list[float]]:
-    """Per filesystem, the weighted geometric mean of the weighed kinds' values, per
-    repetition (the repetitions every weighed kind has): the workload as one number."""
-    total = sum(weights[v.kind] for v in weighed)
-    filesystems = set.intersection(*(set(v.by_rep) for v in weighed))
-    samples = {}
-    for fs in sorted(filesystems):
-        reps = set.intersection(*(set(v.by_rep[fs]) for v in weighed))
-        values = [
-            math.exp(sum(weights[v.kind] / total * math.log(v.by_rep[fs][r]) for v in weighed))
-            for r in sorted(reps)
-        ]
-        if values:
-            samples[fs] = values
-    return samples
-
-
-def deciding_ranking(
-    verdicts: Sequence[KindVerdict], weights: Mapping[str, float], alpha: float
-) -> tuple[Ranking | None, str]:
-    """The ranking the recommendation is judged on, and its word: the one weighed kind's,
-    or the weighted overall one of several (None without a weighed kind with results)."""
-    weighed = [v for v in verdicts if weights.get(v.kind, 0) > 0 and v.by_rep]
-    if len(weighed) == 1:
-        return weighed[0].ranking, weighed[0].word
-    if not weighed:
-        return None, ""
-    return _overall(weighed, {k: w for k, w in weights.items() if w > 0}, alpha), "better than"
+    status: str  # WIN | EQUAL | OPEN | UNTESTED, or "" for no weighed kind with results
+    best: tuple[str, ...]  # what to use (the best, less any not recommendable)
+    avoid: tuple[Exclusion, ...]
+    behind: tuple[tuple[str, str], ...]  # (kind title, a recommended filesystem) shown behind
+    blocked: tuple[str, ...]  # "btrfs lost on safety", "btrfs: iso_copy_in timed out"
+    pair: Pair | None  # the one best against the next best
+    spread: float
+    n: int
+    word: str
+    scope: str  # "for this workload (weights: ...)"
+    every: bool  # the best are every filesystem compared
 
 
 def recommend(
+    decision: Decision,
     verdicts: Sequence[KindVerdict],
     answers: Sequence[KindAnswer],
     weights: Mapping[str, float],
-    alpha: float,
-) -> tuple[str, tuple[str, ...], str, Pair | None]:
-    """(the line, the recommended, its status, the deciding pair)."""
+) -> Recommendation:
+    """The record: what to use, what to avoid, on what grounds."""
     used = {k: w for k, w in weights.items() if w > 0}
-    if not used:
-        return (
-            "none: no kind of work is weighed (--weigh KIND=W).",
-            (),
-            UNTESTED,
-            None,
-        )
-    weighed = [v for v in verdicts if used.get(v.kind, 0) > 0 and v.by_rep]
-    label = f"weights: {_weights_text(used)}"
     missing = [KINDS.get(k, k) for k in used if k not in {v.kind for v in verdicts}]
-    if not weighed:
-        return (
-            f"none: no weighed kind of work ({names(missing)}) has results on two "
-            "or more filesystems.",
-            (), UNTESTED, None,
-        )  # fmt: skip
-    ranking, word = deciding_ranking(verdicts, weights, alpha)
-    if ranking is None:
-        return (
-            "No recommendation: no filesystem has results in every weighed kind.",
-            (),
-            UNTESTED,
-            None,
-        )
-    unfit = {a.split(":")[0] for ans in answers if ans.weight > 0 for a in ans.not_recommendable}
+    scope = f"for this workload (weights: {_weights_text(used)}"
+    scope += f"; {names(missing)} not measured)" if missing else ")"
+    family = decision.workload
+    one = [v for v in verdicts if v.kind in decision.kinds]
+    word = one[0].word if len(one) == 1 else "better than"
+    unfit = [a for ans in answers if ans.weight > 0 for a in ans.not_recommendable]
     safety = [v for v in verdicts if v.kind == SAFETY_KIND and not v.ranking.all_tied]
-    unsafe = {fs for v in safety for fs in v.ranking.order if fs not in v.ranking.winners}
-    status, pair, widest = judge(ranking, PRACTICAL)
-    n = min(ranking.n.values(), default=0)
-    scope = f"for this workload ({label}"
-    if missing:
-        scope += f"; {names(missing)} not measured"
-    scope += ")"
-    blocked = sorted(unfit | unsafe)
-    tail = ""
-    if blocked:
-        why = [f"{fs} lost on safety" for fs in sorted(unsafe)] + [
-            a for ans in answers if ans.weight > 0 for a in ans.not_recommendable
-        ]
-        tail = f"; not recommendable: {'; '.join(why)}"
-    if status == UNTESTED or pair is None:
-        return f"none {scope}: too few repetitions to tell{tail}.", (), status, None
-    if status == EQUAL:
-        return (
-            f"none on speed {scope}: the filesystems are within {_size(widest)} of "
-            f"each other (n = {n}); choose on safety, features (quotas, ACLs, resizing, "
-            f"snapshots) and what you can repair{tail}.",
-            (), EQUAL, pair,
-        )  # fmt: skip
-    if status == OPEN:
-        return (
-            f"none yet {scope}: "
-            + (
-                unresolved(pair, word, n)
-                if len(ranking.order) == 2
-                else f"differences up to {_size(widest)} either way remain possible (n = {n})"
-            )
-            + f"{tail}.",
-            (), OPEN, pair,
-        )  # fmt: skip
-    chosen = [fs for fs in ranking.winners if fs not in blocked]
-    if not chosen:
-        line = f"none {scope}: the best are not recommendable{tail}."
-        return line, (), OPEN, pair
-    if len(chosen) < len(ranking.winners) or (len(ranking.winners) > 1 and widest > PRACTICAL):
-        lead = f"{names(chosen)} (not resolved among {names(list(ranking.winners))})"
-    else:
-        lead = names(chosen)
-    margin = f"{_x(pair.ratio)} {word} {pair.worse} ({_interval(pair)}, n = {n})"
-    if lead != pair.better:
-        margin = f"{pair.better} {margin}"
-    behind = [a.title for a in answers if a.status == WIN and not set(chosen) & set(a.winners)]
-    line = f"{lead} {scope}: {margin}"
-    if behind:
-        line += f"; behind on {names(behind)}"
-    return line + tail + ".", tuple(chosen), WIN, pair
-
-
-def method_text(looks: int, families: int, alpha: float) -> str:
-    what = "the weighed kind" if families == 1 else f"{families - 1} weighed kinds and overall"
-    spent = (
-        f"over the {looks} looks this run's stopping rule allows with Pocock's constant "
-        "boundary (Pocock 1977)"
-        if looks > 1
-        else "at the one look of a fixed run"
+    unsafe = sorted({fs for v in safety for fs in v.ranking.order if fs not in v.ranking.winners})
+    blocked = tuple([f"{fs} lost on safety" for fs in unsafe] + unfit)
+    out = {fs for fs in unsafe} | {a.split(":")[0] for a in unfit}
+    best = tuple(fs for fs in family.best if fs not in out)
+    behind = tuple(
+        (a.title, fs)
+        for a in answers
+        if a.status in (WIN, EQUAL) and a.winners
+        for fs in best
+        if fs not in a.winners and len(decision.kinds) > 1
     )
+    pair = _margin(family, word)[1] if len(family.best) == 1 else None
+    every = len(family.best) == len(family.ranking.order)
+    return Recommendation(
+        family.status, best, family.excluded, behind, blocked, pair, family.spread,
+        family.rounds, word, scope, every,
+    )  # fmt: skip
+
+
+def recommendation_line(rec: Recommendation, family: Family, threshold: float) -> str:
+    """The first line a sysadmin reads: what to use, then what not to and by how much, then
+    the workload it holds for."""
+    tail = f"; not recommendable: {'; '.join(rec.blocked)}" if rec.blocked else ""
+    shown = _others(family, rec.pair) if rec.status == WIN else rec.avoid
+    avoid = _avoid(shown, rec.word, rec.best[0] if len(rec.best) == 1 else "")
+    behind = "; ".join(f"{fs} behind on {kind}" for kind, fs in rec.behind)
+    extra = "".join(f"; {x}" for x in (avoid, behind) if x)
+    n, scope = rec.n, f" — {rec.scope}"
+    if rec.status == UNTESTED:
+        return f"none {rec.scope}: too few rounds to tell (n = {n}){tail}."
+    if not rec.best:
+        return f"none {rec.scope}: the best are not recommendable{extra}{tail}."
+    if rec.status == EQUAL and rec.every:
+        return (
+            f"any of them on speed {rec.scope}: every filesystem is within "
+            f"{_size(rec.spread)} of the others (n = {n}); choose on safety, features "
+            f"(quotas, ACLs, resizing, snapshots) and what you can repair{tail}."
+        )
+    if rec.status == OPEN and rec.every:
+        return (
+            f"none yet {rec.scope}: differences up to {_size(rec.spread)} either way remain "
+            f"possible (n = {n}){tail}."
+        )
+    if rec.status == WIN and len(rec.best) == 1:
+        margin, _ = _margin(family, rec.word)
+        lead = f"{rec.best[0]}: {margin}" if margin else rec.best[0]
+        return f"{lead}{extra}{tail}{scope}."
+    group = Family(family.key, family.status, family.ranking, rec.best, (), rec.spread, n)
+    return f"{_best_words(group)} ({_group_words(group, threshold)}, n = {n}){extra}{tail}{scope}."
+
+
+# ---------------------------------------------------------------- what would decide it
+
+
+def rounds_to_decide(family: Family, decision: Decision) -> int | None:
+    """Rounds that would tell the widest pair of the best apart, or show it within the
+    threshold, if its difference and spread stay as measured (None: nothing to decide)."""
+    worst = None
+    for a in family.best:
+        for b in family.best:
+            if a < b and (stats := family.paired.get((a, b))) is not None:
+                diff, se, n = stats
+                if not (math.isfinite(se) and se > 0 and n >= 2):
+                    continue
+                sd = se * math.sqrt(n)
+                z = decision.boundary.constant  # the boundary at a run's last look
+                need = math.inf
+                if abs(diff) > 0:
+                    need = (z * sd / abs(diff)) ** 2
+                bound = math.log1p(decision.threshold)
+                if abs(diff) < bound:
+                    need = min(need, (z * sd / (bound - abs(diff))) ** 2)
+                worst = max(worst or 0, math.ceil(need) if math.isfinite(need) else 10**6)
+    if worst is None:
+        return None
+    return max(worst, family.rounds + 1)
+
+
+def settle_words(
+    index: Index, family: Family, decision: Decision, per_round_s: float | None
+) -> str:
+    """What would decide the open workload at this run's spread, and which task's noise
+    is the cause."""
+    need = rounds_to_decide(family, decision)
+    if need is None:
+        return ""
+    cause = noisiest(index, family, decision)
+    because = f" The widest spread comes from {cause}." if cause else ""
+    if need >= MAX_SUGGESTED_ROUNDS:
+        return (
+            f"More rounds are not the fix: telling {names(list(family.best))} apart would take "
+            f"{MAX_SUGGESTED_ROUNDS} or more at this spread.{because}"
+        )
+    if per_round_s:
+        budget = math.ceil(need * per_round_s / 60) * 60
+        how = f"`fsarena run --time-budget {budget} --max-repetitions {need}`"
+        pace = f" (about {budget // 60} min at this run's pace)"
+    else:
+        how, pace = f"`fsarena run --max-repetitions {need}`", ""
     return (
-        "Each claim is a Yuen-Welch trimmed t-test on log values (Yuen 1974), Bonferroni-"
-        f"adjusted over the pairs and over {families} famil{'y' if families == 1 else 'ies'} "
-        f"({what}), the error rate spent {spent}: each family is tested at "
-        f"{number(100 * alpha, 3)} % (its pairs share it), so the chance of naming any "
-        f"false winner stays at or below {100 * ALPHA:.0f} %; intervals have the matching "
-        "confidence."
+        f"About {need} rounds in all would tell {names(list(family.best))} apart at this "
+        f"spread: {how}{pace}.{because}"
+    )
+
+
+def noisiest(index: Index, family: Family, decision: Decision) -> str:
+    """The task whose round-to-round spread weighs most in the widest undecided pair, and
+    whether its values fall in two clusters (a bimodal disk): 'iso_copy_within, bimodal on
+    ext2: 0.34-0.40 s in 3 rounds, 0.95-1.10 s in 7'."""
+    pairs = [(a, b) for a in family.best for b in family.best if a < b]
+    if not pairs:
+        return ""
+    a, b = max(pairs, key=lambda p: family.paired.get(p, (0.0, 0.0, 0))[1])
+    found: list[tuple[float, str]] = []
+    for kind, weight in decision.weights.items():
+        for task in index.session.tasks():
+            if index.kind(task) != kind:
+                continue
+            metric = (index.plan.info(task).columns[:1] or ["wall_s"])[0]
+            sa, sb = index.samples(a, task, metric), index.samples(b, task, metric)
+            diffs = [math.log(sa[r] / sb[r]) for r in sa if r in sb and sa[r] > 0 and sb[r] > 0]
+            if len(diffs) >= 3:
+                found.append((weight * statistics.pstdev(diffs), task))
+    if not found:
+        return ""
+    task = max(found)[1]
+    for fs in (a, b):
+        metric = (index.plan.info(task).columns[:1] or ["wall_s"])[0]
+        if split := bimodal(list(index.samples(fs, task, metric).values())):
+            unit = METRICS[metric].unit if metric in METRICS else ""
+            (lo1, hi1, n1), (lo2, hi2, n2) = split
+            return (
+                f"{task}, whose values on {fs} fall in two clusters on this machine: "
+                f"{number(lo1)}–{number(hi1)} {unit} in {n1} rounds, "
+                f"{number(lo2)}–{number(hi2)} {unit} in {n2}"
+            )
+    return f"{task} (its spread between {a} and {b})"
+
+
+def bimodal(values: Sequence[float]) -> tuple[tuple[float, float, int], ...] | None:
+    """Two clusters, each of two or more values, whose gap (in logs) is over three times
+    the wider cluster's own range; None otherwise."""
+    xs = sorted(v for v in values if v > 0)
+    if len(xs) < 4:
+        return None
+    logs = [math.log(v) for v in xs]
+    gaps = [(logs[i + 1] - logs[i], i) for i in range(1, len(logs) - 2)]
+    if not gaps:
+        return None
+    gap, i = max(gaps)
+    low, high = logs[: i + 1], logs[i + 1 :]
+    inner = max(low[-1] - low[0], high[-1] - high[0], 1e-9)
+    if gap < 3 * inner or gap < math.log(1.3):
+        return None
+    return (xs[0], xs[i], i + 1), (xs[i + 1], xs[-1], len(xs) - i - 1)
+
+
+# ---------------------------------------------------------------- method and the whole answer
+
+
+def method_text(decision: Decision) -> str:
+    """How the claims were made, read from the decision itself."""
+    d, b = decision.design, decision.boundary
+    looks = (
+        f"at every look this run could take ({d.first} to {d.last} rounds, eliminating a "
+        "filesystem once shown behind and stopping once the best is known), with an "
+        "O'Brien-Fleming-shaped boundary"
+        if d.sequential
+        else f"at its one look ({d.last} rounds)"
+    )
+    last = float(b.alpha(d.last))
+    return (
+        "Each filesystem is compared with the best through its within-round differences "
+        "(a paired t on log values; a value more than 4 robust standard deviations off the "
+        f"fit of its family is set aside as a stall), {looks}, at one level calibrated by "
+        f"simulating this very procedure ({d.filesystems} filesystems, {d.kinds} weighed "
+        f"kind{'s' if d.kinds != 1 else ''}) so that the chance of naming any false winner, in "
+        f"the recommendation or in any weighed kind, stays at {100 * ALPHA:.0f} %: a claim "
+        f"on {d.last} rounds needs a one-sided p below {number(100 * last, 3)} %; "
+        "intervals have the matching confidence."
     )
 
 
 def build_answer(
     index: Index,
     verdicts: Sequence[KindVerdict],
-    results: Mapping[tuple[str, str], TaskResult],
+    decision: Decision | None,
     kinds_present: Sequence[str],
     caveats: Sequence[str],
-    settle: str,
+    per_round_s: float | None = None,
 ) -> Answer:
-    """The whole answer from one session's verdicts (analysis.verdicts.analyse calls this)."""
+    """The whole answer from one session's verdicts and decision (analysis.verdicts)."""
     plan = index.plan
     weights = weights_of(plan, kinds_present)
-    shares, overall_alpha, looks = error_shares(plan, kinds_present)
-    weighed = [v for v in verdicts if weights.get(v.kind, 0) > 0]
-    answers = [kind_answer(index, v, results, weights[v.kind]) for v in weighed]
+    used = {k: w for k, w in weights.items() if w > 0}
     others = [v for v in verdicts if weights.get(v.kind, 0) <= 0]
-    line, chosen, status, pair = recommend(verdicts, answers, weights, overall_alpha)
-    open_ = [a for a in answers if a.status in (OPEN, UNTESTED)]
-    families = len(shares) + (1 if len(shares) > 1 else 0)
-    judged = {v.kind: Judged(v.ranking, kind_threshold(index, v), v.word) for v in weighed}
-    overall, word = deciding_ranking(verdicts, weights, overall_alpha)
-    if overall is not None and sum(1 for v in weighed if v.by_rep) > 1:  # not one kind's own
-        judged[OVERALL] = Judged(overall, PRACTICAL, word)
+    if not used:
+        line = "none: no kind of work is weighed (--weigh KIND=W)."
+        return Answer(line, tuple(facts(index, others)), "", tuple(caveats))
+    if decision is None:
+        missing = [KINDS.get(k, k) for k in used]
+        line = (
+            f"none: no weighed kind of work ({names(missing)}) has results on two or more "
+            "filesystems."
+        )
+        return Answer(line, tuple(facts(index, others)), "", tuple(caveats), weights=used)
+    weighed = [v for v in verdicts if v.kind in decision.kinds]
+    answers = [
+        kind_answer(index, v, decision.kinds[v.kind], decision, weights[v.kind]) for v in weighed
+    ]
+    rec = recommend(decision, verdicts, answers, weights)
+    family = decision.workload
+    line = recommendation_line(rec, family, decision.threshold)
+    ties = settle_words(index, family, decision, per_round_s) if rec.status == OPEN else ""
+    judged = {v.kind: Judged(decision.kinds[v.kind].ranking, kind_threshold(index, v), v.word)
+              for v in weighed}  # fmt: skip
+    if len(weighed) > 1:
+        judged[OVERALL] = Judged(family.ranking, decision.threshold, rec.word)
+    method = method_text(decision)
+    pair = rec.pair
+    named = rec.status != UNTESTED and not (rec.every and rec.status == OPEN)
+    design = decision.design
     return Answer(
         recommendation=line,
         kinds=tuple(answers) + tuple(facts(index, others)),
-        ties=settle if open_ else "",
-        caveats=(*caveats, method_text(looks, max(1, families), overall_alpha)),
-        recommended=chosen,
-        weights={k: w for k, w in weights.items() if w > 0},
-        status=status,
+        ties=ties,
+        caveats=(*caveats, method),
+        recommended=rec.best if named else (),
+        weights=used,
+        status=rec.status,
         ratio=pair.ratio if pair else None,
         low=pair.low if pair else None,
         high=pair.high if pair else None,
-        looks=looks,
-        alpha_per_family=overall_alpha,
-        method=method_text(looks, max(1, families), overall_alpha),
+        looks=(design.last - design.first + 1) if design.sequential else 1,
+        alpha_per_family=float(decision.boundary.alpha(design.last)),
+        method=method,
         judged=judged,
+        avoid=rec.avoid,
     )

@@ -19,12 +19,12 @@ own error rate, so none of them can beat the defaults by more than those that st
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
-from fsarena.analysis.answer import workload_samples
+from fsarena.analysis.decision import Decision
 from fsarena.analysis.kinds import PRACTICAL, KindVerdict
 from fsarena.analysis.phrases import names, number
-from fsarena.analysis.ranking import Pair, Ranking, rank
+from fsarena.analysis.ranking import Pair, Ranking
 from fsarena.session.file import Session
 
 WORKLOAD = "your workload"
@@ -102,22 +102,15 @@ def verdict_line(
 
 
 def tune_lines(
-    session: Session,
-    kinds: Sequence[KindVerdict],
-    weights: Mapping[str, float],
-    alpha: float,
+    session: Session, kinds: Sequence[KindVerdict], decision: Decision | None
 ) -> tuple[str, ...]:
     """The tune's answer, then what the race dropped (empty outside a tune)."""
     plan = session.plan
-    if not plan.tune:
+    if not plan.tune or decision is None:
         return ()
     dropped = session.race.dropped() if session.race else set()
-    weighed = [v for v in kinds if weights.get(v.kind, 0) > 0 and v.by_rep]
-    workload = None
-    if len(weighed) > 1:
-        samples = workload_samples(weighed, weights)
-        if len(samples) >= 2:
-            workload = rank(samples, higher_is_better=False, alpha=alpha)
+    weighed = [v for v in kinds if v.kind in decision.kinds]
+    workload = decision.workload.ranking if len(weighed) > 1 else None
     out = []
     for defaults, configs in plan.tune.items():
         contenders = [c for c in configs if c not in dropped]

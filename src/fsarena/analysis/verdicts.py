@@ -1,9 +1,9 @@
 """Verdicts of one session: per-task rankings, per-kind verdicts, the answer.
 
-The kinds' verdicts are computed in analysis.kinds, each at its share of the
-error rate (answer.error_shares); here they are gathered, and analysis.answer
-weighs them into the one answer every report and the JSON summary show, with
-the caveats every answer from the session must carry.
+The kinds' values are computed in analysis.kinds, the decision (who is best for the
+workload and in each weighed kind) in analysis.decision; here they are gathered, and
+analysis.answer words them into the one answer every report and the JSON summary show,
+with the caveats every answer from the session must carry.
 """
 
 from __future__ import annotations
@@ -13,17 +13,19 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from fsarena.analysis.answer import (
-    OPEN,
-    UNTESTED,
     Answer,
     build_answer,
-    error_shares,
+    kind_threshold,
     present_kinds,
+    weights_of,
 )
+from fsarena.analysis.decision import Decision, Exclusion, decide
 from fsarena.analysis.evidence import CeilingCheck, Index, TaskResult, ceiling_checks, rank_tasks
 from fsarena.analysis.kinds import PRACTICAL, KindVerdict, kind_verdicts
 from fsarena.analysis.method import loop_io
-from fsarena.analysis.rounds import round_seconds, rounds_to_rule_out, settle_command
+from fsarena.analysis.phrases import describe
+from fsarena.analysis.ranking import Ranking
+from fsarena.analysis.rounds import round_seconds
 from fsarena.analysis.tuned import tune_lines
 from fsarena.session.file import Session
 from fsarena.session.records import given
@@ -35,6 +37,7 @@ class Verdicts:
     kinds: tuple[KindVerdict, ...]
     answer: Answer
     ceilings: tuple[CeilingCheck, ...]
+    decision: Decision | None = None
 
     def task(self, task: str, metric: str) -> TaskResult | None:
         return self.tasks.get((task, metric))
@@ -93,20 +96,31 @@ def caveats(session: Session) -> list[str]:
 # ---------------------------------------------------------------- entry point
 
 
-def _settle(session: Session, kinds: Sequence[KindVerdict], open_kinds: set[str]) -> str:
-    """What would settle the open weighed kinds to PRACTICAL, as the run's warning says it."""
-    rankings = [k.ranking for k in kinds if k.kind in open_kinds]
-    widths = [r.detectable_difference for r in rankings if min(r.n.values(), default=0) >= 2]
-    widths = [w for w in widths if not math.isnan(w)] or [
-        max((p.detectable for p in r.pairs), default=math.nan) for r in rankings
-    ]
-    known = [w for w in widths if not math.isnan(w)]
-    if not known:
-        return "Run -n 3 or more to settle them."
-    n = min(min(r.n.values()) for r in rankings)
-    need = rounds_to_rule_out(n, max(known), PRACTICAL)
-    text = settle_command(need, round_seconds(session), f"settle them to {100 * PRACTICAL:.0f} %")
-    return text[:1].upper() + text[1:] + "."
+def eliminations(session: Session) -> dict[str, Exclusion]:
+    """The filesystems the run stopped measuring, each with the claim it acted on, as the
+    run recorded them (Session.race): what was done is read back, not recomputed."""
+    out = {}
+    for drop in session.race.drops if session.race else []:
+        why = drop.behind[0] if drop.behind else {}
+        out[drop.configuration] = Exclusion(
+            drop.configuration,
+            str(why.get("leader", "")),
+            float(why.get("ratio", math.nan)),
+            float(why.get("low", math.nan)),
+            float(why.get("high", math.nan)),
+            int(drop.after_rounds),
+            eliminated=True,
+        )
+    return out
+
+
+def decide_session(
+    session: Session, index: Index, kinds: Sequence[KindVerdict], present: Sequence[str]
+) -> Decision | None:
+    """The session's decision at its rounds so far (analysis.decision)."""
+    weights = weights_of(session.plan, present)
+    thresholds = {k.kind: kind_threshold(index, k) for k in kinds if weights.get(k.kind, 0) > 0}
+    return decide(session.plan, kinds, weights, eliminations(session), PRACTICAL, thresholds)
 
 
 def analyse(session: Session, columns: Mapping[str, Sequence[str]]) -> Verdicts:
@@ -119,14 +133,23 @@ def analyse(session: Session, columns: Mapping[str, Sequence[str]]) -> Verdicts:
     checks = ceiling_checks(index)
     results = rank_tasks(index, columns)
     present = present_kinds(index, columns)
-    shares, _, _ = error_shares(session.plan, present)
-    kinds = kind_verdicts(index, columns, results, shares)
-    first = build_answer(index, kinds, results, present, caveats(session), "")
-    open_kinds = {k.kind for k in first.kinds if k.status in (OPEN, UNTESTED)}
-    settle = _settle(session, kinds, open_kinds) if open_kinds else ""
-    answer = replace(first, ties=settle) if settle else first
-    tune = tune_lines(session, kinds, answer.weights, answer.alpha_per_family)
+    kinds = kind_verdicts(index, columns, results)
+    decision = decide_session(session, index, kinds, present)
+    if decision is not None:  # the weighed kinds' rankings are the decision's own
+        kinds = [
+            replace(k, ranking=r, summary=describe(r, k.word))
+            if (r := _decided(decision, k.kind)) is not None
+            else k
+            for k in kinds
+        ]
+    answer = build_answer(index, kinds, decision, present, caveats(session), round_seconds(session))
+    tune = tune_lines(session, kinds, decision)
     stopped = session.stop.text if session.stop else ""
     if tune or stopped:
         answer = replace(answer, tune=tune, stopped=stopped)
-    return Verdicts(results, tuple(kinds), answer, checks)
+    return Verdicts(results, tuple(kinds), answer, checks, decision)
+
+
+def _decided(decision: Decision, kind: str) -> Ranking | None:
+    family = decision.kinds.get(kind)
+    return family.ranking if family is not None else None

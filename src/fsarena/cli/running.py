@@ -149,8 +149,8 @@ def _sets_repetitions(suite: Any) -> bool:
 
 
 def _repetition_mode(opts: dict[str, Any], suite_fixed: bool = False) -> dict[str, Any]:
-    """The stopping rule's fields for the flags as typed (plan.stopping.from_flags)."""
-    from fsarena.plan.stopping import from_flags
+    """The stopping rule's fields for the flags as typed (fsarena.stopping.from_flags)."""
+    from fsarena.stopping import from_flags
 
     return from_flags(
         opts["quick"],

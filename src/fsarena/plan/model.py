@@ -14,6 +14,7 @@ from typing import Any, Literal, Self, TypeVar, cast
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
+from fsarena import stopping
 from fsarena.aging.profiles import AgeProfile, resolve_age
 from fsarena.datasets.spec import DatasetSpec
 from fsarena.errors import FsarenaError
@@ -22,7 +23,7 @@ from fsarena.filesystems.variants import profile_for, resolve
 from fsarena.measure.room import room_needed_bytes
 from fsarena.plan import DEFAULT_SUITE as DEFAULT_SUITE  # re-exported: defined light
 from fsarena.plan import DEFAULT_WORKDIR as DEFAULT_WORKDIR
-from fsarena.plan import catalog, stopping
+from fsarena.plan import catalog
 from fsarena.plan.machines import MachineProfile, resolve_machine
 from fsarena.plan.suite import Suite, Variant, load_suite, profile_table
 from fsarena.tasks import Task, UserCommand, check_commands, task_class
@@ -143,7 +144,7 @@ class Plan(BaseModel):
 
     @property
     def stopping(self) -> stopping.Stopping:
-        """The stopping rule as one typed value (plan.stopping): Fixed, TargetCI or Decisive."""
+        """The stopping rule as one typed value (fsarena.stopping): Fixed, TargetCI or Decisive."""
         return stopping.of_plan(
             self.repetitions,
             self.decisive,

@@ -9,10 +9,11 @@ it carries the spread, the flags (unstable, outliers) and the verdicts.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from fsarena.analysis.method import durability, loop_io
 from fsarena.analysis.phrases import number
+from fsarena.analysis.scope import group_words, other_groups, scope_of
 from fsarena.analysis.stats import Summary, outliers, summarize
 from fsarena.analysis.verdicts import Verdicts, analyse
 from fsarena.measure.metrics import CEILING_TOLERANCE, METRICS, Metric, ceiling_catches
@@ -149,8 +150,17 @@ def build(session: Session) -> Comparison:
         for r in session.runs
         if r.status != "ok"
     )
-    # Verdicts rank one driver group only (see scope.py): never guests against the host.
-    verdicts = analyse(verdict_scope(session), {t.task: t.columns for t in tables})
+    # Verdicts rank one driver group only (see scope.py): never guests against the host;
+    # each other group of two or more gets its own answer, ranked among themselves.
+    judged = {t.task: t.columns for t in tables}
+    verdicts = analyse(verdict_scope(session), judged)
+    own = [
+        (f"Among {group_words(session, g)}", found.answer.recommendation)
+        for g in other_groups(session)
+        if (found := analyse(scope_of(session, g), judged)).kinds
+    ]
+    if own:
+        verdicts = replace(verdicts, answer=replace(verdicts.answer, groups=tuple(own)))
     tables = settle(tables, verdicts)
     return Comparison(
         session=session,

@@ -81,6 +81,7 @@ def answer_section(comparison: Comparison) -> Section:
     if answer.ties:
         kinds.append(Item("", answer.ties))
     blocks: list[Block] = [lead]
+    blocks += [Paragraph(line, label=title, style="lead") for title, line in answer.groups]
     if drawn := answer_figure.build(answer):  # the answer drawn, right under its words
         alt = answer_figure.alt(drawn)
         blocks.append(
@@ -90,7 +91,7 @@ def answer_section(comparison: Comparison) -> Section:
     if answer.tune:  # fsarena tune: each filesystem's best configuration against its defaults
         title = "Tuning (against each filesystem's defaults)"
         blocks.append(Notes(tuple(answer.tune), title=title))
-    if answer.stopped:  # why the rounds ended (plan.stopping)
+    if answer.stopped:  # why the rounds ended (fsarena.stopping)
         blocks.append(Paragraph(answer.stopped, label="Rounds"))
     if answer.caveats:
         blocks.append(Notes(tuple(answer.caveats), title="Caveats", style="caveats"))

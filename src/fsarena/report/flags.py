@@ -19,9 +19,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from fsarena.analysis.answer import MAX_SUGGESTED_ROUNDS
 from fsarena.analysis.kinds import PRACTICAL
 from fsarena.analysis.phrases import number
-from fsarena.analysis.rounds import MAX_SUGGESTED_ROUNDS, round_seconds
+from fsarena.analysis.rounds import round_seconds
 from fsarena.analysis.stats import (
     OUTLIER_SIGMAS,
     SHORT_RUN_S,

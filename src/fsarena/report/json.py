@@ -37,6 +37,7 @@ def _answer(comparison: Comparison) -> dict[str, Any]:
         "empty": a.empty,
         "kinds": [_finite(asdict(k)) for k in a.kinds],
         "ties": a.ties,
+        "groups": [{"group": title, "recommendation": line} for title, line in a.groups],
         "caveats": list(a.caveats),
         "weights": dict(a.weights),
         "status": a.status,

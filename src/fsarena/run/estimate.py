@@ -27,9 +27,9 @@ from statistics import fmean
 
 from fsarena.errors import FsarenaError
 from fsarena.plan.model import AGED_TASKS, Plan
-from fsarena.plan.stopping import MIN_ROUNDS
 from fsarena.run.agingprobe import ProbedRate
 from fsarena.session.file import Session, load
+from fsarena.stopping import MIN_ROUNDS
 
 NO_ESTIMATE = "no estimate yet: no earlier session"
 

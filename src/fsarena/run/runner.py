@@ -243,13 +243,12 @@ class Runner:
         orders = order_stream(self.plan.sequences(), self.plan.seed)
         for repetition in itertools.count(1):
             done = repetition - 1
-            if self.plan.race and done:
-                self._race()
-                if race.only_defaults_left(self.session):
-                    self._stop(done, "all_dropped", "every configuration but the defaults dropped")
-                    return
-            if repetition > self.plan.repetitions and not self._want_more(done):
-                self._stop(done, *self.plan.stopping.reason(done, self._fits(), self._progress()))
+            progress = SessionProgress(self.session)  # one look per round, read twice
+            if done >= self.plan.repetitions and race.eliminating(self.session.plan):
+                self._eliminate(progress, done)
+                progress = SessionProgress(self.session)
+            if repetition > self.plan.repetitions and not self._want_more(done, progress):
+                self._stop(done, *self.plan.stopping.reason(done, self._fits(), progress))
                 return
             if self.plan.stopping.budget_stops(done, self._fits()):
                 self._stop(done, "budget", "the time budget")
@@ -269,22 +268,24 @@ class Runner:
         elapsed = self.clock() - self._started
         return next_round_fits(elapsed, walls, self.plan.time_budget_s, self.reserve_s)
 
-    def _want_more(self, done: int) -> bool:
-        """Another round, if the stopping rule wants one (plan.stopping) within its limits."""
-        return self.plan.stopping.wants_another_round(done, self._fits(), self._progress())
+    def _want_more(self, done: int, progress: SessionProgress) -> bool:
+        """Another round, if the stopping rule wants one (fsarena.stopping) within its limits."""
+        return self.plan.stopping.wants_another_round(done, self._fits(), progress)
 
-    def _progress(self) -> SessionProgress:
-        """What the stopping rule reads: in a race, the configurations still in it."""
-        return SessionProgress(race.contenders(self.session))
-
-    def _race(self) -> None:
-        """After a round of a tune: drop the configurations clearly behind (analysis.race)."""
-        drops = race.decide(self.session)
-        if drops:
-            race.record(self.session, drops)
+    def _eliminate(self, progress: SessionProgress, done: int) -> None:
+        """After a round of a decisive run: the filesystems shown behind the best leave the
+        running (analysis.decision, analysis.race), saved before the next round."""
+        found = progress.eliminations()
+        decision = progress.verdicts().decision
+        if not found or decision is None:
+            return
+        level = float(decision.boundary.alpha(done))
+        records = race.drops(self.session.plan, found, done, level)
+        if records:
+            race.record(self.session, records)
             self._save()
-            for drop in drops:
-                self.on_event(Event("setup", f"race: {drop.text}"))
+            for drop in records:
+                self.on_event(Event("setup", f"elimination: {drop.text}"))
 
     def _stop(self, done: int, code: str, text: str) -> None:
         """Record why the run took no more rounds, with the budget's figures when it has one."""

@@ -51,6 +51,10 @@ class Fixed:
     repetitions: int
     warmup: bool = False
 
+    def schedule(self) -> tuple[int, int, bool]:
+        """(first look, last look, sequential): one look, at the plan's rounds."""
+        return self.repetitions, self.repetitions, False
+
     def announce(self, scale: float) -> str:
         del scale
         return f"{_warm(self.warmup)}{self.repetitions} rounds, fixed (--repetitions or --quick)"
@@ -80,6 +84,10 @@ class TargetCI:
     max_repetitions: int
     time_budget_s: float | None = None
     warmup: bool = False
+
+    def schedule(self) -> tuple[int, int, bool]:
+        """One look, at the rounds the run ends at: it stops on precision, not on who leads."""
+        return self.repetitions, self.max_repetitions, False
 
     def announce(self, scale: float) -> str:
         del scale
@@ -123,10 +131,11 @@ class Decisive:
     time_budget_s: float
     warmup: bool = True
 
-    @property
-    def looks(self) -> int:
-        """Every round count the run may stop at: the answer's Bonferroni over looks."""
-        return self.max_repetitions - min(self.repetitions, MIN_ROUNDS) + 1
+    def schedule(self) -> tuple[int, int, bool]:
+        """Looks after every round from the plan's rounds to the ceiling: after each, a
+        filesystem shown behind is eliminated, and the run stops once the best is known
+        (analysis.selection; the error rate is calibrated for exactly these looks)."""
+        return self.repetitions, self.max_repetitions, True
 
     def announce(self, scale: float) -> str:
         return (
