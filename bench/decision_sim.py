@@ -1,141 +1,92 @@
-"""Benchmark: the error rate of fsarena's whole decision procedure, by simulation.
+"""Benchmark: the decision procedure's false claims and power, by simulation of the real code.
 
-Not a test (tests/unit/test_decision_error_rate.py pins the targets on fewer
-trials). Builds sessions round by round with noise drawn from the recorded
-sessions in tests/fixtures, asks the runner's real stopping rule after every
-round, and reads what the real answer prints (tests/decision_model.py says how,
-and where each noise parameter comes from). Prints one table: per scenario the
-rate, its Monte Carlo standard error (binomial) and the number of trials.
+Not a test (tests/unit/test_decision_error_rate.py pins the targets). Runs fsarena's own
+procedure on arrays (analysis.calibration.run_procedure: its looks, eliminations, stop and
+claims, at the boundary the run would use) under noise drawn task by task from the
+recorded sessions (tests/selection_model.py says how), and prints one table: per cell,
+the share of runs naming a false winner, the share naming the truly faster filesystem
+alone, the median rounds, and the sequences measured (elimination saves them), each
+rate with its binomial standard error and number of runs.
 
-    .venv/bin/python bench/decision_sim.py                 # the issue-25 table
-    .venv/bin/python bench/decision_sim.py --grid          # 2, 3, 5 filesystems x 1-6 kinds
-    .venv/bin/python bench/decision_sim.py --trials 2000   # more trials, smaller errors
-    PYTHONPATH=/path/to/other/src .venv/bin/python bench/decision_sim.py   # another tree's code
+    .venv/bin/python bench/decision_sim.py [--trials 1000] [--filesystems 2,3,5,8]
 
-Every figure printed is measured in that run; the first lines say which fsarena
-was imported and the noise model's fitted parameters.
+Every figure printed is measured in that run; the first lines say which fsarena was
+imported and the noise model's fitted parameters.
 """
 
 from __future__ import annotations
 
 import argparse
-import statistics
+import math
 import sys
 import time
-from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))  # tests.decision_model
+sys.path.insert(0, str(ROOT))  # tests.selection_model
 try:
     import fsarena
 except ImportError:  # run from a checkout without installing the package
     sys.path.insert(1, str(ROOT / "src"))
     import fsarena
 
-from tests.decision_model import (  # noqa: E402
-    DRIFT_REFERENCE,
-    QUIET,
-    Noise,
-    Result,
-    Scenario,
-    fit_noise,
-    pair_false_positive,
-    scaled,
-    simulate,
-)
+from tests.selection_model import Cell, recorded, simulate  # noqa: E402
+
+DRIFT = math.log(1.03)
 
 
-def _rounds(result: Result) -> str:
-    rounds = result.rounds()
-    found = [r.rounds for r in result.reads if result.found_in(r)]
-    text = f"rounds median {statistics.median(rounds):g}, mean {statistics.fmean(rounds):.1f}"
-    if result.scenario.effect and found:
-        text += f"; when found: median {statistics.median(found):g}"
-    return text
+def _rate(hits: np.ndarray) -> str:
+    p = float(np.mean(hits))
+    se = math.sqrt(p * (1 - p) / len(hits))
+    return f"{100 * p:.1f} ± {100 * se:.1f}"
 
 
-def line(result: Result, spread: float, seconds: float) -> str:
-    s = result.scenario
-    parts = [s.label() + ("" if spread == 1.0 else f", spreads x {spread:g}")]
-    if s.effect:
-        parts.append(f"found {result.found().text()}")
-    parts.append(f"false winner {result.false_winner().text()}")
-    parts.append(f"coverage {result.coverage().text()}")
-    if s.effect and (beside := result.coverage(winners_only=True)).trials:
-        parts.append(f"coverage beside a named winner {beside.text()}")
-    if wide := result.wide_no_difference():
-        parts.append(f"{wide} 'no difference that matters' wider than ±5 %")
-    if outside := result.outside():
-        parts.append(f"{outside} printed ratio(s) outside their interval")
-    parts.append(_rounds(result))
-    parts.append(f"{seconds:.0f} s CPU")
-    return " | ".join(parts)
+def cells(filesystems: list[int]) -> list[Cell]:
+    out = []
+    for f in filesystems:
+        for k in (1, 3):
+            recorded_noise = Cell(f, k, sequence_sd=None, first_round=None, stalls=True)
+            out += [
+                recorded_noise,
+                replace(recorded_noise, drift=DRIFT),
+                Cell(f, k),
+                Cell(f, k, effect=0.15, task_sd=0.1, round_sd=0.1),
+                Cell(f, k, effect=0.30, task_sd=0.1, round_sd=0.1),
+                replace(recorded_noise, effect=0.15),
+                replace(recorded_noise, effect=0.30, drift=DRIFT),
+            ]
+    out.append(Cell(2, 1, effect=0.10, kind_sd=0.05, round_sd=0.1))
+    return out
 
 
-Row = tuple[Scenario, int, float]  # the scenario, its trials, the spreads' factor
-
-
-def table(rows: Sequence[Row], noise: Noise, seed: int) -> None:
-    for scenario, trials, spread in rows:
-        started = time.process_time()
-        result = simulate(scenario, scaled(noise, spread), trials, seed)
-        print(line(result, spread, time.process_time() - started), flush=True)
-
-
-def main(argv: Sequence[str] | None = None) -> int:
+def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--trials", type=int, default=400, help="trials of the headline rows")
-    parser.add_argument("--grid", action="store_true", help="2, 3, 5 filesystems x 1-6 kinds")
-    parser.add_argument("--grid-trials", type=int, default=100)
-    parser.add_argument("--pair-trials", type=int, default=4000)
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--quiet", type=float, default=QUIET,
-                        help="spreads' factor of the quiet-machine power rows")  # fmt: skip
-    parser.add_argument("--only", default="", help="rows whose label contains this text")
-    args = parser.parse_args(argv)
-
-    print(f"fsarena imported from {Path(fsarena.__file__).parent}")
-    with open("/proc/loadavg") as f:
-        print(f"load at start: {f.read().strip()}")
-    noise = fit_noise()
-    print("noise model, fitted from the recorded sessions (log scale):")
-    print("  task_sd " + ", ".join(f"{t} {v:.3f}" for t, v in sorted(noise.task_sd.items())))
-    print(f"  sequence_sd {noise.sequence_sd:.3f}, first_round {noise.first_round:+.3f}, "
-          f"stall p {noise.stall_p} x{noise.stall_factor}, drift (when on) "
-          f"{DRIFT_REFERENCE:.4f}/round")  # fmt: skip
-    for key, source in noise.sources.items():
-        print(f"  {key}: {source}")
-    n, q = args.trials, args.quiet
-    rows: list[Row] = [
-        (Scenario(2, 1), n, 1.0),
-        (Scenario(2, 1, fixed=10), n, 1.0),
-        (Scenario(2, 5), max(n // 4, 25), 1.0),
-        (Scenario(2, 5, fixed=10), max(n // 4, 25), 1.0),
-        (Scenario(2, 1, effect=0.10), n, 1.0),
-        (Scenario(2, 1, effect=0.10, drift=True), n, 1.0),
-        (Scenario(2, 1, effect=0.10), n, q),
-        (Scenario(2, 1, effect=0.10, drift=True), n, q),
-        (Scenario(2, 1, effect=0.10, fixed=10), n, q),
-        (Scenario(2, 1, effect=0.10, drift=True, fixed=10), n, q),
-    ]
-    if args.grid:
-        rows += [
-            (Scenario(fs, kinds), max(args.grid_trials // (fs * kinds // 2 or 1), 20), 1.0)
-            for fs in (2, 3, 5)
-            for kinds in range(1, 7)
-        ]
-    rows = [r for r in rows if args.only in r[0].label()]
-    table(rows, noise, args.seed)
-    if not args.only:
-        print("the per-pair test alone, no difference, log-normal sd 0.10, nominal 5 %:")
-        for size in (3, 4, 5, 6, 8, 10):
-            rate = pair_false_positive(size, args.pair_trials, seed=args.seed + size)
-            print(f"  n = {size}: {rate.text()}")
-    with open("/proc/loadavg") as f:
-        print(f"load at end: {f.read().strip()}")
-    return 0
+    parser.add_argument("--trials", type=int, default=1000)
+    parser.add_argument("--filesystems", default="2,3,5,8")
+    args = parser.parse_args()
+    noise = recorded()
+    print(f"fsarena {fsarena.__version__} from {Path(fsarena.__file__).parent}")
+    print(f"recorded noise: stalls {noise.stall_p:.3f} x4.5, sequence sd {noise.sequence_sd:.3f}, "
+          f"first round +{noise.first_round:.3f} (log)")  # fmt: skip
+    print("| cell | runs | false winner, % ± SE | truly faster named alone, % ± SE | "
+          "median rounds | sequences measured (of a full run's) |")  # fmt: skip
+    print("|---|---:|---:|---:|---:|---:|")
+    started = time.monotonic()
+    for cell in cells([int(x) for x in args.filesystems.split(",")]):
+        outcome = simulate(cell, args.trials, seed=21)
+        truly = list(range(cell.faster)) if cell.effect else []
+        alone = _rate(outcome.named_alone(0)) if cell.effect else "–"
+        full = cell.filesystems * cell.last
+        measured = np.where(outcome.dropped_at > 0, outcome.dropped_at, outcome.stop_at[:, None])
+        share = float(np.median(measured.sum(-1))) / full
+        print(f"| {cell.label()} | {args.trials} | {_rate(outcome.false_claims(truly))} | "
+              f"{alone} | {float(np.median(outcome.stop_at)):g} | {100 * share:.0f} % |",
+              flush=True)  # fmt: skip
+    print(f"\n{time.monotonic() - started:.0f} s")
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

@@ -6,11 +6,12 @@ wanted and words its closing warning:
   that states them).
 - TargetCI: more rounds while a task's 95 % interval of its mean time is wider
   than ±PCT % (--target-ci), up to a ceiling and within an optional budget.
-- Decisive (the default run): more rounds while a weighed kind of work is
-  still open, up to a ceiling and within a time budget. The answer spends its
-  error rate over every round this rule may stop at (analysis.answer
-  .look_rounds reads the same fields), so stopping early names no more false
-  winners than a fixed run.
+- Decisive (the default run): after each round from the plan's own, the
+  filesystems shown behind the best are eliminated, and more rounds run while the
+  best for the workload is not known, up to a ceiling and within a time budget.
+  The answer's error rate is calibrated for exactly these looks (schedule(),
+  analysis.decision), so stopping early names no more false winners than a
+  fixed run.
 The plan stores the rule as its fields (decisive, target_ci_pct, max_repetitions,
 time_budget_s: the session's record keeps that form); Plan.stopping gives the
 typed value, and `from_flags` is the only place that turns the command line's
@@ -140,9 +141,12 @@ class Decisive:
     def announce(self, scale: float) -> str:
         return (
             f"{_warm(self.warmup)}{self.repetitions} rounds, then more (up to "
-            f"{self.max_repetitions}) until every weighed kind of work has a winner or is "
-            "shown within 5 % (error rate 5 % over all the rounds it may stop at); no new "
-            f"round once the {self.time_budget_s / 60:.0f} min budget would be passed "
+            f"{self.max_repetitions}) until the best for your workload is known (one "
+            "filesystem, or those left shown within 5 % of each other); after each round "
+            f"from the {_nth(self.repetitions)}, a filesystem shown behind the best is "
+            "eliminated (not measured again); 5 % chance of any false winner over the "
+            f"whole run; no new round once the {self.time_budget_s / 60:.0f} min budget "
+            "would be passed "
             "(--time-budget SECONDS; --repetitions N or --quick for a fixed run); datasets "
             f"at scale {scale:g}, so that rounds stay short enough for several to fit the "
             "budget (--scale: larger datasets, fewer rounds)"
@@ -165,11 +169,8 @@ class Decisive:
         """Why no round followed the DONE-th: (code, words)."""
         left = len(progress.open_kinds())
         if not left:
-            return (
-                "decided",
-                "decided: every weighed kind of work has a winner or is shown within 5 %",
-            )
-        still = f"; {left} weighed kind(s) still open"
+            return "decided", "decided: the best for the workload is known"
+        still = "; the best for the workload not known yet"
         if done >= self.max_repetitions:
             return "max_rounds", f"the ceiling of {self.max_repetitions} rounds{still}"
         del fits  # the only other reason the rule stops: the next round would pass the budget
@@ -177,6 +178,10 @@ class Decisive:
 
 
 Stopping = Fixed | TargetCI | Decisive
+
+
+def _nth(n: int) -> str:
+    return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
 
 
 def _warm(warmup: bool) -> str:

@@ -87,8 +87,9 @@ def test_verdicts_rank_only_the_host_kernel_group(tmp_path: Path) -> None:
 
 
 def test_each_verdict_line_says_which_group_it_ranks(tmp_path: Path) -> None:
+    # ext4 alone on the host: the uml group, of two, is the one ranked.
     text = " ".join(render(_session(tmp_path), "text").split())
-    assert "verdict: among host kernel drivers: only ext4 measured" in text
+    assert "verdict: among uml guest kernel drivers: " in text
 
 
 def test_against_the_articles_only_host_times_but_every_drivers_space(tmp_path: Path) -> None:
@@ -104,3 +105,18 @@ def test_against_the_articles_only_host_times_but_every_drivers_space(tmp_path: 
     assert today["capacity_initial"] == {"ext4", "jfs", "ntfs"}
     text = " ".join(render(_session(tmp_path), "text").split())
     assert "Times of host kernel drivers only: guest and FUSE times are not comparable" in text
+
+
+def test_a_guest_group_gets_its_own_answer() -> None:
+    """ext4 alone on the host, six filesystems in User-Mode Linux and two in qemu: the uml
+    group is ranked among itself (43fa896 said "No answer: only ext4 ran through the host
+    kernel's drivers"), and the qemu group gets its own line."""
+    session = load(Path(__file__).parents[1] / "fixtures" / "full-v2.json")
+    answer = build(session).verdicts.answer  # type: ignore[union-attr]
+    assert not answer.recommendation.startswith("No answer")
+    judged = answer.judged[next(iter(answer.judged))].ranking.order
+    assert set(judged) == {"jfs@uml", "reiserfs@uml", "vfat@uml", "f2fs@uml", "nilfs2@uml",
+                           "ext4@uml"}  # fmt: skip
+    assert [title for title, _ in answer.groups] == ["Among the qemu guest kernel's filesystems"]
+    text = render(session, "text")
+    assert "Among the qemu guest kernel's filesystems:" in " ".join(text.split())

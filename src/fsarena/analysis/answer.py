@@ -331,6 +331,9 @@ def kind_answer(
     tail = f"; left out: {'; '.join(excluded)}" if excluded else ""
     if unfit:
         tail += f"; not recommendable here: {'; '.join(unfit)}"
+    if family.set_aside:
+        count = len(family.set_aside)
+        tail += f"; set aside as stall{'s' if count > 1 else ''}: {', '.join(family.set_aside)}"
     common = {"weight": weight, "n": n, "excluded": excluded, "not_recommendable": unfit}
     if family.status == UNTESTED:
         text = "no verdict: one repetition each (run -n 3 or more)"
@@ -583,14 +586,18 @@ def rounds_to_decide(family: Family, decision: Decision) -> int | None:
 
 
 def settle_words(
-    index: Index, family: Family, decision: Decision, per_round_s: float | None
+    index: Index,
+    family: Family,
+    decision: Decision,
+    shares: Mapping[str, float],
+    per_round_s: float | None,
 ) -> str:
     """What would decide the open workload at this run's spread, and which task's noise
-    is the cause."""
+    is the cause (shares: each task's weight in the workload)."""
     need = rounds_to_decide(family, decision)
     if need is None:
         return ""
-    cause = noisiest(index, family, decision)
+    cause = noisiest(index, family, shares)
     because = f" The widest spread comes from {cause}." if cause else ""
     if need >= MAX_SUGGESTED_ROUNDS:
         return (
@@ -609,7 +616,17 @@ def settle_words(
     )
 
 
-def noisiest(index: Index, family: Family, decision: Decision) -> str:
+def task_shares(verdicts: Sequence[KindVerdict], weights: Mapping[str, float]) -> dict[str, float]:
+    """Each weighed task's weight in the workload: its kind's share times its own in it."""
+    total = sum(weights.get(v.kind, 0.0) for v in verdicts) or 1.0
+    return {
+        task: weights.get(v.kind, 0.0) / total * share
+        for v in verdicts
+        for task, share in v.weights
+    }
+
+
+def noisiest(index: Index, family: Family, shares: Mapping[str, float]) -> str:
     """The task whose round-to-round spread weighs most in the widest undecided pair, and
     whether its values fall in two clusters (a bimodal disk): 'iso_copy_within, bimodal on
     ext2: 0.34-0.40 s in 3 rounds, 0.95-1.10 s in 7'."""
@@ -618,15 +635,12 @@ def noisiest(index: Index, family: Family, decision: Decision) -> str:
         return ""
     a, b = max(pairs, key=lambda p: family.paired.get(p, (0.0, 0.0, 0))[1])
     found: list[tuple[float, str]] = []
-    for kind, weight in decision.weights.items():
-        for task in index.session.tasks():
-            if index.kind(task) != kind:
-                continue
-            metric = (index.plan.info(task).columns[:1] or ["wall_s"])[0]
-            sa, sb = index.samples(a, task, metric), index.samples(b, task, metric)
-            diffs = [math.log(sa[r] / sb[r]) for r in sa if r in sb and sa[r] > 0 and sb[r] > 0]
-            if len(diffs) >= 3:
-                found.append((weight * statistics.pstdev(diffs), task))
+    for task, share in shares.items():
+        metric = (index.plan.info(task).columns[:1] or ["wall_s"])[0]
+        sa, sb = index.samples(a, task, metric), index.samples(b, task, metric)
+        diffs = [math.log(sa[r] / sb[r]) for r in sa if r in sb and sa[r] > 0 and sb[r] > 0]
+        if len(diffs) >= 3:
+            found.append((share * statistics.pstdev(diffs), task))
     if not found:
         return ""
     task = max(found)[1]
@@ -717,7 +731,8 @@ def build_answer(
     rec = recommend(decision, verdicts, answers, weights)
     family = decision.workload
     line = recommendation_line(rec, family, decision.threshold)
-    ties = settle_words(index, family, decision, per_round_s) if rec.status == OPEN else ""
+    shares = task_shares(weighed, used)
+    ties = settle_words(index, family, decision, shares, per_round_s) if rec.status == OPEN else ""
     judged = {v.kind: Judged(decision.kinds[v.kind].ranking, kind_threshold(index, v), v.word)
               for v in weighed}  # fmt: skip
     if len(weighed) > 1:

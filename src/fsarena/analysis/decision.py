@@ -69,9 +69,17 @@ class Decision:
     weights: Mapping[str, float] = field(default_factory=dict)
 
 
-def design_of(plan: PlanRecord, filesystems: int, kinds: int, rounds: int) -> Design:
+def design_of(
+    plan: PlanRecord, filesystems: int, kinds: int, rounds: int, cut: bool = False
+) -> Design:
     """What the boundary is calibrated for: a decisive run looks from its planned rounds to
-    its ceiling; any other has one look, at the rounds it ran."""
+    its ceiling; any other has one look, at the rounds it ran.
+
+    cut: the run ended before its ceiling for a reason that does not depend on who leads
+    (its time budget, an interruption): its last look is the one it ended at, where the
+    error its earlier, stricter looks did not spend is spent (Lan and DeMets 1983). The
+    eliminations it made stand: they passed a stricter boundary than this one.
+    """
     rule = of_plan(
         plan.repetitions or 1, bool(plan.decisive), plan.target_ci_pct,
         plan.max_repetitions, plan.time_budget_s, plan.warmup_rounds or 0,
@@ -79,6 +87,8 @@ def design_of(plan: PlanRecord, filesystems: int, kinds: int, rounds: int) -> De
     first, last, sequential = rule.schedule()
     if not sequential:
         first = last = max(rounds, 2)
+    elif cut and rounds < last:
+        first, last = min(first, max(rounds, 2)), max(rounds, 2)
     return Design(filesystems, kinds, first, last, sequential)
 
 
@@ -186,11 +196,13 @@ def decide(
     eliminated: Mapping[str, Exclusion],
     threshold: float = PRACTICAL,
     kind_thresholds: Mapping[str, float] | None = None,
+    cut: bool = False,
 ) -> Decision | None:
     """The decision for the weighed kinds that have values (None when none has).
 
     eliminated: the filesystems a decisive run stopped measuring, with the claim it
     acted on (read from the session); they are out of the workload, not of the kinds.
+    cut: the run ended early by its budget or an interruption (design_of).
     """
     weighed = [v for v in verdicts if weights.get(v.kind, 0) > 0 and v.by_rep]
     if not weighed:
@@ -199,7 +211,7 @@ def decide(
     if len(names) < 1:
         return None
     y, rounds = blocks(weighed, names)
-    design = design_of(plan, len(names), len(weighed), len(rounds))
+    design = design_of(plan, len(names), len(weighed), len(rounds), cut)
     bound = calibrated(design)
     cleaned = clean(y)
     w = np.array([weights[v.kind] for v in weighed], dtype=float)

@@ -83,7 +83,7 @@ def describe(ranking: Ranking, word: str) -> str:
         n = sorted(set(ranking.n.values()))
         return (
             f"tie between {names(sorted(order))}: no difference is significant "
-            f"(p ≥ {ALPHA} after Holm, n = {'/'.join(map(str, n))})"
+            f"(p ≥ {ALPHA} after Bonferroni over its pairs, n = {'/'.join(map(str, n))})"
         )
     best = order[0]
     behind = [g for g in order if g not in ranking.winners]

@@ -79,4 +79,6 @@ def scope_words(session: Session) -> str:
     if verdict_scope(session) is session:
         return ""
     group = ranked_group(session)
+    if group.startswith("guest:"):
+        return f"{group.partition(':')[2]} guest kernel drivers"
     return {KERNEL: "host kernel drivers", "fuse": "FUSE drivers"}.get(group, group)

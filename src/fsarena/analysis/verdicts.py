@@ -23,7 +23,6 @@ from fsarena.analysis.decision import Decision, Exclusion, decide
 from fsarena.analysis.evidence import CeilingCheck, Index, TaskResult, ceiling_checks, rank_tasks
 from fsarena.analysis.kinds import PRACTICAL, KindVerdict, kind_verdicts
 from fsarena.analysis.method import loop_io
-from fsarena.analysis.phrases import describe
 from fsarena.analysis.ranking import Ranking
 from fsarena.analysis.rounds import round_seconds
 from fsarena.analysis.tuned import tune_lines
@@ -96,6 +95,9 @@ def caveats(session: Session) -> list[str]:
 # ---------------------------------------------------------------- entry point
 
 
+CUT = ("budget", "interrupted")  # stops that do not depend on who leads
+
+
 def eliminations(session: Session) -> dict[str, Exclusion]:
     """The filesystems the run stopped measuring, each with the claim it acted on, as the
     run recorded them (Session.race): what was done is read back, not recomputed."""
@@ -120,7 +122,9 @@ def decide_session(
     """The session's decision at its rounds so far (analysis.decision)."""
     weights = weights_of(session.plan, present)
     thresholds = {k.kind: kind_threshold(index, k) for k in kinds if weights.get(k.kind, 0) > 0}
-    return decide(session.plan, kinds, weights, eliminations(session), PRACTICAL, thresholds)
+    # A run its budget or an interruption ended early spends what its looks left unspent.
+    cut = session.status == "interrupted" or (session.stop is not None and session.stop.code in CUT)
+    return decide(session.plan, kinds, weights, eliminations(session), PRACTICAL, thresholds, cut)
 
 
 def analyse(session: Session, columns: Mapping[str, Sequence[str]]) -> Verdicts:
@@ -137,9 +141,7 @@ def analyse(session: Session, columns: Mapping[str, Sequence[str]]) -> Verdicts:
     decision = decide_session(session, index, kinds, present)
     if decision is not None:  # the weighed kinds' rankings are the decision's own
         kinds = [
-            replace(k, ranking=r, summary=describe(r, k.word))
-            if (r := _decided(decision, k.kind)) is not None
-            else k
+            replace(k, ranking=r) if (r := _decided(decision, k.kind)) is not None else k
             for k in kinds
         ]
     answer = build_answer(index, kinds, decision, present, caveats(session), round_seconds(session))

@@ -24,7 +24,7 @@ from fsarena.analysis.stats import summarize
 from fsarena.measure.metrics import METRICS
 from fsarena.report.comparison import fmt, run_value
 from fsarena.report.document import Block, Heading, Notes, Paragraph, Section, Table
-from fsarena.report.scope import group_of, ranked_group, scope_words
+from fsarena.report.scope import KERNEL, group_of
 from fsarena.session.file import Session
 
 MIN_COMMON = 3
@@ -91,12 +91,12 @@ def _comparable(session: Session, task: str) -> dict[str, str]:
     """The filesystems whose figures may stand beside the articles', and under which name.
 
     Times through a guest kernel include its emulator, and FUSE times are another
-    program's: only the ranked driver group's stand here (scope.py). What a probe
-    (space) measures depends on the on-disk format alone, so there every driver
-    counts, under the filesystem's own name (NAME for NAME@uml) unless taken.
+    program's: only the host kernel's stand beside the published ones (absolute times
+    of the same code). What a probe (space) measures depends on the on-disk format
+    alone, so there every driver counts, under the filesystem's own name (NAME for
+    NAME@uml) unless taken.
     """
-    ranked = ranked_group(session)
-    names = {fs: fs for fs in session.filesystems() if group_of(session, fs) == ranked}
+    names = {fs: fs for fs in session.filesystems() if group_of(session, fs) == KERNEL}
     if any(r.measurement is not None for r in session.runs if r.task == task):
         return names
     for fs in session.filesystems():
@@ -108,11 +108,11 @@ def _comparable(session: Session, task: str) -> dict[str, str]:
 
 def left_out(session: Session) -> str:
     """What the comparison leaves out, in words ("" when every filesystem is in it)."""
-    if not (scope := scope_words(session)):
+    if all(group_of(session, fs) == KERNEL for fs in session.filesystems()):
         return ""
     return (
-        f"times of {scope} only: guest and FUSE times are not comparable with published ones; "
-        "space figures of every driver, under the filesystem's name"
+        "times of host kernel drivers only: guest and FUSE times are not comparable with "
+        "published ones; space figures of every driver, under the filesystem's name"
     )
 
 
