@@ -2,8 +2,9 @@
 
 Each constant is analysis.calibration.calibrate(design) (a seeded simulation of the
 procedure; the same figure every time on the same numpy), for 2 to 8 filesystems and 1
-to 6 weighed kinds: decisive runs looking from 3 rounds to 10 (the default run), and
-fixed runs of 2 to 10 rounds. Designs outside the table are
+to 6 weighed kinds: decisive runs looking from 3 rounds to 10 (the default run) or to
+fewer (where a budget cut one short: analysis.decision.design_of), and fixed runs of 2
+to 10 rounds. Designs outside the table are
 calibrated on first use and kept in /var/cache/fsarena/boundaries.json.
 tests/unit/test_calibration.py re-derives a few entries.
 
@@ -27,7 +28,8 @@ def designs() -> list[Design]:
     found = []
     for filesystems in range(2, 9):
         for kinds in range(1, 7):
-            found.append(Design(filesystems, kinds, 3, 10, True))
+            # The default run's looks, and every look its budget may cut it at (design_of).
+            found += [Design(filesystems, kinds, 3, last, True) for last in range(3, 11)]
             found += [Design(filesystems, kinds, n, n, False) for n in range(2, 11)]
     return found
 
@@ -43,7 +45,9 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=SHIPPED)
     args = parser.parse_args()
     table: dict[str, float] = {}
-    todo = designs()
+    if args.out.exists():  # keep what is there: only the designs it lacks are calibrated
+        table = {k: float(v) for k, v in json.loads(args.out.read_text()).items()}
+    todo = [d for d in designs() if f"v{VERSION}: {d.key()}" not in table]
     with ProcessPoolExecutor(args.jobs) as pool:
         for i, (key, constant, took) in enumerate(pool.map(one, todo), 1):
             table[key] = constant
