@@ -23,6 +23,7 @@ from fsarena.cli.commands import main
 from fsarena.errors import FsarenaError
 from fsarena.session.file import Session
 from fsarena.share.bundle import make
+from fsarena.share.document import sentence
 from fsarena.share.render import RENDERERS
 from fsarena.share.view import MIN_HOSTS, Group, Shared, View, build
 
@@ -39,6 +40,8 @@ def session(host: int, ratio: float, n: int = 0, **profile: Any) -> Session:
     raw["created_at"] = f"2026-11-{n + 1:02d}T00:00:00+00:00"
     raw["profiles_as_run"]["xfs"].update(profile)
     for run in raw["runs"]:
+        if run["measurement"]:  # each session its own runs (a session shared twice has one)
+            run["measurement"]["minor_faults"] = host * 1000 + n
         if run["task"] == TASK and run["filesystem"] in ("ext4", "xfs"):
             run["measurement"]["wall_s"] = ratio if run["filesystem"] == "xfs" else 1.0
     return Session.model_validate(raw)
@@ -82,8 +85,10 @@ def test_fewer_than_five_hosts_are_shown_as_such(tmp_path: Path) -> None:
     view = build([tmp_path], "ext4")
     (g,) = group(view)
     assert g.percentiles() == {}
-    assert "| too few hosts: 0.5×, 0.6×, 0.7×, 0.8× |" in RENDERERS["markdown"](view)
-    assert "4 hosts: too few for percentiles" in RENDERERS["text"](view)
+    assert "| tree_copy_in · xfs | time | 4 (4) | 0.5×, 0.6×, 0.7×, 0.8× |" in (
+        RENDERERS["markdown"](view)
+    )
+    assert "4 hosts: too few" in RENDERERS["text"](view)
 
 
 def test_mismatched_keys_are_never_pooled(tmp_path: Path) -> None:
@@ -109,11 +114,16 @@ def test_a_held_back_session_is_placed_among_the_other_hosts(tmp_path: Path) -> 
     (placed,) = [p for p in view.placements if (p.mine.task, p.mine.filesystem) == (TASK, "xfs")]
     assert placed.rank_pct == 50.0  # 0.5, 0.6, 0.7 of the 6 other hosts are below 0.75
     assert len(placed.others) == 6 and placed.sessions == 7
-    text = " ".join(RENDERERS["text"](view).split())
-    assert (
+    said = (
         "your xfs/ext4 time ratio on tree_copy_in (0.75×) is at the 50th percentile of 7 "
-        "sessions from 6 other hosts with the same key on loop image on virtual disk (virtio)"
-    ) in text
+        "sessions from 6 other hosts with the same key on loop image on virtual disk (virtio), "
+        "Linux 6.18: 50 % of those hosts measured a lower ratio (lower: xfs faster relative to "
+        "ext4)"
+    )
+    assert sentence(placed) == said
+    assert said in " ".join(RENDERERS["html"](view).split())  # each result in words, on a page
+    row = "| tree_copy_in · xfs | 0.75×, 50th percentile | 6 (7 sessions), median 0.75× |"
+    assert row in RENDERERS["markdown"](view)
 
 
 def test_your_own_hosts_sessions_are_not_among_the_others(tmp_path: Path) -> None:
@@ -138,6 +148,7 @@ def test_keys_an_older_session_could_not_complete_are_pooled_with_none(tmp_path:
     raw = json.loads((FIXTURES / "session-v3.json").read_text())
     for host in (1, 2):
         raw["host"]["machine_id"] = f"{host:032x}"
+        raw["runs"][0]["measurement"]["minor_faults"] = host  # two sessions, not one twice
         (tmp_path / f"v3-{host}.bundle.json").write_text(make(Session.model_validate(raw), KEY))
     view = build([tmp_path], "ext4")
     mkfs = group(view, "mkfs")
@@ -200,3 +211,18 @@ def test_a_baseline_no_session_ran_is_refused(tmp_path: Path) -> None:
         build([tmp_path], "btrfs")
     with pytest.raises(FsarenaError, match="no bundle or directory"):
         build([tmp_path / "none"], "ext4")
+
+
+def test_one_session_shared_under_two_salts_counts_once_and_never_among_the_others(
+    tmp_path: Path,
+) -> None:
+    """Two users (two salts) sharing the same session: other pseudonyms, the same runs."""
+    from fsarena.share.bundle import build as bundle
+
+    sessions = [session(i + 1, r) for i, r in enumerate(HOSTS)]
+    write(tmp_path, sessions)
+    (tmp_path / "again.bundle.json").write_text(make(sessions[0], bytes(32)))
+    view = build([tmp_path], "ext4", Shared("yours", bundle(sessions[1], bytes(32))))
+    assert len(view.shared) == 6 and "the same session as" in view.left_out[0]
+    (placed,) = [p for p in view.placements if (p.mine.task, p.mine.filesystem) == (TASK, "xfs")]
+    assert sorted(placed.others.values()) == pytest.approx([0.5, 0.7, 0.8, 0.9, 1.0])

@@ -44,7 +44,12 @@ def share() -> None:
 
 
 @share.command("bundle")
-@click.argument("session_path", required=False, type=click.Path(dir_okay=False, path_type=Path))
+@click.argument(
+    "session_path",
+    required=False,
+    metavar="SESSION",
+    type=click.Path(dir_okay=False, path_type=Path),
+)
 @click.option(
     "--output",
     "-o",

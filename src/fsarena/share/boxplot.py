@@ -22,9 +22,10 @@ FONT = 12
 LABEL_H = 15  # a row's label line
 PLOT_H = 16  # its plot line
 HEAD = 30
-NUMBERS = 64  # the column of figures on the right
+NUMBERS = 96  # the column of figures on the right: "0.493×, 8 hosts"
 LEFT = 8
 INK, GREY, GRID, BOX, REF, YOURS = "#1d1d1d", "#6b6b6b", "#c8c8c8", "#dbe6f2", "#2c6db5", "#c0392b"
+OUTLINED = {"stroke": "#ffffff", "stroke_width": "3", "paint_order": "stroke"}
 NICE = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 0.8, 1.0, 1.25, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0)
 
 
@@ -98,7 +99,9 @@ def svg(plot: BoxPlot) -> str:
     return "\n".join(
         [
             f'<svg xmlns="http://www.w3.org/2000/svg" class="share-boxplot" role="img" '
-            f'viewBox="0 0 {WIDTH} {height}" width="{WIDTH}" height="{height}" font-size="{FONT}">',
+            f'viewBox="0 0 {WIDTH} {height}" width="{WIDTH}" height="{height}" font-size="{FONT}" '
+            # as wide as the column up to 32rem: 11 px text on a phone, 15 px on a desktop
+            'style="width:100%;max-width:32rem;height:auto">',
             f"<title>{escape(plot.title)}</title>",
             f"<desc>{escape(plot.alt)}</desc>",
             *body,
@@ -144,7 +147,8 @@ def _spaced(ticks: list[float], x: _Scale) -> list[float]:
 
 def _row(row: Row, x: _Scale, right: float, top: float) -> list[str]:
     mid = top + LABEL_H + PLOT_H / 2 - 2
-    out = [_text(LEFT, top + 12, row.label, font_weight="600")]
+    # the label keeps a white outline: the grid and the 1× line never cross its letters
+    out = [_text(LEFT, top + 12, row.label, font_weight="600", **OUTLINED)]
     p = row.percentiles
     if p and row.values:
         a, b = x(row.values[0]), x(row.values[-1])
@@ -157,7 +161,7 @@ def _row(row: Row, x: _Scale, right: float, top: float) -> list[str]:
             f'fill="{BOX}" stroke="{INK}" stroke-width="1.2"/>',
             _line(med, mid - 6, med, mid + 6, width=2.4),
         ]
-        words = f"{ratio_text(p[50])} · {len(row.values)}"
+        words = f"{ratio_text(p[50])}, {len(row.values)} hosts"
     else:
         out += [
             f'<circle cx="{x(v)}" cy="{mid}" r="3.2" fill="#ffffff" stroke="{INK}" '
@@ -179,35 +183,52 @@ def _row(row: Row, x: _Scale, right: float, top: float) -> list[str]:
 
 
 def lines(plot: BoxPlot, width: int) -> list[str]:
-    """Each row as its label, then a line of characters on the same log scale."""
+    """A row a line (its label, its plot, its median) where the width has room for a plot of
+    MIN_COLS; else its label on a line of its own above its plot. One log scale for all."""
     low, high = bounds(plot)
-    cols = max(20, min(60, width - 16))
+    label = max((len(r.label) for r in plot.rows), default=0)
+    beside = width - 2 - label - 2 - WORDS >= MIN_COLS
+    cols = (
+        min(60, width - 2 - label - 2 - WORDS)
+        if beside
+        else max(MIN_COLS, min(60, width - WORDS - 4))
+    )
     x = _Scale(low, high, 0, cols - 1)
-    one = round(x(1.0))
-    head = [" " * cols for _ in range(1)]
-    axis = list(head[0])
-    for t, words in ((low, ratio_text(low)), (high, ratio_text(high))):
-        at = round(x(t))
-        start = at if t == low else at - len(words) + 1
-        axis[start : start + len(words)] = words
-    ref = plot.reference
-    start = max(0, min(cols - len(ref), one - len(ref) // 2))
-    if all(c == " " for c in axis[start - 1 : start + len(ref) + 1]):
-        axis[start : start + len(ref)] = ref
-    out = ["  " + "".join(axis).rstrip()]
+    indent = "  " + (" " * (label + 2) if beside else "")
+    out = [indent + _axis(plot, x, cols, low, high)]
     for row in plot.rows:
-        out.append(f"  {row.label}")
-        out.append("  " + _chars(row, x, cols, one))
+        plotted, words = _chars(row, x, cols, round(x(1.0)))
+        if beside:
+            out.append(f"  {row.label.ljust(label)}  {plotted}  {words}")
+        else:
+            out += [f"  {row.label}", f"  {plotted}  {words}"]
     return [*out, *LEGEND]
 
 
+MIN_COLS = 24  # the narrowest plot a row beside its label may have
+WORDS = 22  # "0.493× median, 8 hosts"
 LEGEND = (
     "  ├─[ ┃ ]─┤ the lowest host, 25th percentile, median, 75th, the highest;",
     "  o a host (too few hosts for a box); ◆ yours; │ 1×",
 )
 
 
-def _chars(row: Row, x: _Scale, cols: int, one: int) -> str:
+def _axis(plot: BoxPlot, x: _Scale, cols: int, low: float, high: float) -> str:
+    """The scale's ends and what 1× is, placed where they fall."""
+    axis = [" "] * cols
+    for t, words in ((low, ratio_text(low)), (high, ratio_text(high))):
+        at = round(x(t))
+        start = at if t == low else at - len(words) + 1
+        axis[start : start + len(words)] = words
+    ref, one = plot.reference, round(x(1.0))
+    start = max(0, min(cols - len(ref), one - len(ref) // 2))
+    if all(c == " " for c in axis[max(0, start - 1) : start + len(ref) + 1]):
+        axis[start : start + len(ref)] = ref
+    return "".join(axis).rstrip()
+
+
+def _chars(row: Row, x: _Scale, cols: int, one: int) -> tuple[str, str]:
+    """The row's plot in characters, and its words (the median and hosts, or how few)."""
     cells = [" "] * cols
     cells[one] = "│"
     p = row.percentiles
@@ -219,13 +240,12 @@ def _chars(row: Row, x: _Scale, cols: int, one: int) -> str:
         cells[round(x(p.get(25, p[50])))] = "["
         cells[round(x(p.get(75, p[50])))] = "]"
         cells[round(x(p[50]))] = "┃"
-        words = f"{ratio_text(p[50])} median of {len(row.values)} hosts"
+        words = f"{ratio_text(p[50])} median, {len(row.values)} hosts"
     else:
         for v in row.values:
             cells[round(x(v))] = "o"
-        words = (
-            f"{len(row.values)} host{'s' if len(row.values) != 1 else ''}: too few for percentiles"
-        )
+        n = len(row.values)
+        words = f"{n} host{'s' if n != 1 else ''}: too few"
     if row.mine is not None:
         cells[round(x(row.mine))] = "◆"
-    return "".join(cells) + "  " + words
+    return "".join(cells), words

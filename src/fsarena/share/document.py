@@ -29,7 +29,7 @@ from fsarena.report.document import (
 )
 from fsarena.session.key import missing
 from fsarena.share.boxplot import BoxPlot, Row, ratio_text
-from fsarena.share.view import MIN_HOSTS, Group, Placement, View, stem
+from fsarena.share.view import MIN_HOSTS, Group, Placement, Ratio, View, stem
 
 
 def ordinal(value: float) -> str:
@@ -119,7 +119,7 @@ def _conditions(fields: dict[str, Any], baseline: str) -> str:
     )
 
 
-def _label(g: Group) -> str:
+def _label(g: Group | Ratio) -> str:
     return f"{g.task} · {g.filesystem}"
 
 
@@ -133,13 +133,12 @@ def _spread(g: Group, p: dict[int, float]) -> tuple[str, str, str]:
     return ratio_text(p[50]), middle, outer
 
 
-HEADERS = ("task", "filesystem", "metric", "hosts (sessions)", "median", "25th–75th", "10th–90th")
+HEADERS = ("result", "metric", "hosts (sessions)", "median", "25th–75th", "10th–90th")
 
 
 def context_section(view: View, fields: dict[str, Any], groups: list[Group]) -> Section:
     """One context's box plots and table: its keys, one row each, yours marked."""
     placed = {p.group.key: p for p in view.placements if p.group is not None}
-    rows = tuple(_row(view, g, placed.get(g.key)) for g in groups)
     title, base = _title(fields), groups[0].baseline
     plot = BoxPlot(
         tuple(
@@ -157,23 +156,43 @@ def context_section(view: View, fields: dict[str, Any], groups: list[Group]) -> 
         + "; ".join(_alt(g) for g in groups),
     )
     anchor = "ctx-" + groups[0].context[0][:10]
-    headers = (*HEADERS, *(("yours",) if view.yours else ()))
     return Section(
         Heading(title, level=2, tag=f"against {base}", anchor=anchor),
         (
             Paragraph(_conditions(fields, base), style="method", label="Key"),
             Figure(anchor, f"Each filesystem against {base}, one host a value", plot.alt, plot),
-            Table(headers, rows),
+            _table(groups, placed),
         ),
         anchor=anchor,
     )
 
 
-def _row(view: View, g: Group, placed: Placement | None) -> tuple[str, ...]:
+def _table(groups: list[Group], placed: dict[str, Placement]) -> Table:
+    """The context's keys, a row each: percentiles (the 10th-90th where a key has 10 hosts),
+    or each host's ratio where no key has 5; a column for yours where one of yours is here."""
+    headers: tuple[str, ...]
+    if not any(g.percentiles() for g in groups):
+        headers = (*HEADERS[:3], "each host's ratio (too few for percentiles)")
+        rows = tuple(
+            (*_row(g)[:3], ", ".join(ratio_text(v) for v in sorted(g.host_values().values())))
+            for g in groups
+        )
+    else:
+        outer = any(10 in g.percentiles() for g in groups)
+        headers = HEADERS if outer else HEADERS[:-1]
+        rows = tuple(_row(g)[: len(headers)] for g in groups)
+    if any(g.key in placed for g in groups):
+        headers = (*headers, "yours")
+        rows = tuple(
+            (*r, _yours_cell(placed.get(g.key))) for r, g in zip(rows, groups, strict=True)
+        )
+    return Table(headers, rows)
+
+
+def _row(g: Group) -> tuple[str, ...]:
     median, middle, outer = _spread(g, g.percentiles())
     hosts = f"{len(g.host_values())} ({g.sessions()})"
-    yours = (_yours_cell(placed),) if view.yours else ()
-    return (g.task, g.filesystem, METRICS[g.metric].label, hosts, median, middle, outer, *yours)
+    return (_label(g), METRICS[g.metric].label, hosts, median, middle, outer)
 
 
 def _alt(g: Group) -> str:
@@ -224,6 +243,13 @@ def sentence(p: Placement) -> str:
     )
 
 
+def _at(fields: dict[str, Any], path: str) -> Any:
+    value: Any = fields
+    for part in path.split("."):
+        value = value.get(part) if isinstance(value, dict) else None
+    return value
+
+
 def _difference(name: str, mine: dict[str, Any], theirs: dict[str, Any]) -> str:
     def shown(value: Any) -> str:
         if value is None:
@@ -234,35 +260,33 @@ def _difference(name: str, mine: dict[str, Any], theirs: dict[str, Any]) -> str:
             return ", ".join(f"{k} {shown(v)}" for k, v in value.items()) or "none"
         return str(value)
 
-    return f"{name} (yours: {shown(mine.get(name))}; theirs: {shown(theirs.get(name))})"
+    return f"{name} (yours: {shown(_at(mine, name))}; theirs: {shown(_at(theirs, name))})"
 
 
 def yours_section(view: View) -> Section:
-    """Each of your ratios in words (a terminal reads these); a page also has them as a table."""
+    """Your ratios placed, a row each; a page also says each in words (a terminal reads the
+    table: twenty-six sentences of the same shape would bury it)."""
     placed = [p for p in view.placements if p.rank_pct is not None]
     others = [p for p in view.placements if p.rank_pct is None]
+    example = f" For example, {sentence(placed[0])}." if placed else ""
     lead = (
         f"{view.yours}: {len(placed)} of your {len(view.placements)} ratios placed among the "
-        f"other hosts with the same key"
-        + (f"; {len(others)} not placed (below)." if others else ".")
+        "other hosts with the same key (the percentile: the share of those hosts with a lower "
+        "ratio)" + (f"; {len(others)} not placed (below)." if others else ".") + example
     )
-    words = Notes(tuple(sentence(p) for p in placed))
     rows = tuple(
         (
-            p.mine.task,
-            p.mine.filesystem,
-            ratio_text(p.mine.value),
-            ordinal(p.rank_pct or 0),
-            f"{len(p.others)} ({p.sessions})",
-            _median(p),
+            _label(p.mine),
+            f"{ratio_text(p.mine.value)}, {ordinal(p.rank_pct or 0)} percentile",
+            f"{len(p.others)} ({p.sessions} sessions), median {_median(p)}",
         )
         for p in placed
     )
     table = Table(YOURS, rows)
-    blocks: list[Block] = [
-        Paragraph(lead, style="lead"),
-        Forms(short=(words,), full=(table, Notes(words.lines, title="In words", style="fold"))),
-    ]
+    words = Notes(tuple(sentence(p) for p in placed), title="Each in words", style="fold")
+    blocks: list[Block] = [Paragraph(lead, style="lead")]
+    if placed:
+        blocks.append(Forms(short=(table,), full=(table, words)))
     if others:
         blocks.append(
             Notes(tuple(sentence(p) for p in others), title=f"Not placed ({len(others)})")
@@ -272,7 +296,7 @@ def yours_section(view: View) -> Section:
     )
 
 
-YOURS = ("task", "filesystem", "yours", "percentile", "other hosts (sessions)", "their median")
+YOURS = ("result", "yours", "others with its key")
 
 
 def _median(p: Placement) -> str:

@@ -3,7 +3,7 @@
 Raw times from different machines are never pooled: each session gives, per
 task and filesystem, the ratio of its figure to the baseline filesystem's
 measured in that same session (the ratio of their geometric means over the
-rounds, as the fleet and the reports compute it: analysis.ranking.ratio_test),
+rounds, as the fleet and the reports estimate it: analysis.ranking.point_ratio),
 on the task's headline metric (its table's first column). A ratio's key is the
 result's comparison key (session/key.py) with the baseline's filesystem fields
 and the metric: two ratios are pooled only when their keys are equal, and a key
@@ -22,6 +22,7 @@ share of those hosts whose ratio is lower, ties counted half.
 
 from __future__ import annotations
 
+import hashlib
 import math
 import re
 import statistics
@@ -34,13 +35,13 @@ from typing import Any
 
 from fsarena.analysis.adaptive import headline_columns
 from fsarena.analysis.evidence import Index
-from fsarena.analysis.ranking import ratio_test
+from fsarena.analysis.ranking import point_ratio
 from fsarena.errors import FsarenaError
 from fsarena.measure.metrics import METRICS
 from fsarena.session.file import Run, Session
 from fsarena.session.key import KeyParts, digest, missing
 from fsarena.session.records import PlanRecord, TaskInfo
-from fsarena.share.bundle import read
+from fsarena.share.bundle import canonical, read
 
 MIN_HOSTS = 5
 PERCENTILES = (5, 10, 25, 50, 75, 90, 95)
@@ -86,6 +87,11 @@ class Shared:
     @property
     def session(self) -> str:
         return str(self.body["session"]["id"])
+
+    @property
+    def runs(self) -> str:
+        """The digest of its runs: the same session shared twice under two salts has one."""
+        return hashlib.sha256(canonical(self.body["runs"])).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -149,7 +155,8 @@ def _tracked(repository: Path) -> list[Path]:
 
 
 def load_bundles(paths: Sequence[Path]) -> tuple[list[Shared], list[str]]:
-    """Every bundle that verifies, a session sent twice once; and what was left out, and why."""
+    """Every bundle that verifies, a session sent twice once (by its pseudonym, or by its runs
+    when another salt sent it again); and what was left out, and why."""
     shared: list[Shared] = []
     left_out: list[str] = []
     seen: dict[str, str] = {}
@@ -164,10 +171,11 @@ def load_bundles(paths: Sequence[Path]) -> tuple[list[Shared], list[str]]:
         if why:
             left_out.append(f"{path}: verifies, but does not hold what a bundle holds ({why})")
             continue
-        if item.session in seen:
-            left_out.append(f"{path}: the same session as {seen[item.session]}: counted once")
+        first = seen.get(item.session) or seen.get(item.runs)
+        if first:
+            left_out.append(f"{path}: the same session as {first}: counted once")
             continue
-        seen[item.session] = str(path)
+        seen[item.session] = seen[item.runs] = str(path)
         shared.append(item)
     return shared, left_out
 
@@ -225,7 +233,7 @@ def ratios(item: Shared, baseline: str) -> list[Ratio]:
             b = list(index.samples(base, task, metric).values())
             if not a or not b:
                 continue
-            value = ratio_test(a, b).ratio
+            value = point_ratio(a, b)
             if not (math.isfinite(value) and value > 0):
                 continue
             fields = ratio_fields(key, task, fs, base, metric)
@@ -367,12 +375,22 @@ def nearest(mine: Ratio, groups: Sequence[Group]) -> tuple[Group | None, tuple[s
     ]
     if not same:
         return None, ()
-    scored = [
-        (sorted(k for k in {*g.fields, *mine.fields} if g.fields.get(k) != mine.fields.get(k)), g)
-        for g in same
-    ]
+    scored = [(differences(mine.fields, g.fields), g) for g in same]
     differs, group = min(scored, key=lambda s: (len(s[0]), -len(s[1].host_values())))
     return group, tuple(differs)
+
+
+def differences(a: dict[str, Any], b: dict[str, Any], prefix: str = "") -> list[str]:
+    """The fields in which two keys differ, as paths ("device", "baseline.device"), the
+    top-level ones first."""
+    found: list[str] = []
+    for name in sorted({*a, *b}):
+        x, y = a.get(name), b.get(name)
+        if isinstance(x, dict) and isinstance(y, dict) and name != "datasets":
+            found += differences(x, y, f"{prefix}{name}.")
+        elif x != y:
+            found.append(prefix + name)
+    return sorted(found, key=lambda path: (path.count("."), path))
 
 
 # ---------------------------------------------------------------- the view
@@ -412,5 +430,10 @@ def build(paths: Sequence[Path], baseline: str, mine: Shared | None = None) -> V
         )
     groups = pool(found)
     tasks = list(dict.fromkeys(t for s in shared for t in s.body["session"]["tasks"]))
-    placements = [place(r, groups) for r in ratios(mine, baseline)] if mine else []
+    placements = []
+    if mine is not None:  # among the others: your session itself left out, whoever sent it
+        others = pool(
+            r for item in shared if item.runs != mine.runs for r in ratios(item, baseline)
+        )
+        placements = [place(r, others) for r in ratios(mine, baseline)]
     return View(baseline, shared, left_out, groups, tasks, placements, mine.where if mine else "")
