@@ -1,8 +1,9 @@
 """The shared view as a document: the blocks of report/document.py, for every format to lay out.
 
 What it says, in order: how many bundles, sessions and hosts stand behind it;
-where your session falls (when one is given), one sentence per result that
-could be placed and why the others could not; then one section per context
+where your session falls (when one is given): each result's percentile among the
+other hosts (a page also says each in words), and why the others could not be
+placed; then one section per context
 (the class of device, the kernel, the scale and the run's conditions, against
 one baseline), each with its box plots and its table of percentiles; the
 results whose keys are incomplete, never pooled; what was left out; and how

@@ -30,6 +30,7 @@ import subprocess
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -50,27 +51,14 @@ FILESYSTEM_FIELDS = (
     "fstype", "driver", "mkfs", "mount_options", "data_dir_attributes", "image_size_bytes",
     "aged", "mkfs_version", "kernel", "device",
 )  # fmt: skip
-# The fields a view's section shares: where and how it ran, against which baseline.
 # What of a bundle's run the analysis reads (Index: status, values, measurements).
 RUN_FIELDS = (
-    "filesystem",
-    "task",
-    "repetition",
-    "status",
-    "fault",
-    "measurement",
-    "repeats",
-    "values",
-)
+    "filesystem", "task", "repetition", "status", "fault", "measurement", "repeats", "values",
+)  # fmt: skip
+# The fields a view's section shares: where and how it ran (against one baseline).
 CONTEXT_FIELDS = (
-    "scheme",
-    "scale",
-    "source",
-    "cold_caches",
-    "emulated_machine",
-    "kernel",
-    "device",
-)
+    "scheme", "scale", "source", "cold_caches", "emulated_machine", "kernel", "device",
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -88,10 +76,15 @@ class Shared:
     def session(self) -> str:
         return str(self.body["session"]["id"])
 
-    @property
+    @cached_property
     def runs(self) -> str:
         """The digest of its runs: the same session shared twice under two salts has one."""
         return hashlib.sha256(canonical(self.body["runs"])).hexdigest()
+
+    @cached_property
+    def results(self) -> Session:
+        """Its runs as a session, for the analysis that reads sessions (as_session)."""
+        return as_session(self.body)
 
 
 @dataclass(frozen=True)
@@ -167,7 +160,7 @@ def load_bundles(paths: Sequence[Path]) -> tuple[list[Shared], list[str]]:
             left_out.append(str(exc))
             continue
         item = Shared(str(path), body)
-        why = damage(body)
+        why = damage(item)
         if why:
             left_out.append(f"{path}: verifies, but does not hold what a bundle holds ({why})")
             continue
@@ -180,19 +173,14 @@ def load_bundles(paths: Sequence[Path]) -> tuple[list[Shared], list[str]]:
     return shared, left_out
 
 
-def damage(body: dict[str, Any]) -> str:
+def damage(item: Shared) -> str:
     """Why a bundle's contents cannot be read as results ("" when they can): one whose digest
     matches may still have been made by hand."""
     try:
-        as_session(body)
-        KeyParts(**body["key"])
-        str(body["host"]["id"]), str(body["session"]["id"])
-    except (
-        KeyError,
-        TypeError,
-        ValueError,
-        AttributeError,
-    ) as exc:  # ValidationError: a ValueError
+        KeyParts(**item.body["key"])
+        item.results, item.host, item.session  # noqa: B018 (read to check they are there)
+    # pydantic's ValidationError is a ValueError
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
         return f"{type(exc).__name__}: {str(exc).splitlines()[0]}"
     return ""
 
@@ -216,7 +204,7 @@ def as_session(body: dict[str, Any]) -> Session:
 
 def ratios(item: Shared, baseline: str) -> list[Ratio]:
     """Each (task, filesystem) ratio to the baseline in one bundle's session."""
-    session = as_session(item.body)
+    session = item.results
     index = Index(session)
     heads = headline_columns(session)
     key = KeyParts(**item.body["key"])
@@ -422,7 +410,8 @@ def build(paths: Sequence[Path], baseline: str, mine: Shared | None = None) -> V
             + (f" ({len(left_out)} left out: {left_out[0]})" if left_out else "")
             + "; give bundles `fsarena share` wrote, or a directory or git repository of them"
         )
-    found = [r for item in shared for r in ratios(item, baseline)]
+    each = [(item, ratios(item, baseline)) for item in shared]
+    found = [r for _, found in each for r in found]
     if not found:
         raise FsarenaError(
             f"none of the {len(shared)} bundles has {baseline} beside another filesystem: give "
@@ -432,8 +421,6 @@ def build(paths: Sequence[Path], baseline: str, mine: Shared | None = None) -> V
     tasks = list(dict.fromkeys(t for s in shared for t in s.body["session"]["tasks"]))
     placements = []
     if mine is not None:  # among the others: your session itself left out, whoever sent it
-        others = pool(
-            r for item in shared if item.runs != mine.runs for r in ratios(item, baseline)
-        )
+        others = pool(r for item, found in each if item.runs != mine.runs for r in found)
         placements = [place(r, others) for r in ratios(mine, baseline)]
     return View(baseline, shared, left_out, groups, tasks, placements, mine.where if mine else "")
