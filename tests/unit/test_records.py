@@ -24,7 +24,13 @@ from fsarena.session.file import CeilingSample, Session, load, save
 from fsarena.session.records import HostFacts, PlanRecord, Record, TaskInfo, TimingRecord
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
-SESSIONS = ["session-v1.json", "session-v2.json", "session-v3.json", "three-filesystems.json"]
+SESSIONS = [
+    "session-v1.json",
+    "session-v2.json",
+    "session-v3.json",
+    "session-v4.json",
+    "three-filesystems.json",
+]
 RECORDS = (
     "host",
     "plan",
@@ -35,6 +41,7 @@ RECORDS = (
     "machine",
     "timing",
     "aging",
+    "comparison",
 )
 SRC = Path(__file__).parent.parent.parent / "src" / "fsarena"
 
@@ -97,7 +104,7 @@ def test_infinity_and_nan_survive_a_save(tmp_path: Path) -> None:
 
 
 def test_the_fixtures_cover_every_stored_version() -> None:
-    assert {_raw(n)["schema_version"] for n in SESSIONS} == {1, 2, 3}
+    assert {_raw(n)["schema_version"] for n in SESSIONS} == {1, 2, 3, 4}
 
 
 def test_unknown_keys_are_kept_on_a_re_save(tmp_path: Path) -> None:

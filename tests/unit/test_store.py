@@ -19,7 +19,13 @@ from fsarena.store.schema import MIGRATIONS
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 SESSIONS = [FIXTURES / f"{n}.json" for n in ("session-v1", "session-v2", "session-v3")]
 MKFS_EXT4 = ("mkfs", "ext4", "ok")
-ALL = [*SESSIONS, FIXTURES / "three-filesystems.json", FIXTURES / "full-v2.json"]
+# Every session fixture: the import of the whole directory below adds none of them again.
+ALL = [
+    *SESSIONS,
+    FIXTURES / "session-v4.json",
+    FIXTURES / "three-filesystems.json",
+    FIXTURES / "full-v2.json",
+]
 
 
 def counts(path: Path) -> dict[str, int]:
@@ -116,11 +122,11 @@ def test_cli_import_list_history_export(tmp_path: Path) -> None:
     cli = CliRunner()
     out = cli.invoke(main, ["store", "import", *map(str, ALL), "--store", db])
     assert out.exit_code == 0, out.output
-    assert "5 of 5 sessions added" in out.output
+    assert f"{len(ALL)} of {len(ALL)} sessions added" in out.output
     again = cli.invoke(main, ["store", "import", str(FIXTURES), "--store", db])
-    assert "0 of 5 sessions added" in again.output, again.output
+    assert f"0 of {len(ALL)} sessions added" in again.output, again.output
     listed = cli.invoke(main, ["store", "list", "--store", db])
-    assert listed.output.strip().endswith(f"5 sessions in {db}")
+    assert listed.output.strip().endswith(f"{len(ALL)} sessions in {db}")
     html = tmp_path / "h.html"
     drawn = cli.invoke(
         main, ["store", "history", "--task", "mkfs", "--fs", "ext4", "--store", db,

@@ -67,7 +67,7 @@ def ratio_test(a: Sequence[float], b: Sequence[float]) -> RatioTest:
     positive = min(a) > 0 and min(b) > 0
     xa = [math.log(v) for v in a] if positive else [float(v) for v in a]
     xb = [math.log(v) for v in b] if positive else [float(v) for v in b]
-    ratio = _point_ratio(a, b, positive)
+    ratio = point_ratio(a, b)
     if len(xa) < 2 or len(xb) < 2:
         return RatioTest(ratio, math.nan, math.nan, math.nan, "untestable")
     if statistics.pvariance(xa) == 0 and statistics.pvariance(xb) == 0:
@@ -88,8 +88,10 @@ def ratio_test(a: Sequence[float], b: Sequence[float]) -> RatioTest:
     )
 
 
-def _point_ratio(a: Sequence[float], b: Sequence[float], positive: bool) -> float:
-    if positive:
+def point_ratio(a: Sequence[float], b: Sequence[float]) -> float:
+    """How many times a is b: the ratio of their geometric means (of their means where a value
+    is not positive): ratio_test's estimate, without its test (no scipy)."""
+    if min(a) > 0 and min(b) > 0:
         return math.exp(
             statistics.fmean(math.log(v) for v in a) - statistics.fmean(math.log(v) for v in b)
         )

@@ -87,6 +87,11 @@ class _ModuleTree:
     def modules_dir(self) -> Path | None:
         raise NotImplementedError
 
+    def release(self) -> str:
+        """The kernel's release ("6.1.176"): its module tree is named so; "" when none."""
+        root = self.modules_dir()
+        return root.name if root is not None else ""
+
     def lacks(self, modules: tuple[str, ...]) -> list[str]:
         """The modules, of those named, that this kernel neither has built in nor can load."""
         root = self.modules_dir()

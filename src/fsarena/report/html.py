@@ -9,15 +9,17 @@ then links to them (links are not fetched).
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
 
 import jinja2
 from markupsafe import Markup
 
-from fsarena.report import charts, contents
-from fsarena.report.comparison import Comparison
 from fsarena.report.document import Block, Figure, Forms, Section
-from fsarena.report.drawing import draw_all
 from fsarena.report.units import glued
+
+if TYPE_CHECKING:
+    from fsarena.report.charts import Chart
+    from fsarena.report.comparison import Comparison
 
 
 def _glue(value: object) -> object:
@@ -46,9 +48,14 @@ def render(comparison: Comparison) -> str:
     return html
 
 
-def bundle(comparison: Comparison, asset_dir: str | None) -> tuple[str, list[charts.Chart]]:
+def bundle(comparison: Comparison, asset_dir: str | None) -> tuple[str, list[Chart]]:
     """The report's document as a page, and with asset_dir its charts as files (the page
     links them)."""
+    # The report's machinery (statistics, matplotlib's charts) loads here, not with the
+    # module: a page of other blocks (`fsarena share view`) needs the template alone.
+    from fsarena.report import charts, contents
+    from fsarena.report.drawing import draw_all
+
     blocks = contents.document(comparison)
     drawn = [(f, d) for f in figures(blocks) if isinstance(d := f.drawing, charts.ChartDrawing)]
     # Every chart now, on every core: the page inlines the SVGs, the files are the PNGs.

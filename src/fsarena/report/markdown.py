@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from fsarena.report.comparison import Comparison
-from fsarena.report.contents import document
 from fsarena.report.document import (
     Banner,
     Block,
@@ -19,12 +18,17 @@ from fsarena.report.document import (
 )
 from fsarena.report.text import banner_lines
 
+if TYPE_CHECKING:
+    from fsarena.report.comparison import Comparison
+
 
 def _escape(cell: str) -> str:
     return cell.replace("|", "\\|")
 
 
 def render(comparison: Comparison) -> str:
+    from fsarena.report.contents import document  # the report's machinery, when a report is made
+
     return render_blocks(document(comparison))
 
 

@@ -13,9 +13,8 @@ import shutil
 import sys
 import textwrap
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from fsarena.report.comparison import Comparison
-from fsarena.report.contents import document
 from fsarena.report.document import (
     Banner,
     Block,
@@ -28,6 +27,9 @@ from fsarena.report.document import (
     Section,
     Table,
 )
+
+if TYPE_CHECKING:
+    from fsarena.report.comparison import Comparison
 from fsarena.report.units import NBSP, glued
 
 DEFAULT_WIDTH = 80
@@ -93,6 +95,8 @@ def wrap(text: str, indent: str, width: int, hang: str = "  ") -> list[str]:
 
 
 def render(comparison: Comparison, width: int | None = None) -> str:
+    from fsarena.report.contents import document  # the report's machinery, when a report is made
+
     return render_blocks(document(comparison), width or terminal_width())
 
 

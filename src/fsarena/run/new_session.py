@@ -1,7 +1,9 @@
 """The session a run starts with: what is recorded before anything is measured.
 
 The plan, each task's description, the profiles as run and the aged twins' group,
-with the host's facts and tool versions: the provenance a report reads back.
+with the host's facts and tool versions: the provenance a report reads back; and
+what the results' comparison key needs that only this run knows (the class of
+device, each task's version and tools, a guest's kernel release: session/key.py).
 """
 
 from __future__ import annotations
@@ -9,9 +11,12 @@ from __future__ import annotations
 from typing import Any
 
 from fsarena import __version__
+from fsarena.guest.kernels import GUESTS
 from fsarena.plan.model import Plan
 from fsarena.run.events import now
 from fsarena.session.file import Session
+from fsarena.session.key import KEY_SCHEME
+from fsarena.targets.device_class import for_target
 
 
 def new_session(plan: Plan, host: dict[str, object], tool_versions: dict[str, str]) -> Session:
@@ -44,7 +49,25 @@ def new_session(plan: Plan, host: dict[str, object], tool_versions: dict[str, st
             },
             **aged_profiles(plan),
         },
+        comparison=comparison_facts(plan),
     )
+
+
+def comparison_facts(plan: Plan) -> dict[str, Any]:
+    """What the comparison key takes from this run: where the filesystems are made (sysfs),
+    each task's version and tools as this fsarena declares them, each guest's kernel."""
+    return {
+        "scheme": KEY_SCHEME,
+        "device": for_target(plan.device, plan.workdir).to_dict(),
+        "tasks": {
+            name: {"version": task.key_version(), "tools": [t.name for t in task.tools]}
+            for name in plan.tasks
+            if (task := plan.task_class(name))
+        },
+        "kernels": {
+            p.name: GUESTS[p.guest].release() for p in plan.profiles() if p.guest in GUESTS
+        },
+    }
 
 
 def aged_profiles(plan: Plan) -> dict[str, dict[str, Any]]:

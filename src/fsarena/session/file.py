@@ -22,6 +22,7 @@ from fsarena.measure.collect import Measurement
 from fsarena.measure.metrics import ceiling_tolerance, metric_value
 from fsarena.session.records import (
     AgingRecord,
+    ComparisonRecord,
     DatasetRecord,
     HostFacts,
     MachineRecord,
@@ -96,7 +97,16 @@ from fsarena.session.signals import stop_signals_held
 #   fsarena that measured (its commit, or a digest of its files); a fleet merges one only.
 #   timing.rounds[].own_s (optional, absent in older files): fsarena's own time in the
 #   round, seconds per phase (run/owntime.py PHASES); the rest is the runner's bookkeeping.
-SCHEMA_VERSION = 3
+# 4 (fsarena 0.1.0, November 2026; nothing removed, version-3 files load unchanged):
+#   Session.comparison (optional, default {}): what each result's comparison key
+#   (session/key.py) needs that only the run can know: the class of device the
+#   filesystems were made on, read from sysfs (label, kind, transport, rotational;
+#   never its name, model or serial), each task's version (Task.key_version(): its
+#   declared version, or the digest of a user's command) and the tools it runs, and
+#   a guest driver's kernel release per filesystem. Older sessions have no such
+#   record: their keys lack the device class, the task versions and the task's tools,
+#   and are pooled with no other (fsarena share).
+SCHEMA_VERSION = 4
 
 # Metrics whose stored values are wrong in sessions older than a version: kept in the
 # file, read as unavailable, with the reason as a warning of the session.
@@ -256,6 +266,8 @@ class Session(BaseModel):
         return self
 
     aging: dict[str, AgingRecord] = Field(default_factory=dict)  # per filesystem (--age)
+    # What the comparison key needs that only the run knows (schema 4; {} in older files).
+    comparison: ComparisonRecord = Field(default_factory=ComparisonRecord)
 
     def ceiling(self, direction: str) -> float | None:
         """The best raw throughput measured for a direction, bytes/s (None: not measured)."""

@@ -380,3 +380,34 @@ class AgingRecord(Record):
     files_touched: list[int] | None = None  # git replay: files each pull brought, in order
     device_class: dict[str, Any] | None = None  # aging.device: loop or real, rotational or not
     snapshot_s: Number = 0
+
+
+# ---------------------------------------------------------------- schema 4: the comparison key
+
+
+class DeviceClassRecord(Record):
+    """ComparisonRecord.device: the class of device the filesystems were made on, read from
+    sysfs (targets/device_class.py): never its name, model or serial."""
+
+    label: str = ""  # "NVMe SSD", "loop image on virtual disk (virtio)", "zram (compressed RAM)"
+    kind: str = ""  # disk, loop, zram, stacked, memory, none, unknown
+    transport: str = ""  # virtio, nvme, sata, usb, scsi, mmc; "" when none or not known
+    rotational: bool | None = None
+
+
+class TaskKeyRecord(Record):
+    """ComparisonRecord.tasks[task]: what a task's comparison key takes from the code that ran."""
+
+    version: str = ""  # Task.key_version(): changes whenever its commands or parameters change
+    tools: list[str] = Field(default_factory=list)  # the programs it runs (Task.tools), by name
+
+
+class ComparisonRecord(Record):
+    """Session.comparison (schema 4): the facts a result's comparison key needs that only the
+    run can know; session/key.py composes the key from them and the rest of the session."""
+
+    scheme: str = ""  # the key's scheme when it was recorded (session.key.KEY_SCHEME)
+    device: DeviceClassRecord = Field(default_factory=DeviceClassRecord)
+    tasks: dict[str, TaskKeyRecord] = Field(default_factory=dict)
+    # A guest driver's kernel release, per filesystem (the host's is host.kernel).
+    kernels: dict[str, str] = Field(default_factory=dict)

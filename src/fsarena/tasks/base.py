@@ -231,6 +231,16 @@ class Task:
     # several times (hyperfine's approach), each timed and kept; the last is the real
     # one the sequence goes on from. between_samples() restores the state in between.
     samples: ClassVar[int] = 1
+    # Its version in every result's comparison key (session/key.py): bump it whenever its
+    # commands, their options or its parameters change, so that results of the old command
+    # are never pooled with the new one's (fsarena share). tests/unit/test_task_versions.py
+    # pins each task's commands as planned, and fails when they change while this does not.
+    version: ClassVar[int] = 1
+
+    @classmethod
+    def key_version(cls) -> str:
+        """The version its comparison key carries (a user's command: its own digest)."""
+        return str(cls.version)
 
     def unsupported(self, ctx: TaskContext) -> str:
         """Why this filesystem cannot run the task (a skip with that reason), or "" if it can.

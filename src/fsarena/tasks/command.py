@@ -31,6 +31,7 @@ session is all there is.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from typing import Any
 
@@ -106,6 +107,13 @@ class CommandTask(Task):
     spec: UserCommand = UserCommand(command="true")
     _copied: Check | None = None
     _cgroup: str = ""  # holds every process of the task's commands (see the module doc)
+
+    @classmethod
+    def key_version(cls) -> str:
+        """The digest of everything that shapes the work (its commands, cwd, writes, datasets):
+        a changed command is never pooled with the old one (fsarena share)."""
+        text = cls.spec.model_dump_json()
+        return "sha256:" + hashlib.sha256(text.encode()).hexdigest()[:16]
 
     def _workdir(self, ctx: TaskContext) -> str:
         return ctx.path(self.spec.cwd) if self.spec.cwd else ctx.mountpoint
