@@ -52,6 +52,14 @@ class Fixed:
     repetitions: int
     warmup: bool = False
 
+    adaptive = False  # its rounds do not depend on what was measured
+    eliminates = False
+
+    @property
+    def ceiling(self) -> int:
+        """The most rounds it may run."""
+        return self.repetitions
+
     def schedule(self) -> tuple[int, int, bool]:
         """(first look, last look, sequential): one look, at the plan's rounds."""
         return self.repetitions, self.repetitions, False
@@ -85,6 +93,13 @@ class TargetCI:
     max_repetitions: int
     time_budget_s: float | None = None
     warmup: bool = False
+
+    adaptive = True
+    eliminates = False
+
+    @property
+    def ceiling(self) -> int:
+        return self.max_repetitions
 
     def schedule(self) -> tuple[int, int, bool]:
         """One look, at the rounds the run ends at: it stops on precision, not on who leads."""
@@ -131,6 +146,13 @@ class Decisive:
     max_repetitions: int
     time_budget_s: float
     warmup: bool = True
+
+    adaptive = True
+    eliminates = True  # a filesystem shown behind the best is not measured again
+
+    @property
+    def ceiling(self) -> int:
+        return self.max_repetitions
 
     def schedule(self) -> tuple[int, int, bool]:
         """Looks after every round from the plan's rounds to the ceiling: after each, a

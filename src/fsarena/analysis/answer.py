@@ -14,8 +14,8 @@ One implementation, read by every report format, the JSON summary and `compare`:
   (in the recommendation or any weighed kind, at any look) is 5 %
   (analysis.selection, analysis.calibration). Here it is worded, once.
 - Words come from the decision's records. The first line is what to do: the best
-  ("xfs", "xfs or ext4, within 4 % of each other"), then what not to use and by how
-  much ("not ext3: 1.38× slower"). "No difference that matters" only when every pair
+  (one filesystem, or two within 4 % of each other), then what not to use and by how
+  much (one 1.38× slower). "No difference that matters" only when every pair
   is shown within the threshold; "against it" only from a kind's own metric, at the
   decision's level, naming it. An undecided answer says what would decide it at this
   run's spread, and which task's noise is the cause.

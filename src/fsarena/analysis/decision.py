@@ -23,7 +23,6 @@ from fsarena.analysis.kinds import PRACTICAL, KindVerdict
 from fsarena.analysis.ranking import Pair, Ranking, detectable
 from fsarena.analysis.selection import Boundary, Design, Verdicts, judge, workload
 from fsarena.session.records import PlanRecord
-from fsarena.stopping import of_plan
 
 WIN, EQUAL, OPEN, UNTESTED = "win", "equal", "open", "untested"
 WORKLOAD = "overall"  # the workload's family key (the weighted mean of the weighed kinds)
@@ -80,11 +79,7 @@ def design_of(
     error its earlier, stricter looks did not spend is spent (Lan and DeMets 1983). The
     eliminations it made stand: they passed a stricter boundary than this one.
     """
-    rule = of_plan(
-        plan.repetitions or 1, bool(plan.decisive), plan.target_ci_pct,
-        plan.max_repetitions, plan.time_budget_s, plan.warmup_rounds or 0,
-    )  # fmt: skip
-    first, last, sequential = rule.schedule()
+    first, last, sequential = plan.stopping.schedule()
     if not sequential:
         first = last = max(rounds, 2)
     elif cut and rounds < last:

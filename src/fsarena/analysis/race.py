@@ -21,7 +21,7 @@ from fsarena.session.records import DropRecord, PlanRecord, RaceRecord
 
 def eliminating(plan: PlanRecord) -> bool:
     """Whether the plan's rounds eliminate: a decisive run, not aged, not a full tune sweep."""
-    if not plan.decisive or plan.age is not None:
+    if not plan.stopping.eliminates or plan.age is not None:
         return False
     return bool(plan.race) if plan.tune else True
 

@@ -64,8 +64,7 @@ def _why(exc: OSError) -> str:
 
 def _planned_runs(plan: Plan) -> int:
     """The most runs the plan can make: every round it may take, and the warm-up."""
-    adaptive = plan.decisive or plan.target_ci_pct is not None
-    rounds = plan.max_repetitions_or_default if adaptive else plan.repetitions
+    rounds = plan.stopping.ceiling
     return len(plan.sequences()) * len(plan.tasks) * (rounds + plan.warmup_rounds)
 
 

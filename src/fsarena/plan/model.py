@@ -136,13 +136,6 @@ class Plan(BaseModel):
         return self
 
     @property
-    def max_repetitions_or_default(self) -> int:
-        """The adaptive ceiling: as given, else 10 rounds or the fixed number if higher."""
-        if self.max_repetitions is not None:
-            return self.max_repetitions
-        return max(self.repetitions, stopping.DEFAULT_MAX_REPETITIONS)
-
-    @property
     def stopping(self) -> stopping.Stopping:
         """The stopping rule as one typed value (fsarena.stopping): Fixed, TargetCI or Decisive."""
         return stopping.of_plan(

@@ -269,7 +269,7 @@ def _repetitions(session: Session) -> str:
     planned = given(session.plan.repetitions)
     target = session.plan.target_ci_pct
     ran = len(session.order)
-    if session.plan.decisive and ran and ran != planned:
+    if session.plan.stopping.eliminates and ran and ran != planned:
         # A decisive run starts from the suite's count: more rounds to decide, or fewer
         # when its time budget ran out first.
         return f"{ran} repetitions (decisive: from {planned}, within its time budget)"

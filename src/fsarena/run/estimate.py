@@ -224,7 +224,7 @@ def estimate(plan: Plan, results_dir: Path, probed: ProbedRate | None = None) ->
         gaps = f"; no times for {', '.join(missing)}" if missing else ""
         more = (
             f"; more rounds only within the {_duration(plan.time_budget_s)} budget"
-            if plan.time_budget_s and (plan.decisive or plan.target_ci_pct)
+            if plan.time_budget_s and plan.stopping.adaptive
             else ""
         )
         if whole := _whole_rounds(earlier, plan, ratio, rounds):

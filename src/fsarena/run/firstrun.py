@@ -56,8 +56,8 @@ def paced_estimate(plan: Plan, elapsed_s: float, round_s: float, measured_left: 
     """After the first whole round: when the planned rounds end at its measured pace."""
     end = elapsed_s + round_s * measured_left
     more = ""
-    if plan.decisive or plan.target_ci_pct is not None:
-        more = f", then more rounds only while undecided (up to {plan.max_repetitions_or_default})"
+    if plan.stopping.adaptive:
+        more = f", then more rounds only while undecided (up to {plan.stopping.ceiling})"
     cap = ""
     if plan.time_budget_s:
         cap = f", within the {_duration(plan.time_budget_s)} budget"

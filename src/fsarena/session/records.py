@@ -26,6 +26,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
+from fsarena.stopping import Stopping, of_plan
+
 Number = int | float
 
 
@@ -146,6 +148,18 @@ class PlanRecord(Record):
     # before the word became "power loss" stay readable and comparable (issue 27).
     crashtest: dict[str, Any] | None = None
     task_info: dict[str, TaskInfo] = Field(default_factory=dict)
+
+    @property
+    def stopping(self) -> Stopping:
+        """The stopping rule the run followed, as one typed value (fsarena.stopping)."""
+        return of_plan(
+            self.repetitions or 1,
+            self.decisive,
+            self.target_ci_pct,
+            self.max_repetitions,
+            self.time_budget_s,
+            self.warmup_rounds,
+        )
 
     def info(self, task: str) -> TaskInfo:
         """A task's info; all defaults for a task the plan did not describe."""
