@@ -235,7 +235,7 @@ def _others(family: Family, margin_pair: Pair | None) -> tuple[Exclusion, ...]:
 
 
 def _best_words(family: Family) -> str:
-    """'xfs' or 'xfs or ext4'."""
+    """The best in words: one name, or 'A, B or C'."""
     best = list(family.best)
     return best[0] if len(best) == 1 else ", ".join(best[:-1]) + " or " + best[-1]
 
