@@ -123,7 +123,10 @@ def test_no_figure_without_an_interval_to_draw() -> None:
 
 
 def test_no_figure_where_the_answer_has_no_two_filesystems() -> None:
-    comparison = build(load(FIXTURES / "session-v2.json"))
+    session = load(FIXTURES / "session-v1.json")
+    plan = session.plan.model_copy(update={"filesystems": ["ext4"]})
+    runs = [r for r in session.runs if r.filesystem == "ext4"]
+    comparison = build(session.model_copy(update={"plan": plan, "runs": runs}))
     assert comparison.verdicts is None or answer_figure.build(comparison.verdicts.answer) is None
 
 

@@ -158,8 +158,14 @@ def build(answer: Answer) -> AnswerFigure | None:
 
 
 def _words(status: str, winners: tuple[str, ...], lead: str) -> str:
+    """The family's verdict in a few words, as the answer's lines say it."""
+    either = " or ".join(winners)
     if status == WIN and winners:
         return f"{names(list(winners))} {lead}"
+    if status == EQUAL and winners:
+        return f"{either}, within the threshold"
+    if status == OPEN and winners:
+        return f"{either}, not told apart"
     return {
         EQUAL: "no difference that matters",
         OPEN: "not resolved",
