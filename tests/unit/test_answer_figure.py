@@ -14,9 +14,9 @@ from fsarena.analysis.answer import OPEN, OVERALL, WIN, Answer, Judged, kind_thr
 from fsarena.analysis.evidence import Index
 from fsarena.analysis.kinds import PRACTICAL
 from fsarena.analysis.ranking import rank
+from fsarena.analysis.scope import verdict_scope
 from fsarena.report import answer_chars, answer_figure, answer_svg, build
 from fsarena.report.answer_figure import AnswerFigure, Mark, Panel
-from fsarena.report.scope import verdict_scope
 from fsarena.session.file import load
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"

@@ -159,3 +159,23 @@ def test_the_readmes_report_excerpt_is_from_a_real_report() -> None:
     assert excerpt is not None
     golden = (ROOT / "tests" / "golden" / "three-filesystems.txt").read_text()
     assert excerpt.group(1) in golden
+
+
+def test_shell_completion_offers_filesystems_and_suites() -> None:
+    """--fs completes after its last comma (drivers too), --suite the built-in suites."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    fsarena = str(Path(sys.executable).parent / "fsarena")
+
+    def complete(*words: str) -> list[str]:
+        env = {**os.environ, "COMP_WORDS": " ".join(["fsarena", *words]),
+               "COMP_CWORD": str(len(words)), "_FSARENA_COMPLETE": "bash_complete"}  # fmt: skip
+        out = subprocess.run([fsarena], env=env, capture_output=True, text=True, check=True)
+        return [line.split(",", 1)[1] for line in out.stdout.splitlines()]
+
+    assert {"ext4,xfs", "ext4,xfs@uml"} <= set(complete("run", "--fs", "ext4,x"))
+    assert "article-a-2006" in complete("run", "--suite", "art")
+    assert "server-2026" in complete("check", "--suite", "ser")

@@ -258,7 +258,7 @@ def test_no_report_calls_an_interval_wider_than_the_threshold_no_difference(fixt
     practical threshold (relative and absolute): checked on every recorded session."""
     from fsarena.analysis.answer import EQUAL, kind_threshold
     from fsarena.analysis.evidence import Index
-    from fsarena.report.scope import verdict_scope
+    from fsarena.analysis.scope import verdict_scope
 
     session = load(FIXTURES / f"{fixture}.json")
     comparison = build(session)

@@ -214,13 +214,14 @@ def _slower(word: str) -> str:
     return "slower" if word == "faster than" else "worse"
 
 
-def _avoid(excluded: Sequence[Exclusion], word: str, reference: str = "") -> str:
+def _avoid(excluded: Sequence[Exclusion], word: str, reference: str = "", rounds: int = 0) -> str:
     """'not ext3 (1.38× slower), not btrfs (1.21× slower than ext4, out after 4 rounds)':
-    'than' named unless it is the one best (REFERENCE)."""
+    'than' named unless it is the one best (REFERENCE); 'out after' where it was not
+    measured in later rounds (of ROUNDS)."""
     parts = []
     for e in excluded:
         than = "" if e.than == reference and reference else f" than {e.than}"
-        after = f", out after {e.rounds} rounds" if e.eliminated else ""
+        after = f", out after {e.rounds} rounds" if e.eliminated and e.rounds < rounds else ""
         parts.append(f"not {e.filesystem} ({_x(e.ratio)} {_slower(word)}{than}{after})")
     return ", ".join(parts)
 
@@ -340,7 +341,7 @@ def kind_answer(
         return KindAnswer(verdict.kind, title, UNTESTED, text + tail, **common)  # type: ignore[arg-type]
     margin, pair = _margin(family, word) if len(family.best) == 1 else ("", None)
     shown = _others(family, pair) if family.status == WIN else family.excluded
-    avoid = _avoid(shown, word, family.best[0] if len(family.best) == 1 else "")
+    avoid = _avoid(shown, word, family.best[0] if len(family.best) == 1 else "", n)
     everyone = len(family.best) == len(family.ranking.order)
     if family.status == EQUAL and everyone:
         text = (
@@ -531,7 +532,7 @@ def recommendation_line(rec: Recommendation, family: Family, threshold: float) -
     the workload it holds for."""
     tail = f"; not recommendable: {'; '.join(rec.blocked)}" if rec.blocked else ""
     shown = _others(family, rec.pair) if rec.status == WIN else rec.avoid
-    avoid = _avoid(shown, rec.word, rec.best[0] if len(rec.best) == 1 else "")
+    avoid = _avoid(shown, rec.word, rec.best[0] if len(rec.best) == 1 else "", rec.n)
     behind = "; ".join(f"{fs} behind on {kind}" for kind, fs in rec.behind)
     extra = "".join(f"; {x}" for x in (avoid, behind) if x)
     n, scope = rec.n, f" — {rec.scope}"

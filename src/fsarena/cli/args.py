@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
+import click.shell_completion
 
 from fsarena.errors import FsarenaError
 from fsarena.report.formats import NAMES
@@ -64,6 +65,35 @@ def fs_names(text: str | None) -> list[str] | None:
             "(more runs of it: --repetitions)"
         )
     return names
+
+
+def complete_filesystems(
+    ctx: click.Context, param: click.Parameter, incomplete: str
+) -> list[click.shell_completion.CompletionItem]:
+    """Shell completion of --fs: every filesystem and NAME@DRIVER, after the last comma."""
+    from fsarena.filesystems.profiles import PROFILES
+
+    del ctx, param
+    done, _, last = incomplete.rpartition(",")
+    prefix = f"{done}," if done else ""
+    names = [p.name for p in PROFILES.values() if not p.never]
+    names += [f"{p.name}@{d}" for p in PROFILES.values() for d in p.drivers if d != "kernel"]
+    return [click.shell_completion.CompletionItem(prefix + n) for n in names if n.startswith(last)]
+
+
+def complete_suites(
+    ctx: click.Context, param: click.Parameter, incomplete: str
+) -> list[click.shell_completion.CompletionItem]:
+    """Shell completion of --suite: the built-in suites, then .toml files as paths."""
+    from fsarena.plan.suite import builtin_suites
+
+    del ctx, param
+    found = [
+        click.shell_completion.CompletionItem(name)
+        for name in builtin_suites()
+        if name.startswith(incomplete)
+    ]
+    return found or [click.shell_completion.CompletionItem(incomplete, type="file")]
 
 
 def usage_line(exc: click.UsageError) -> str:

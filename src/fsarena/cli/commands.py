@@ -11,7 +11,15 @@ from typing import TYPE_CHECKING
 
 import click
 
-from fsarena.cli.args import FORMATS, NUMBER, force_option, fs_names, refuse_existing
+from fsarena.cli.args import (
+    FORMATS,
+    NUMBER,
+    complete_filesystems,
+    complete_suites,
+    force_option,
+    fs_names,
+    refuse_existing,
+)
 from fsarena.cli.base import DEFAULT_RESULTS, Group, alias, fail
 from fsarena.cli.fleet import fleet
 from fsarena.cli.reports import compare, report
@@ -54,9 +62,19 @@ def _version(ctx: click.Context) -> None:
 
 @main.command()
 @click.option("--workdir", default=DEFAULT_WORKDIR, show_default=True, help="Where loop images go.")
-@click.option("--fs", "fs_list", default=None, help="Filesystems to check (default: all known).")
 @click.option(
-    "--suite", default=DEFAULT_SUITE, show_default=True, help="Suite whose space to check."
+    "--fs",
+    "fs_list",
+    default=None,
+    shell_complete=complete_filesystems,
+    help="Filesystems to check (default: all known).",
+)
+@click.option(
+    "--suite",
+    default=DEFAULT_SUITE,
+    show_default=True,
+    shell_complete=complete_suites,
+    help="Suite whose space to check.",
 )
 @click.option("--scale", type=NUMBER, default=None, help="Dataset size factor of the run.")
 @click.option("--device", default=None, help="A block device to check (nothing is written).")

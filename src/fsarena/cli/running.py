@@ -10,7 +10,14 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from fsarena.cli.args import FORMATS, NUMBER, fs_names, weights
+from fsarena.cli.args import (
+    FORMATS,
+    NUMBER,
+    complete_filesystems,
+    complete_suites,
+    fs_names,
+    weights,
+)
 from fsarena.cli.base import DEFAULT_RESULTS, EXIT_CODES, fail
 from fsarena.cli.executing import (
     claim_session,
@@ -210,9 +217,18 @@ def _with_drivers(plan: Plan, quiet: bool, dry_run: bool) -> Plan:
 
 @click.command()
 @click.option(
-    "--suite", default=None, help=f"Built-in suite or .toml file (default: {DEFAULT_SUITE})."
+    "--suite",
+    default=None,
+    shell_complete=complete_suites,
+    help=f"Built-in suite or .toml file (default: {DEFAULT_SUITE}).",
 )
-@click.option("--fs", "fs_list", default=None, help="Comma-separated filesystems, e.g. ext4,xfs.")
+@click.option(
+    "--fs",
+    "fs_list",
+    default=None,
+    shell_complete=complete_filesystems,
+    help="Comma-separated filesystems, e.g. ext4,xfs.",
+)
 @click.option(
     "--repetitions", "-n", type=int, default=None, help="Repetitions (default: the suite's)."
 )

@@ -4,8 +4,8 @@ Two implementations apply the same rules (see `verify`): the native helper
 fsarena-verify (native/verify.c: a C walk and XXH3-128 (libxxhash) on two threads,
 about as fast as reading the files), used when the caller passes its path, and
 this module's Python one, the fallback when it was not built (no compiler). Both
-return the same VerifyResult for the same tree; tests/unit/test_verify_native.py
-checks it on damaged trees.
+return the same VerifyResult for the same tree; tests/unit/test_datasets.py (its
+`check` fixture runs each test with both) checks it on damaged trees.
 """
 
 from __future__ import annotations

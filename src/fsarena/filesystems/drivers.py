@@ -1,6 +1,6 @@
 """Which driver runs each filesystem here: probing kernel, FUSE and guest drivers, and choosing.
 
-A profile lists the drivers that can run it, best first (filesystems.py); the
+A profile lists the drivers that can run it, best first (profiles.py); the
 first one available on this host is the default, and `NAME@DRIVER` picks one
 explicitly. Every probe says why a driver is unavailable and what fixes it.
 

@@ -7,11 +7,12 @@ a second, with noise that swamps the differences. A machine profile gives the
 run the old machine's limits and records them, and their proof, with the
 results.
 
-- profiles.py: the profiles as data (builtin.toml, users' TOML), resolved to kernel units;
+- fsarena.plan.machines: the profiles as data (builtin.toml, users' TOML), resolved to
+  kernel units (in the plan, which holds what to run);
 - backends.py: cgroup v1 and v2, the two ways the kernel is told;
 - enforce.py: a profile in force for one run (always undone) and the executor using it;
 - probe.py: proof that it is in force, measured before the run;
 - run.py: the executor a run gets, with its machine applied, probed and recorded.
 
-This package imports nothing at import time: plan.py imports profiles.py.
+This package imports nothing at import time: the plan reads its builtin.toml.
 """

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from fsarena.analysis.answer import Answer, KindAnswer
 from fsarena.analysis.phrases import names
+from fsarena.analysis.scope import KERNEL, group_of, ranked_group
 from fsarena.analysis.verdicts import caveats
 from fsarena.report.comparison import Comparison
-from fsarena.report.scope import KERNEL, group_of, ranked_group
 
 __all__ = ["Answer", "KindAnswer", "build"]
 

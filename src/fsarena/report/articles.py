@@ -20,11 +20,11 @@ from typing import Any
 
 from scipy import stats as scipy_stats
 
+from fsarena.analysis.scope import KERNEL, group_of
 from fsarena.analysis.stats import summarize
 from fsarena.measure.metrics import METRICS
 from fsarena.report.comparison import fmt, run_value
 from fsarena.report.document import Block, Heading, Notes, Paragraph, Section, Table
-from fsarena.report.scope import KERNEL, group_of
 from fsarena.session.file import Session
 
 MIN_COMMON = 3

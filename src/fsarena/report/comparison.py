@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 
 from fsarena.analysis.method import durability, loop_io
 from fsarena.analysis.phrases import number
-from fsarena.analysis.scope import group_words, other_groups, scope_of
+from fsarena.analysis.scope import group_words, other_groups, scope_of, scope_words, verdict_scope
 from fsarena.analysis.stats import Summary, outliers, summarize
 from fsarena.analysis.verdicts import Verdicts, analyse
 from fsarena.measure.metrics import CEILING_TOLERANCE, METRICS, Metric, ceiling_catches
@@ -22,7 +22,6 @@ from fsarena.report.machine_section import machine_lines
 from fsarena.report.outcome import status_of
 from fsarena.report.rows import Row as Row
 from fsarena.report.rows import TaskTable as TaskTable
-from fsarena.report.scope import scope_words, verdict_scope
 from fsarena.report.sentence import task_sentence
 from fsarena.session.file import Run, Session
 from fsarena.session.records import given

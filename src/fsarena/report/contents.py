@@ -8,6 +8,7 @@ aging, powerloss, groups, prose); this module only puts their blocks in order.
 
 from __future__ import annotations
 
+from fsarena.analysis.scope import ranked_group, verdict_scope
 from fsarena.measure.metrics import METRICS
 from fsarena.report import (
     aging,
@@ -38,7 +39,6 @@ from fsarena.report.document import (
 )
 from fsarena.report.groups import explanations, split
 from fsarena.report.rows import TaskTable
-from fsarena.report.scope import ranked_group, verdict_scope
 from fsarena.report.sentence import task_sentence
 
 TITLE = "fsarena results"

@@ -14,10 +14,10 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass
 
+from fsarena.analysis.scope import KERNEL, group_of, ranked_group
 from fsarena.measure.metrics import METRICS
 from fsarena.report.cells import grid
 from fsarena.report.comparison import Row, TaskTable, fmt, run_value
-from fsarena.report.scope import KERNEL, group_of, ranked_group
 from fsarena.session.file import Session
 
 # Per group: a title, one sentence beside each of its tables, and the full
