@@ -55,6 +55,7 @@ class Cell:
     stalls: bool = False
     drift: float = 0.0
     unequal: bool = False  # one filesystem 3x as noisy as the others, one half
+    spread: float = 1.0  # the recorded spreads (tasks and sequences) multiplied
     first: int = 3
     last: int = 10
     sequential: bool = True
@@ -74,6 +75,8 @@ class Cell:
             noise.append(f"round shift {self.round_sd:.0%}")
         if self.unequal:
             noise.append("unequal spreads")
+        if self.spread != 1.0:
+            noise.append(f"recorded spreads x{self.spread:g}")
         how = f"{self.first}-{self.last} rounds" if self.sequential else f"fixed {self.last}"
         said = ", ".join(noise) or "normal noise"
         return f"{self.filesystems} fs × {self.kinds} kind(s), {truth}, {said}, {how}"
@@ -95,7 +98,7 @@ def draw(cell: Cell, trials: int, seed: int) -> np.ndarray:
         if f > 2:
             spread[-1] = 0.5
     shared = rng.standard_normal((trials, 1, r)) * cell.round_sd
-    seq_sd = noise.sequence_sd if cell.sequence_sd is None else cell.sequence_sd
+    seq_sd = noise.sequence_sd * cell.spread if cell.sequence_sd is None else cell.sequence_sd
     shared = shared + rng.standard_normal((trials, f, r)) * seq_sd
     first = noise.first_round if cell.first_round is None else cell.first_round
     if first:
@@ -118,7 +121,7 @@ def draw(cell: Cell, trials: int, seed: int) -> np.ndarray:
         weight = base / base.sum()
         total = np.zeros((trials, f, r))
         for task, w, b in zip(tasks, weight, base, strict=True):
-            sd = cell.task_sd if cell.task_sd is not None else noise.spread(task)
+            sd = cell.task_sd if cell.task_sd is not None else noise.spread(task) * cell.spread
             log = math.log(b) + rng.standard_normal((trials, f, r)) * sd * spread[None, :, None]
             if cell.stalls:
                 log += (rng.random((trials, f, r)) < noise.stall_p) * math.log(RECORDED_STALL_X)

@@ -564,26 +564,29 @@ def recommendation_line(rec: Recommendation, family: Family, threshold: float) -
 
 def rounds_to_decide(family: Family, decision: Decision) -> int | None:
     """Rounds that would tell the widest pair of the best apart, or show it within the
-    threshold, if its difference and spread stay as measured (None: nothing to decide)."""
-    worst = None
+    threshold, if its difference and spread stay as measured: the fewest N whose claim, at
+    a fixed run's boundary of N rounds (t with N - 1 degrees of freedom), either passes or
+    shows the pair within the threshold (None: nothing to decide)."""
+    from scipy import stats as sps
+
+    bound = math.log1p(decision.threshold)
+    level = float(decision.boundary.alpha(decision.boundary.last))  # a last look's level
+    worst: int | None = None
     for a in family.best:
         for b in family.best:
-            if a < b and (stats := family.paired.get((a, b))) is not None:
-                diff, se, n = stats
-                if not (math.isfinite(se) and se > 0 and n >= 2):
-                    continue
-                sd = se * math.sqrt(n)
-                z = decision.boundary.constant  # the boundary at a run's last look
-                need = math.inf
-                if abs(diff) > 0:
-                    need = (z * sd / abs(diff)) ** 2
-                bound = math.log1p(decision.threshold)
-                if abs(diff) < bound:
-                    need = min(need, (z * sd / (bound - abs(diff))) ** 2)
-                worst = max(worst or 0, math.ceil(need) if math.isfinite(need) else 10**6)
-    if worst is None:
-        return None
-    return max(worst, family.rounds + 1)
+            stats = family.paired.get((a, b)) if a < b else None
+            if stats is None or not (math.isfinite(stats[1]) and stats[1] > 0 and stats[2] >= 2):
+                continue
+            diff, se, n = abs(stats[0]), stats[1], stats[2]
+            sd = se * math.sqrt(n)
+            need = MAX_SUGGESTED_ROUNDS
+            for rounds in range(n + 1, MAX_SUGGESTED_ROUNDS):
+                margin = float(sps.t.isf(level, rounds - 1)) * sd / math.sqrt(rounds)
+                if margin < diff or diff + margin < bound:
+                    need = rounds
+                    break
+            worst = max(worst or 0, need)
+    return worst
 
 
 def settle_words(
@@ -605,7 +608,9 @@ def settle_words(
             f"More rounds are not the fix: telling {names(list(family.best))} apart would take "
             f"{MAX_SUGGESTED_ROUNDS} or more at this spread.{because}"
         )
-    if per_round_s:
+    if not decision.design.sequential:  # a fixed run: more of the same, fixed
+        how, pace = f"`fsarena run -n {need}`", ""
+    elif per_round_s:
         budget = math.ceil(need * per_round_s / 60) * 60
         how = f"`fsarena run --time-budget {budget} --max-repetitions {need}`"
         pace = f" (about {budget // 60} min at this run's pace)"

@@ -145,6 +145,9 @@ def analyse(session: Session, columns: Mapping[str, Sequence[str]]) -> Verdicts:
             for k in kinds
         ]
     answer = build_answer(index, kinds, decision, present, caveats(session), round_seconds(session))
+    # One voice: a kind's verdict (or fact) is the answer's own sentence, in every section.
+    said = {a.kind: a.text for a in answer.kinds}
+    kinds = [replace(k, summary=said[k.kind]) if k.kind in said else k for k in kinds]
     tune = tune_lines(session, kinds, decision)
     stopped = session.stop.text if session.stop else ""
     if tune or stopped:
