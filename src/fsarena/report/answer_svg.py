@@ -23,22 +23,29 @@ HEAD = 36  # the direction words and the tick labels above the panels
 TITLE_H = 18  # a panel's title line
 ROW_H = 19
 GAP = 8
-NUMBERS = 122  # the column of figures on the right
+NUMBERS = 122  # the column of figures on the right, at least: wider for wider figures
+NUMBER_CHAR = 6.6  # a figure's character at its 11.5 px
 # Text over the grid and the reference line keeps a white outline, so a line never crosses it.
 INK, GREY, GRID, BAND, REF = "#1d1d1d", "#6b6b6b", "#c8c8c8", "#e2e2e2", "#2c6db5"
 
 
 def svg(figure: AnswerFigure, ident: str = "answer-figure") -> str:
-    """The figure as one <svg> element with its title and description (role img)."""
+    """The figure as one <svg> element with its title and description (role img).
+
+    Every text stays inside the viewBox: the figures' column is as wide as its widest
+    figure, and a panel's title wraps to a second line (its verdict) when one is too short.
+    """
     names = [m.filesystem for p in figure.panels for m in p.marks]
     left = min(140.0, max(44.0, CHAR * max(map(len, names), default=4) + 14))
-    right = WIDTH - NUMBERS
+    figures = [mark_text(m) for p in figure.panels for m in p.marks]
+    numbers = max(NUMBERS, NUMBER_CHAR * max(map(len, figures), default=0) + 8)
+    right = WIDTH - numbers
     x = _Scale(figure, left + 6, right - 6)
     body: list[str] = []
     y = HEAD
     for panel in figure.panels:
         body += _panel(figure, panel, x, left, right, y)
-        y += TITLE_H + ROW_H * max(1, len(panel.marks)) + GAP
+        y += _title_height(panel) + ROW_H * max(1, len(panel.marks)) + GAP
     height = y - GAP + 2
     title, desc = f"{ident}-title", f"{ident}-desc"
     return "\n".join(
@@ -101,16 +108,39 @@ def _head(figure: AnswerFigure, x: _Scale) -> list[str]:
     return out
 
 
+def _said(panel: Panel) -> str:
+    return f"{panel.verdict} · n = {panel.n}"
+
+
+def _two_lines(panel: Panel) -> bool:
+    """Whether the title and its verdict need two lines to stay inside the drawing."""
+    return CHAR * len(f"{panel.title} · {_said(panel)}") > WIDTH - 4
+
+
+def _title_height(panel: Panel) -> int:
+    return TITLE_H * (2 if _two_lines(panel) else 1)
+
+
 def _panel(
     figure: AnswerFigure, panel: Panel, x: _Scale, left: float, right: float, top: float
 ) -> list[str]:
     """Its title; under its rows the band, the grid and the reference line; its marks."""
-    y0 = top + TITLE_H
+    y0 = top + _title_height(panel)
     y1 = y0 + ROW_H * max(1, len(panel.marks)) - 2
     low, high = panel.band
+    title = f'<tspan font-weight="700">{escape(panel.title)}</tspan>'
+    if _two_lines(panel):
+        head = (
+            f'<text x="0" y="{top + 13}">{title}</text>'
+            f'<text x="0" y="{top + 13 + TITLE_H}" fill="{GREY}">{escape(_said(panel))}</text>'
+        )
+    else:
+        head = (
+            f'<text x="0" y="{top + 13}">{title}'
+            f'<tspan fill="{GREY}"> · {escape(_said(panel))}</tspan></text>'
+        )
     out = [
-        f'<text x="0" y="{top + 13}"><tspan font-weight="700">{escape(panel.title)}</tspan>'
-        f'<tspan fill="{GREY}"> · {escape(panel.verdict)} · n = {panel.n}</tspan></text>',
+        head,
         f'<rect x="{x(low)}" y="{y0}" width="{round(x(high) - x(low), 1)}" '
         f'height="{y1 - y0}" fill="{BAND}"/>',
     ]
