@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from fsarena.report import write
-from fsarena.session.file import load
+from fsarena.session.file import Session, load
 
 if TYPE_CHECKING:
     from playwright.sync_api import FloatRect, Locator, Page
@@ -91,8 +91,9 @@ CLIPPED_TABLES = """() => [...document.querySelectorAll('table')]
     .map(t => t.outerHTML.slice(0, 120))"""
 
 
-# The recorded sessions with an answer to draw (session-v2 ranks one filesystem: no figure).
-DRAWN = {"three-filesystems.json": 2, "session-v1.json": 1}  # filesystems against the reference
+# The recorded sessions with an answer to draw: filesystems against the reference (session-v2:
+# its User-Mode Linux group of six, ext4 alone on the host).
+DRAWN = {"three-filesystems.json": 2, "session-v1.json": 1, "session-v2.json": 5}
 
 
 @pytest.mark.parametrize(
@@ -139,8 +140,15 @@ def _drawn_beside(
     box = figure.bounding_box()
     assert box is not None, f"no figure at {width}"
     assert box["x"] >= 0 and box["x"] + box["width"] <= width, f"figure cut sideways at {width}"
-    assert box["y"] >= 0 and box["y"] + box["height"] <= height, (
-        f"the figure ends at {box['y'] + box['height']:.0f} px, below the first screen "
+    # Its first panel (the recommendation's own family) whole in the first screen; all of
+    # it where it has at most three filesystems against the reference.
+    circles = page.evaluate(
+        "[...document.querySelectorAll('svg.answer-figure circle')]"
+        ".map(c => c.getBoundingClientRect().bottom)"
+    )
+    end = max(circles[:others]) if others > 3 else box["y"] + box["height"]
+    assert box["y"] >= 0 and end <= height, (
+        f"the figure's first panel ends at {end:.0f} px, below the first screen "
         f"({height} px) at {width} px wide"
     )
     rec_right, rec_bottom = rec["x"] + rec["width"], rec["y"] + rec["height"]
@@ -158,3 +166,63 @@ def _drawn_beside(
         ".map(t => t.getBoundingClientRect().height)"
     )
     assert min(sizes) >= 9, f"text {min(sizes):.1f} px high at {width}: too small to read"
+
+
+# Every SVG text that leaves its drawing or is under 9 px high: "words (drawing): why".
+TEXT_OUTSIDE = """() => [...document.querySelectorAll('svg')].flatMap(svg => {
+    const frame = svg.getBoundingClientRect();
+    const where = (svg.closest('figure') || svg).id || svg.getAttribute('class') || 'svg';
+    return [...svg.querySelectorAll('text')].filter(t => t.textContent.trim()).flatMap(t => {
+        const r = t.getBoundingClientRect();
+        const out = r.left < frame.left - 1 || r.right > frame.right + 1
+                 || r.top < frame.top - 1 || r.bottom > frame.bottom + 1;
+        const m = t.getCTM();  // turned text (a bar's label) is as high as its box is wide
+        const high = Math.abs(m.b) > Math.abs(m.a) ? r.width : r.height;
+        const why = (out ? 'outside its drawing ' : '')
+                  + (high < 9 ? high.toFixed(1) + ' px' : '');
+        return why ? [t.textContent.trim().slice(0, 40) + ' (' + where + '): ' + why] : [];
+    });
+})"""
+
+
+def _long_verdict() -> Session:
+    """three-filesystems with a long-named variant: the longest verdicts and labels drawn."""
+    session = load(FIXTURES / "three-filesystems.json")
+    long = "btrfs-compress-zstd-15-noatime-nodiscard"
+    rename = {"btrfs": long}
+    plan = session.plan.model_copy(
+        update={"filesystems": [rename.get(f, f) for f in session.plan.filesystems]}
+    )
+    runs = [r.model_copy(update={"filesystem": rename.get(r.filesystem, r.filesystem)})
+            for r in session.runs]  # fmt: skip
+    profiles = {rename.get(k, k): v for k, v in session.profiles_as_run.items()}
+    order = [[rename.get(f, f) for f in o] for o in session.order]
+    return session.model_copy(
+        update={"plan": plan, "runs": runs, "profiles_as_run": profiles, "order": order}
+    )
+
+
+@pytest.mark.parametrize("fixture", ["three-filesystems.json", "session-v1.json", "long"])
+def test_no_drawn_word_leaves_its_drawing_or_is_under_9_px_on_a_phone(
+    tmp_path: Path, fixture: str
+) -> None:
+    """Every text of every SVG on the page (the answer drawn, every chart) lies inside its
+    drawing and is at least 9 px high at 390 px wide, and at 1280."""
+    from playwright.sync_api import sync_playwright
+
+    report = tmp_path / "report.html"
+    write(_long_verdict() if fixture == "long" else load(FIXTURES / fixture), "html", report)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(
+            executable_path=str(CHROMIUM), args=["--no-sandbox", "--headless", "--disable-gpu"]
+        )
+        try:
+            for width, height in ((390, 844), (1280, 800)):
+                page = browser.new_page(viewport={"width": width, "height": height})
+                page.goto(report.as_uri(), wait_until="load")
+                bad = page.evaluate(TEXT_OUTSIDE)
+                assert bad == [], f"at {width} px: {bad[:8]} ({len(bad)} in all)"
+                assert page.evaluate("document.documentElement.scrollWidth") <= width
+                page.close()
+        finally:
+            browser.close()

@@ -161,8 +161,21 @@ def _panel(
     return out
 
 
+def _fitted(name: str, room: float) -> str:
+    """The name, shortened in its middle ("btrfs-com…nodiscard") to fit ROOM units."""
+    fits = max(5, int(room / CHAR))
+    if len(name) <= fits:
+        return name
+    head = (fits - 1) // 2
+    return f"{name[:head]}…{name[-(fits - 1 - head):]}"
+
+
 def _mark(mark: Mark, x: _Scale, left: float, right: float, mid: float) -> list[str]:
-    out = [_text(left, mid + 4, mark.filesystem, "end")]
+    shown = _fitted(mark.filesystem, left - 4)
+    label = _text(left, mid + 4, shown, "end")
+    if shown != mark.filesystem:  # the whole name on hover and for screen readers
+        label = label.replace("</text>", f"<title>{escape(mark.filesystem)}</title></text>")
+    out = [label]
     if mark.has_interval:
         a, b = x(mark.low), x(mark.high)
         out.append(

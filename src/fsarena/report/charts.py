@@ -346,7 +346,7 @@ def _grouped(
         ys = [values.get((fs, t), 0.0) for t in tasks]
         bars = ax.bar(xs, ys, width=width, label=fs, color=colour.get(fs, PALETTE[0]))
         labels = [number(y) if (fs, t) in values else "" for y, t in zip(ys, tasks, strict=True)]
-        ax.bar_label(bars, labels=labels, rotation=90, padding=2, fontsize=6)
+        ax.bar_label(bars, labels=labels, rotation=90, padding=2, fontsize=7.5)
     ax.set_xticks(range(len(tasks)), tasks, rotation=40, ha="right")
 
 

@@ -77,11 +77,12 @@ def answer_section(comparison: Comparison) -> Section:
     lead = Paragraph(
         answer.recommendation, label="" if answer.empty else "Recommendation", style="lead"
     )
-    kinds = [Item(k.title, k.text) for k in answer.kinds]
+    # Other driver groups' own answers first (a guest kernel's filesystems among themselves).
+    kinds = [Item(title, line) for title, line in answer.groups]
+    kinds += [Item(k.title, k.text) for k in answer.kinds]
     if answer.ties:
         kinds.append(Item("", answer.ties))
     blocks: list[Block] = [lead]
-    blocks += [Paragraph(line, label=title, style="lead") for title, line in answer.groups]
     if drawn := answer_figure.build(answer):  # the answer drawn, right under its words
         alt = answer_figure.alt(drawn)
         blocks.append(
