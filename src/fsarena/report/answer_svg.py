@@ -167,7 +167,7 @@ def _fitted(name: str, room: float) -> str:
     if len(name) <= fits:
         return name
     head = (fits - 1) // 2
-    return f"{name[:head]}…{name[-(fits - 1 - head):]}"
+    return f"{name[:head]}…{name[-(fits - 1 - head) :]}"
 
 
 def _mark(mark: Mark, x: _Scale, left: float, right: float, mid: float) -> list[str]:
