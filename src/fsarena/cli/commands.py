@@ -13,6 +13,7 @@ import click
 
 from fsarena.cli.args import FORMATS, NUMBER, force_option, fs_names, refuse_existing
 from fsarena.cli.base import DEFAULT_RESULTS, Group, alias, fail
+from fsarena.cli.capture import capture
 from fsarena.cli.fleet import fleet
 from fsarena.cli.reports import compare, report
 from fsarena.cli.running import run, tune
@@ -383,7 +384,7 @@ def powerloss(
 
 
 # The commands kept in modules of their own, listed by `fsarena --help` with the rest.
-for _command in (run, tune, report, compare, store, fleet):
+for _command in (run, tune, capture, report, compare, store, fleet):
     main.add_command(_command)
 # Old spellings keep working, hidden: `crashtest` was the power-loss test's name until
 # issue 27 gave the feature one word, the one a sysadmin searches for.

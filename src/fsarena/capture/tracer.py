@@ -1,0 +1,185 @@
+"""The tracer process (bpftrace): started under the ledger, its output spooled, always stopped.
+
+The tracer is a resource like a mount (measure/ledger.py): its pid file is
+recorded in the work directory's ledger before it starts, so `fsarena cleanup`
+stops it after a kill -9 of fsarena (measure/servers.py: stop_tracer checks the
+pid's start time before it signals anything); a stop signal, an error or the
+end of the capture stop it here (SIGINT: bpftrace detaches its probes). It runs
+in a session of its own, so a Ctrl-C at the terminal reaches fsarena, which
+stops it after reading what it printed, rather than the tracer alone.
+
+Its output goes through a pipe to a thread that writes it, gzip-compressed
+(level 1), to a spool file in the work directory: a busy service's records are
+about 100 bytes each before compression, too many for memory over minutes. The
+program needs tracefs for the syscall tracepoints' formats: it is mounted at
+/sys/kernel/tracing when no tracefs is mounted, and unmounted afterwards only then.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gzip
+import os
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+from fsarena.capture.bpf import READY, STRLEN
+from fsarena.errors import FsarenaError
+from fsarena.interrupt import deferred
+from fsarena.measure.ledger import Ledger
+from fsarena.measure.servers import stop_tracer, tracer_identity
+
+TRACEFS = "/sys/kernel/tracing"
+LEDGER_KIND = "tracer"
+CHUNK = 1 << 20
+# Per-CPU ring buffer for the records (pages of 4 KiB): 16 MiB each, so a burst of
+# calls is held while bpftrace prints; what still overflows is counted (lost events).
+RB_PAGES = 4096
+
+
+def tracefs_mounted() -> bool:
+    for where in (TRACEFS, "/sys/kernel/debug/tracing"):
+        if Path(where, "events", "syscalls").is_dir():
+            return True
+    return False
+
+
+@contextlib.contextmanager
+def tracefs() -> Iterator[None]:
+    """tracefs mounted for the duration (at /sys/kernel/tracing, only if none was)."""
+    if tracefs_mounted():
+        yield
+        return
+    done = subprocess.run(["mount", "-t", "tracefs", "tracefs", TRACEFS], capture_output=True,
+                          text=True, check=False)  # fmt: skip
+    if done.returncode != 0 or not tracefs_mounted():
+        raise FsarenaError(
+            f"the syscall tracepoints need tracefs, and mounting it at {TRACEFS} failed "
+            f"({done.stderr.strip() or 'no syscalls events'}): the kernel needs "
+            "CONFIG_FTRACE_SYSCALLS; mount it yourself: mount -t tracefs tracefs " + TRACEFS
+        )
+    try:
+        yield
+    finally:
+        subprocess.run(["umount", TRACEFS], capture_output=True, check=False)
+
+
+def bpftrace_version() -> str:
+    try:
+        out = subprocess.run(["bpftrace", "--version"], capture_output=True, text=True, check=False)
+    except FileNotFoundError:
+        raise FsarenaError(
+            "bpftrace not found: apt-get install bpftrace (./scripts/setup.sh installs it), or "
+            "capture a command with --tracer strace"
+        ) from None
+    return out.stdout.strip()
+
+
+class Tracer:
+    """One bpftrace process running a program, its output spooled to `spool` (gzip)."""
+
+    def __init__(self, ledger: Ledger, folder: Path, program: str) -> None:
+        self.ledger = ledger
+        self.folder = folder
+        self.program_path = folder / "capture.bt"
+        self.spool = folder / "raw.gz"
+        self.errors = folder / "tracer.err"
+        self.pid_file = folder / "tracer.pid"
+        self.program_path.write_text(program)
+        self.process: subprocess.Popen[bytes] | None = None
+        self.ready = threading.Event()
+        self._reader: threading.Thread | None = None
+        self.bytes_spooled = 0
+
+    def start(self) -> None:
+        self.ledger.track(LEDGER_KIND, str(self.pid_file))  # the intent, before it exists
+        env = {
+            **os.environ,
+            "BPFTRACE_STRLEN": str(STRLEN),
+            "BPFTRACE_PERF_RB_PAGES": str(RB_PAGES),
+            "BPFTRACE_MAP_KEYS_MAX": "65536",
+        }
+        # bpftrace flushes each printed line by default (-B full would hold the ready mark).
+        argv = ["bpftrace", str(self.program_path)]
+        with open(self.errors, "wb") as err, deferred() as held:
+            self.process = subprocess.Popen(
+                argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=err, env=env,
+                start_new_session=True,
+            )  # fmt: skip
+        try:
+            self.pid_file.write_text(tracer_identity(self.process.pid) + "\n")
+            self._reader = threading.Thread(target=self._spool, name="tracer-spool", daemon=True)
+            self._reader.start()
+            held.check()
+        except BaseException:
+            self.stop()
+            raise
+
+    def _spool(self) -> None:
+        assert self.process is not None and self.process.stdout is not None
+        fd = self.process.stdout.fileno()
+        seen = b""
+        with gzip.open(self.spool, "wb", compresslevel=1) as out:
+            while chunk := os.read(fd, CHUNK):
+                out.write(chunk)
+                self.bytes_spooled += len(chunk)
+                if not self.ready.is_set():
+                    seen = (seen + chunk)[-4096:]
+                    if READY.encode() in seen:
+                        self.ready.set()
+
+    def wait_ready(self, timeout_s: float = 300.0) -> float:
+        """Seconds until the probes were attached; FsarenaError with bpftrace's words if not."""
+        started = time.monotonic()
+        while not self.ready.wait(0.1):
+            assert self.process is not None
+            if self.process.poll() is not None:
+                raise FsarenaError(f"bpftrace did not start: {self.stderr_tail()}")
+            if time.monotonic() - started > timeout_s:
+                raise FsarenaError(
+                    f"bpftrace attached no probe within {timeout_s:.0f} s: {self.stderr_tail()}"
+                )
+        return time.monotonic() - started
+
+    def stderr_tail(self, lines: int = 3) -> str:
+        try:
+            text = self.errors.read_text(errors="replace")
+        except OSError:
+            return "(no message)"
+        kept = [ln for ln in text.splitlines() if ln.strip() and "RLIMIT_MEMLOCK" not in ln]
+        return " | ".join(kept[-lines:]) or "(no message)"
+
+    def lost_events(self) -> int:
+        """Records the kernel could not hand to bpftrace (its ring buffers were full)."""
+        lost = 0
+        for path in (self.errors,):
+            with contextlib.suppress(OSError):
+                for line in path.read_text(errors="replace").splitlines():
+                    words = line.split()
+                    if len(words) >= 3 and words[0] == "Lost" and words[1].isdigit():
+                        lost += int(words[1])
+        return lost
+
+    def stop(self) -> None:
+        """Stop it (SIGINT, then SIGKILL), wait for its output, forget it in the ledger."""
+        if self.process is not None and self.process.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                self.process.send_signal(signal.SIGINT)
+            try:
+                self.process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        if self._reader is not None:
+            self._reader.join()
+        stop_tracer(str(self.pid_file))  # nothing left to do unless the wait above failed
+        self.ledger.untrack(LEDGER_KIND, str(self.pid_file))
+
+    def lines(self) -> Iterator[str]:
+        """What it printed, line by line (after stop)."""
+        with gzip.open(self.spool, "rt", encoding="utf-8", errors="surrogateescape") as f:
+            yield from f
