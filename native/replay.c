@@ -410,7 +410,10 @@ static long long perform(long long i, struct scratch *s) {
         begin = now_ns();
         result = fd_call(o, fd, s);
         latency_ns[i] = now_ns() - begin;
-        if (o->kind == K_CLOSE) slot_fd[o->slot] = -1;
+        if (o->kind == K_CLOSE) {
+            slot_fd[o->slot] = -1;
+            if (o->c) latency_ns[i] = -1; /* the kernel's close at exit: not the service's */
+        }
         return result;
     }
     begin = now_ns();
@@ -537,10 +540,17 @@ static void write_result(const char *path, long long wall_ns, long long end_ns) 
         long long e = prog.ops[i].start_ns + prog.ops[i].dur_ns;
         if (e > last_traced_end) last_traced_end = e;
     }
+    long long n = 0, *all = malloc(sizeof(long long) * (prog.nops + 1));
+    for (long long i = 0; i < prog.nops; i++)
+        if (latency_ns[i] >= 0) all[n++] = latency_ns[i];
+    qsort(all, n, sizeof(long long), by_value);
     fprintf(out, "{\"mode\": \"%s\", \"ops\": %lld, \"threads\": %d, \"wall_ns\": %lld, "
             "\"fs_ns\": %lld, \"diverged\": %lld, \"lag_max_ns\": %lld, \"lag_end_ns\": %lld, "
-            "\"calls\": {", paced ? "paced" : "fast", prog.nops, prog.threads, wall_ns, fs, div,
-            lag_max, (end_ns - t0_ns) - (last_traced_end + prog.tail_ns));
+            "\"p50_ns\": %lld, \"p99_ns\": %lld, \"p999_ns\": %lld, \"calls\": {",
+            paced ? "paced" : "fast", prog.nops, prog.threads, wall_ns, fs, div, lag_max,
+            (end_ns - t0_ns) - (last_traced_end + prog.tail_ns), nearest_rank(all, n, 50),
+            nearest_rank(all, n, 99), nearest_rank(all, n, 99.9));
+    free(all);
     int first = 1;
     for (int k = 1; k < K_COUNT; k++) write_kind(out, k, &first);
     fprintf(out, "}}\n");

@@ -26,7 +26,7 @@ ALLOWED: dict[str, set[str]] = {
     # into datasets, imported where used; it moves out when the seam is split in two.
     "measure": {"datasets"},
     # recording a service's calls on a production machine: stdlib only, as the ledger
-    "capture": {"measure"},
+    "capture": {"datasets", "measure"},
     "session": {"measure"},
     "analysis": {"measure", "session"},
     "datasets": set(),
@@ -34,8 +34,8 @@ ALLOWED: dict[str, set[str]] = {
     "filesystems": {"guest", "measure"},
     "aging": {"datasets", "filesystems", "measure"},
     "powerloss": {"measure", "filesystems", "session"},
-    "tasks": {"aging", "datasets", "filesystems", "measure", "powerloss"},
-    "plan": {"aging", "datasets", "filesystems", "measure", "tasks"},
+    "tasks": {"aging", "capture", "datasets", "filesystems", "measure", "powerloss"},
+    "plan": {"aging", "capture", "datasets", "filesystems", "measure", "tasks"},
     "targets": {"aging", "datasets", "filesystems", "guest", "measure", "plan", "session"},
     "machines": {"guest", "measure", "plan", "session", "targets"},
     "report": {"analysis", "measure", "powerloss", "session"},

@@ -172,7 +172,9 @@ class Compiler:
     def _fd_arguments(self, op: Op, args: list[Any]) -> None:
         op.slot = int(args[1])
         rest = [int(v) for v in args[2:]]
-        if op.kind in POSITIONED or op.kind in ("read", "write", "readv", "writev"):
+        if op.kind == "close":
+            op.c = rest[1] if len(rest) > 1 else 0  # 1: the kernel closed it (exit, exec)
+        elif op.kind in POSITIONED or op.kind in ("read", "write", "readv", "writev"):
             offset, count = rest[0], rest[1]
             if op.kind in WRITES and op.expect >= 0:
                 count = op.expect  # what the call wrote: its data, not the buffer's size
