@@ -434,8 +434,9 @@ def _unreplayable_line(h: dict[str, Any]) -> str:
     if kinds:
         parts.append("(" + "; ".join(kinds) + ")")
     if io.get("processes"):
+        parts[-1] += ";"
         parts.append(
-            f"; the kernel counted {io['write_bytes'] / 1e6:,.1f} MB written to storage and "
+            f"the kernel counted {io['write_bytes'] / 1e6:,.1f} MB written to storage and "
             f"{io['read_bytes'] / 1e6:,.1f} MB read from it (read_bytes/write_bytes of "
             f"/proc/PID/io), the trace holds {h['captured']['bytes_written'] / 1e6:,.1f} MB "
             f"written and {h['captured']['bytes_read'] / 1e6:,.1f} MB read"

@@ -49,14 +49,14 @@ def captured(events: Iterable[list[Any]]) -> dict[str, Any]:
     per_call = {}
     for name, values in sorted(durations.items()):
         values.sort()
-        row: dict[str, float] = {"count": len(values), "total_s": round(sum(values) / 1e9, 6)}
+        row: dict[str, float] = {"count": len(values), "total_s": round(sum(values) / 1e9, 9)}
         for key, pct in PERCENTILES:
             row[key] = round(percentile(values, pct) / 1e3, 3)
         per_call[name] = row
     total_ns = sum(sum(v) for v in durations.values())
     return {
         "calls": sum(len(v) for v in durations.values()),
-        "fs_call_s": round(total_ns / 1e9, 6),
+        "fs_call_s": round(total_ns / 1e9, 9),
         "per_call": per_call,
         "bytes_read": read,
         "bytes_written": written,
