@@ -39,6 +39,7 @@ WORKLOADS = {
     "seqfiles": "sequential large files: 2 x 192 MiB in 1 MiB writes, fsync, read back",
 }
 AGREE_PCT = 15.0
+CAPTURE_SIZE = "1536M"  # the capture's filesystem, and each replay's image
 
 
 def sh(*argv: str, check: bool = True) -> str:
@@ -49,12 +50,19 @@ def sh(*argv: str, check: bool = True) -> str:
 
 
 @contextlib.contextmanager
-def capture_filesystem(workdir: Path, size: str = "1536M") -> Iterator[Path]:
-    """A fresh ext4 on a loop device, as fsarena makes its own; removed afterwards."""
-    image, mnt = workdir / "capture.img", workdir / "capture-mnt"
+def capture_filesystem(
+    workdir: Path, size: str = CAPTURE_SIZE, image_dir: Path | None = None
+) -> Iterator[Path]:
+    """A fresh ext4 on a loop device, as fsarena makes its own; removed afterwards.
+
+    image_dir: where the image lies (default the work directory); on a tmpfs, the
+    device is memory (no direct I/O there), and a flush reaches no disk.
+    """
+    image, mnt = (image_dir or workdir) / "capture.img", workdir / "capture-mnt"
     mnt.mkdir(parents=True, exist_ok=True)
     sh("fallocate", "-l", size, str(image))
-    device = sh("losetup", "--find", "--show", "--direct-io=on", str(image))
+    direct = "--direct-io=off" if image_dir else "--direct-io=on"
+    device = sh("losetup", "--find", "--show", direct, str(image))
     try:
         sh("mkfs.ext4", "-F", "-q", "-E", "lazy_itable_init=0,lazy_journal_init=0", device)
         sh("mount", device, str(mnt))
@@ -101,9 +109,12 @@ def capture(workload: str, workdir: Path, out: Path) -> Path:
 
 def session(workload: str, trace: Path, reps: int, workdir: Path, out: Path) -> Path:
     path = out / f"{workload}-session.json"
+    # The images are the capture's size: ext4's journal (and every filesystem's layout)
+    # grows with the filesystem, and the replay error compares like with like.
     argv = [FSARENA, "run", "-q", "--force", "--replay", str(trace), "--command",
             command(workload), "--fs", "ext4,xfs,btrfs", "-n", str(reps), "--workdir",
-            str(workdir), "--results-dir", str(out), "-o", str(path)]  # fmt: skip
+            str(workdir), "--results-dir", str(out), "-o", str(path), "--image-size",
+            CAPTURE_SIZE]  # fmt: skip
     done = subprocess.run(argv, capture_output=True, text=True, check=False)
     if done.returncode not in (0, 1):
         raise SystemExit(f"session of {workload}: exit {done.returncode}: {done.stderr[-2000:]}")

@@ -126,11 +126,17 @@ def _task_events(when: str, follow: bool) -> list[str]:
     ]
 
 
-def program(target: Filter, calls: tuple[Call, ...] = CALLS) -> str:
-    """The whole bpftrace program for a filter."""
+def program(target: Filter, ready_file: str = "", calls: tuple[Call, ...] = CALLS) -> str:
+    """The whole bpftrace program for a filter.
+
+    ready_file: made (relative to bpftrace's working directory) when every probe is
+    attached (BEGIN runs then), through bpftrace's system() (it needs --unsafe): with its
+    output fully buffered, a printed mark would only reach the reader when the buffer fills.
+    """
     when = target.predicate()
     seed = "".join(f"@pids[{p}] = 1; " for p in target.pids) if not target.cgroup_v2 else ""
-    parts = [f'BEGIN {{ {seed}printf("{READY}\\n"); }}']
+    touch = f"system(\"touch '{ready_file}'\"); " if ready_file else ""
+    parts = [f'BEGIN {{ {seed}{touch}printf("{READY}\\n"); }}']
     parts += _task_events(when, follow=not target.cgroup_v2)
     for call in calls:
         parts += [_entry(call, when), _exit(call)]

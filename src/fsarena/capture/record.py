@@ -31,7 +31,7 @@ from typing import Any
 
 from fsarena.capture import facts, summary, trace
 from fsarena.capture.anonymise import Anonymiser, anonymised
-from fsarena.capture.bpf import Filter, Reader, program
+from fsarena.capture.bpf import Filter, Reader
 from fsarena.capture.resolve import Resolver, Scope
 from fsarena.capture.tracer import Tracer, bpftrace_version, tracefs
 from fsarena.capture.tree import initial_tree, tree_bytes
@@ -124,7 +124,7 @@ class _Run:
         return self.child.pid
 
     def start_tracer(self, target: Filter) -> None:
-        self.tracer = Tracer(self.ledger, self.folder, program(target))
+        self.tracer = Tracer(self.ledger, self.folder, target)
         self.tracer.start()
         self.window.attach_s = self.tracer.wait_ready()
         self.window.start_ns = time.monotonic_ns()

@@ -8,9 +8,9 @@ end of the capture stop it here (SIGINT: bpftrace detaches its probes). It runs
 in a session of its own, so a Ctrl-C at the terminal reaches fsarena, which
 stops it after reading what it printed, rather than the tracer alone.
 
-Its output goes through a pipe to a thread that writes it, gzip-compressed
-(level 1), to a spool file in the work directory: a busy service's records are
-about 100 bytes each before compression, too many for memory over minutes. The
+Its output goes through a pipe to `gzip -1`, which writes the spool file in the
+work directory: a busy service's records are about 100 bytes each before
+compression, too many for memory or a disk over minutes. The
 program needs tracefs for the syscall tracepoints' formats: it is mounted at
 /sys/kernel/tracing when no tracefs is mounted, and unmounted afterwards only then.
 """
@@ -22,12 +22,11 @@ import gzip
 import os
 import signal
 import subprocess
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from fsarena.capture.bpf import READY, STRLEN
+from fsarena.capture.bpf import STRLEN, Filter, program
 from fsarena.errors import FsarenaError
 from fsarena.interrupt import deferred
 from fsarena.measure.ledger import Ledger
@@ -35,7 +34,6 @@ from fsarena.measure.servers import stop_tracer, tracer_identity
 
 TRACEFS = "/sys/kernel/tracing"
 LEDGER_KIND = "tracer"
-CHUNK = 1 << 20
 # Per-CPU ring buffer for the records (pages of 4 KiB): 16 MiB each, so a burst of
 # calls is held while bpftrace prints; what still overflows is counted (lost events).
 RB_PAGES = 4096
@@ -80,20 +78,25 @@ def bpftrace_version() -> str:
 
 
 class Tracer:
-    """One bpftrace process running a program, its output spooled to `spool` (gzip)."""
+    """One bpftrace process running a program, its output compressed to `spool` by gzip.
 
-    def __init__(self, ledger: Ledger, folder: Path, program: str) -> None:
+    bpftrace's output is fully buffered (-B full: a write per buffer, not per record)
+    and goes straight to a `gzip -1` process: no Python in the path of a record, so the
+    tracer's cost per call is bpftrace's formatting and the kernel's.
+    """
+
+    def __init__(self, ledger: Ledger, folder: Path, target: Filter) -> None:
         self.ledger = ledger
         self.folder = folder
         self.program_path = folder / "capture.bt"
+        self.ready_file = folder / "ready"
         self.spool = folder / "raw.gz"
         self.errors = folder / "tracer.err"
         self.pid_file = folder / "tracer.pid"
-        self.program_path.write_text(program)
+        # bpftrace runs in the folder, and a string literal of its is at most 64 bytes.
+        self.program_path.write_text(program(target, self.ready_file.name))
         self.process: subprocess.Popen[bytes] | None = None
-        self.ready = threading.Event()
-        self._reader: threading.Thread | None = None
-        self.bytes_spooled = 0
+        self.gzip: subprocess.Popen[bytes] | None = None
 
     def start(self) -> None:
         self.ledger.track(LEDGER_KIND, str(self.pid_file))  # the intent, before it exists
@@ -103,39 +106,27 @@ class Tracer:
             "BPFTRACE_PERF_RB_PAGES": str(RB_PAGES),
             "BPFTRACE_MAP_KEYS_MAX": "65536",
         }
-        # bpftrace flushes each printed line by default (-B full would hold the ready mark).
-        argv = ["bpftrace", str(self.program_path)]
-        with open(self.errors, "wb") as err, deferred() as held:
+        argv = ["bpftrace", "--unsafe", "-B", "full", str(self.program_path)]
+        with open(self.spool, "wb") as out, open(self.errors, "wb") as err, deferred() as held:
+            self.gzip = subprocess.Popen(["gzip", "-1", "-c"], stdin=subprocess.PIPE, stdout=out,
+                                         stderr=err, start_new_session=True)  # fmt: skip
+            assert self.gzip.stdin is not None
             self.process = subprocess.Popen(
-                argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=err, env=env,
-                start_new_session=True,
+                argv, stdin=subprocess.DEVNULL, stdout=self.gzip.stdin, stderr=err, env=env,
+                start_new_session=True, cwd=self.folder,
             )  # fmt: skip
+            self.gzip.stdin.close()  # bpftrace holds the pipe now: its end is gzip's end
         try:
             self.pid_file.write_text(tracer_identity(self.process.pid) + "\n")
-            self._reader = threading.Thread(target=self._spool, name="tracer-spool", daemon=True)
-            self._reader.start()
             held.check()
         except BaseException:
             self.stop()
             raise
 
-    def _spool(self) -> None:
-        assert self.process is not None and self.process.stdout is not None
-        fd = self.process.stdout.fileno()
-        seen = b""
-        with gzip.open(self.spool, "wb", compresslevel=1) as out:
-            while chunk := os.read(fd, CHUNK):
-                out.write(chunk)
-                self.bytes_spooled += len(chunk)
-                if not self.ready.is_set():
-                    seen = (seen + chunk)[-4096:]
-                    if READY.encode() in seen:
-                        self.ready.set()
-
     def wait_ready(self, timeout_s: float = 300.0) -> float:
         """Seconds until the probes were attached; FsarenaError with bpftrace's words if not."""
         started = time.monotonic()
-        while not self.ready.wait(0.1):
+        while not self.ready_file.exists():
             assert self.process is not None
             if self.process.poll() is not None:
                 raise FsarenaError(f"bpftrace did not start: {self.stderr_tail()}")
@@ -143,6 +134,7 @@ class Tracer:
                 raise FsarenaError(
                     f"bpftrace attached no probe within {timeout_s:.0f} s: {self.stderr_tail()}"
                 )
+            time.sleep(0.05)
         return time.monotonic() - started
 
     def stderr_tail(self, lines: int = 3) -> str:
@@ -156,26 +148,26 @@ class Tracer:
     def lost_events(self) -> int:
         """Records the kernel could not hand to bpftrace (its ring buffers were full)."""
         lost = 0
-        for path in (self.errors,):
-            with contextlib.suppress(OSError):
-                for line in path.read_text(errors="replace").splitlines():
-                    words = line.split()
-                    if len(words) >= 3 and words[0] == "Lost" and words[1].isdigit():
-                        lost += int(words[1])
+        with contextlib.suppress(OSError):
+            for line in self.errors.read_text(errors="replace").splitlines():
+                words = line.split()
+                if len(words) >= 3 and words[0] == "Lost" and words[1].isdigit():
+                    lost += int(words[1])
         return lost
 
     def stop(self) -> None:
-        """Stop it (SIGINT, then SIGKILL), wait for its output, forget it in the ledger."""
-        if self.process is not None and self.process.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                self.process.send_signal(signal.SIGINT)
+        """Stop it (SIGINT, then SIGKILL), let gzip finish, forget it in the ledger."""
+        for proc in (self.process, self.gzip):  # bpftrace first: gzip ends at its last byte
+            if proc is None:
+                continue
+            if proc is self.process and proc.poll() is None:
+                with contextlib.suppress(ProcessLookupError):
+                    proc.send_signal(signal.SIGINT)
             try:
-                self.process.wait(timeout=15)
+                proc.wait(timeout=15)
             except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        if self._reader is not None:
-            self._reader.join()
+                proc.kill()
+                proc.wait()
         stop_tracer(str(self.pid_file))  # nothing left to do unless the wait above failed
         self.ledger.untrack(LEDGER_KIND, str(self.pid_file))
 
