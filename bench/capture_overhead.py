@@ -146,7 +146,7 @@ def main() -> None:
     args.add_argument("--pairs", type=int, default=5)
     args.add_argument("--interleaved", type=int, default=20)
     args.add_argument("--records", type=int, default=6000)
-    args.add_argument("--workdir", default="/var/tmp/fsarena-replay-bench")
+    args.add_argument("--workdir", default="/var/tmp/fsarena-replay-bench/overhead")
     args.add_argument("--memory", action="store_true", help="the image on /dev/shm")
     a = args.parse_args()
     workdir = Path(a.workdir)

@@ -197,7 +197,7 @@ def main() -> None:
     args.add_argument("--reps", type=int, default=5)
     args.add_argument("--workloads", default=",".join(WORKLOADS))
     args.add_argument("--out", default="/var/tmp/fsarena-replay-bench/out")
-    args.add_argument("--workdir", default="/var/tmp/fsarena-replay-bench")
+    args.add_argument("--workdir", default="/var/tmp/fsarena-replay-bench/fidelity")
     a = args.parse_args()
     out, workdir = Path(a.out), Path(a.workdir)
     out.mkdir(parents=True, exist_ok=True)

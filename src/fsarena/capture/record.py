@@ -31,9 +31,16 @@ from typing import Any
 
 from fsarena.capture import facts, summary, trace
 from fsarena.capture.anonymise import Anonymiser, anonymised
-from fsarena.capture.bpf import Filter, Reader
+from fsarena.capture.bpf import Filter
 from fsarena.capture.resolve import Resolver, Scope
-from fsarena.capture.tracer import Tracer, bpftrace_version, tracefs
+from fsarena.capture.strace import Cost, calibrate
+from fsarena.capture.tracer import (
+    StraceTracer,
+    Tracer,
+    bpftrace_version,
+    strace_version,
+    tracefs,
+)
 from fsarena.capture.tree import initial_tree, tree_bytes
 from fsarena.errors import FsarenaError
 from fsarena.interrupt import deferred
@@ -55,6 +62,7 @@ class Request:
     duration_s: float | None = None  # None: until the command exits (a command only)
     under: tuple[str, ...] = ()  # the service's data; default: all but the system's files
     anonymise: bool = True
+    tracer: str = "bpftrace"  # or "strace", the stated fallback for a command
 
 
 @dataclass
@@ -80,6 +88,10 @@ class Window:
     exit_code: int | None = None  # the command's
     io_before: dict[int, dict[str, int]] = field(default_factory=dict)
     io_after: dict[int, dict[str, int]] = field(default_factory=dict)
+    # The tracer's clock: bpftrace's records are CLOCK_MONOTONIC, strace's the epoch.
+    clock: Callable[[], int] = time.monotonic_ns
+    cost: Cost | None = None  # strace's cost per call here, measured before it started
+    stopped_calls: int = 0  # strace: every call it stopped the command at
 
 
 def _processes(request: Request) -> tuple[Filter, tuple[int, ...]]:
@@ -110,11 +122,19 @@ class _Run:
         self.folder = folder
         self.child: subprocess.Popen[bytes] | None = None
         self.gate = -1
-        self.tracer: Tracer | None = None
+        self.tracer: Tracer | StraceTracer | None = None
         self.window = Window()
 
     def start_command(self) -> int:
-        """The command, started but held before its exec until the tracer is attached."""
+        """The command, started but held before its exec until the tracer is attached;
+        under strace, strace starts it (and is the process to wait for)."""
+        if self.request.tracer == "strace":
+            self.window.clock = time.time_ns
+            self.window.cost = calibrate(self.folder)
+            self.tracer = StraceTracer(self.ledger, self.folder, self.request.command)
+            self.window.start_ns = self.window.clock()
+            self.child = self.tracer.start()
+            return self.child.pid
         read, self.gate = os.pipe()
         argv = ["sh", "-c", f'read _ <&{read}; exec "$@"', "sh", *self.request.command]
         with deferred() as held:
@@ -124,10 +144,12 @@ class _Run:
         return self.child.pid
 
     def start_tracer(self, target: Filter) -> None:
-        self.tracer = Tracer(self.ledger, self.folder, target)
-        self.tracer.start()
-        self.window.attach_s = self.tracer.wait_ready()
-        self.window.start_ns = time.monotonic_ns()
+        if self.request.tracer == "strace":
+            return  # strace started with the command
+        tracer = self.tracer = Tracer(self.ledger, self.folder, target)
+        tracer.start()
+        self.window.attach_s = tracer.wait_ready()
+        self.window.start_ns = self.window.clock()
         if self.gate >= 0:
             os.write(self.gate, b"go\n")
             os.close(self.gate)
@@ -157,7 +179,7 @@ class _Run:
     def stop(self) -> None:
         """End everything the capture started: the command's session, then the tracer."""
         if self.window.end_ns == 0:
-            self.window.end_ns = time.monotonic_ns()
+            self.window.end_ns = self.window.clock()
         if self.child is not None:
             self._stop_command()
         if self.tracer is not None:
@@ -168,7 +190,7 @@ class _Run:
         if self.gate >= 0:
             os.close(self.gate)  # never released: sh's read sees end of file and execs
             self.gate = -1
-        if self.child.poll() is None:
+        if self.child.poll() is None and self.request.tracer != "strace":
             with contextlib.suppress(OSError):
                 done = os.waitid(os.P_PID, self.child.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
                 if done is not None:
@@ -186,14 +208,16 @@ class _Run:
 
 def capture(request: Request, say: Callable[[str], None]) -> Outcome:
     """Trace as the request says, then write the trace; the outcome to report."""
-    version = bpftrace_version()
+    if request.tracer == "strace" and not request.command:
+        raise FsarenaError("--tracer strace traces a command: give it after --")
+    version = strace_version() if request.tracer == "strace" else bpftrace_version()
     ledger = Ledger(request.workdir)
     ledger.mark_children()
     folder = Path(request.workdir, f"capture-{os.getpid()}")
     ledger.track("tree", str(folder))
     folder.mkdir(parents=True, exist_ok=True)
     try:
-        with tracefs():
+        with contextlib.nullcontext() if request.tracer == "strace" else tracefs():
             run = _Run(request, ledger, folder)
             resolver, interrupted = _traced(run, say)
         assert run.tracer is not None
@@ -220,8 +244,9 @@ def _traced(run: _Run, say: Callable[[str], None]) -> tuple[Resolver, str]:
             target, pids = Filter(pids=(pid,)), (pid,)
         else:
             target, pids = _processes(request)
-        resolver = _snapshot(run, pids)
-        say("attaching bpftrace's probes (compiling its program takes a while)")
+        resolver = _snapshot(run, pids if request.tracer != "strace" else ())
+        if request.tracer != "strace":
+            say("attaching bpftrace's probes (compiling its program takes a while)")
         run.start_tracer(target)
         say(f"tracing {_what(request, pids)}" + _until(request))
         try:
@@ -229,13 +254,20 @@ def _traced(run: _Run, say: Callable[[str], None]) -> tuple[Resolver, str]:
         except KeyboardInterrupt as stop:
             interrupted = str(stop) or "SIGINT"
             run.window.ended = f"interrupted by {interrupted}"
-        run.window.end_ns = time.monotonic_ns()
-        run.window.io_after |= {p: io for p in pids if (io := facts.proc_io(p)) is not None}
+        run.window.end_ns = run.window.clock()
+        if request.tracer != "strace":  # strace's own counters are not the command's
+            run.window.io_after |= {p: io for p in pids if (io := facts.proc_io(p)) is not None}
     finally:
         run.stop()
     assert run.tracer is not None
     resolver.start_ns = run.window.start_ns
-    _feed(resolver, run.tracer)
+    records = run.tracer.records()
+    if isinstance(run.tracer, StraceTracer):  # its command, as it started: fsarena's cwd
+        resolver.process(run.tracer.parser.first, os.getcwd(), [])
+        run.window.stopped_calls = run.tracer.parser.calls
+    for record in records:
+        resolver.feed(record)
+    resolver.counts.lost = run.tracer.lost_events()
     return resolver, interrupted
 
 
@@ -274,15 +306,6 @@ def _scope(request: Request, pid: int | None) -> Scope:
 
 def _inside(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip("/") + "/")
-
-
-def _feed(resolver: Resolver, tracer: Tracer) -> None:
-    reader = Reader()
-    raw = [r for line in tracer.lines() if (r := reader.feed(line)) is not None]
-    raw.sort(key=lambda r: r.start_ns)
-    for record in raw:
-        resolver.feed(record)
-    resolver.counts.lost = tracer.lost_events()
 
 
 # ---------------------------------------------------------------- the trace
@@ -411,7 +434,22 @@ def _lines(outcome: Outcome, window: Window, request: Request) -> list[str]:
         lines.append(
             f"stopped by {outcome.interrupted}: the trace holds what was recorded until then"
         )
+    if window.cost is not None:
+        lines.append(_strace_cost(window.cost, window.stopped_calls, h["duration_s"]))
     return lines
+
+
+def _strace_cost(cost: Cost, calls: int, duration_s: float) -> str:
+    """What strace cost, from its calibration on this machine just before it started."""
+    added = cost.per_call_us * calls / 1e6
+    return (
+        f"strace, the fallback tracer, stopped the command at each of its {calls:,} traced "
+        f"calls: about {cost.per_call_us:,.0f} µs each here (measured just before: dd's "
+        f"{cost.calls:,} calls took {cost.bare_s:.2f} s bare and {cost.traced_s:.2f} s under "
+        f"strace), so about {added:.2f} s of the command's {duration_s:.2f} s were strace's; "
+        "the durations it records are its own timestamps around each stop, longer than the "
+        "calls (bpftrace's are the kernel's)"
+    )
 
 
 def _unreplayable_line(h: dict[str, Any]) -> str:

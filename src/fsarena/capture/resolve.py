@@ -264,7 +264,10 @@ class Resolver:
         self, path: str, result: int, flags: int, created: int, size: int, imode: int
     ) -> None:
         writes = (flags & O_ACCMODE) in (O_WRONLY, O_RDWR) or bool(flags & O_TRUNC)
-        if result >= 0 and created:
+        if result >= 0 and created < 0:  # the tracer cannot tell (strace): O_CREAT made it
+            existed = not flags & O_CREAT
+            self._saw(path, existed=existed, kind=_kind(imode & 0xFFFF), modified=writes)
+        elif result >= 0 and created:
             self._saw(path, existed=False, modified=True)
         elif result >= 0:
             kind = _kind(imode & 0xFFFF)

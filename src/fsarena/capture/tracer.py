@@ -26,7 +26,8 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from fsarena.capture.bpf import STRLEN, Filter, program
+from fsarena.capture import strace
+from fsarena.capture.bpf import STRLEN, Filter, RawCall, Reader, program
 from fsarena.errors import FsarenaError
 from fsarena.interrupt import deferred
 from fsarena.measure.ledger import Ledger
@@ -175,3 +176,74 @@ class Tracer:
         """What it printed, line by line (after stop)."""
         with gzip.open(self.spool, "rt", encoding="utf-8", errors="surrogateescape") as f:
             yield from f
+
+    def records(self) -> list[RawCall]:
+        """Its records, paths joined, in start order (after stop)."""
+        reader = Reader()
+        raw = [r for line in self.lines() if (r := reader.feed(line)) is not None]
+        raw.sort(key=lambda r: r.start_ns)
+        return raw
+
+
+class StraceTracer:
+    """The fallback: `strace -f` running the command itself (capture/strace.py).
+
+    The strace process is the tracer resource (its pid file in the ledger); the command
+    is its child, in its session, stopped with it.
+    """
+
+    name = "strace"
+
+    def __init__(self, ledger: Ledger, folder: Path, command: tuple[str, ...]) -> None:
+        self.ledger = ledger
+        self.output = folder / "strace.out"
+        self.pid_file = folder / "tracer.pid"
+        self.command = command
+        self.process: subprocess.Popen[bytes] | None = None
+        self.parser = strace.Parser()
+
+    def start(self) -> subprocess.Popen[bytes]:
+        self.ledger.track(LEDGER_KIND, str(self.pid_file))
+        with deferred() as held:
+            self.process = subprocess.Popen(strace.argv(self.output, self.command),
+                                            start_new_session=True)  # fmt: skip
+        try:
+            self.pid_file.write_text(tracer_identity(self.process.pid) + "\n")
+            held.check()
+        except BaseException:
+            self.stop()
+            raise
+        return self.process
+
+    def stop(self) -> None:
+        """strace and the command: their session ended (SIGTERM, then SIGKILL)."""
+        if self.process is not None:
+            for sig in (signal.SIGTERM, signal.SIGKILL):
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(self.process.pid, sig)
+                try:
+                    self.process.wait(timeout=15)
+                    break
+                except subprocess.TimeoutExpired:
+                    continue
+        stop_tracer(str(self.pid_file))
+        self.ledger.untrack(LEDGER_KIND, str(self.pid_file))
+
+    def lost_events(self) -> int:
+        return 0  # strace stops the command at each call: it loses none
+
+    def records(self) -> list[RawCall]:
+        with open(self.output, encoding="utf-8", errors="surrogateescape") as f:
+            raw = [r for line in f for r in self.parser.feed(line)]
+        raw.sort(key=lambda r: r.start_ns)
+        return raw
+
+
+def strace_version() -> str:
+    try:
+        out = subprocess.run(["strace", "-V"], capture_output=True, text=True, check=False)
+    except FileNotFoundError:
+        raise FsarenaError(
+            "strace not found: apt-get install strace (./scripts/setup.sh installs it)"
+        ) from None
+    return out.stdout.splitlines()[0].strip() if out.stdout else "strace"

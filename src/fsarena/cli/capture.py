@@ -41,6 +41,14 @@ def parse_duration(text: str) -> float:
 @click.option("--anonymise/--no-anonymise", default=True, show_default=True,
               help="Replace every name by a keyed hash (structure, depth and extensions kept; "
               "the key is never stored), so the trace can leave the machine.")  # fmt: skip
+@click.option(
+    "--tracer",
+    type=click.Choice(["bpftrace", "strace"]),
+    default="bpftrace",
+    show_default=True,
+    help="bpftrace, in the kernel; strace, the fallback for a "
+    "command where bpftrace cannot run (far slower: its cost is measured and said).",
+)
 @click.option("--workdir", default=DEFAULT_WORKDIR, show_default=True,
               help="Where the tracer's spool goes while it runs.")  # fmt: skip
 @click.option("--quiet", "-q", is_flag=True, help="Only the summary.")
@@ -53,6 +61,7 @@ def capture(
     force: bool,
     under: tuple[str, ...],
     anonymise: bool,
+    tracer: str,
     workdir: str,
     quiet: bool,
     command: tuple[str, ...],
@@ -81,7 +90,9 @@ def capture(
             "name what to trace: --pid PID, --cgroup PATH, or a command after -- "
             "(exactly one of them)"
         )
-    if os.geteuid() != 0:
+    if tracer == "strace" and not command:
+        raise FsarenaError("--tracer strace traces a command: give it after --")
+    if os.geteuid() != 0 and tracer == "bpftrace":
         raise FsarenaError("fsarena capture needs root (bpftrace loads kernel probes): use sudo")
     path = Path(output)
     refuse_existing(path, "trace", force)
@@ -91,7 +102,7 @@ def capture(
     request = Request(
         output=path.absolute(), workdir=os.path.abspath(workdir), pids=pids,
         cgroup=os.path.abspath(cgroup) if cgroup else "", command=command, duration_s=seconds,
-        under=under, anonymise=anonymise,
+        under=under, anonymise=anonymise, tracer=tracer,
     )  # fmt: skip
     say = (lambda _line: None) if quiet else (lambda line: click.echo(f"fsarena: {line}", err=True))
     stop = Stop()
