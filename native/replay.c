@@ -59,9 +59,11 @@ static const char *KIND_NAMES[K_COUNT] = {
     "stat", "fstat", "getdents"};
 
 struct op {
-    int thread, kind, slot, p1, p2;
+    int thread, kind, slot, p1, b1, p2, b2; /* b1, b2: the directories p1, p2 are looked up
+                                                from (a path's index; -1: ROOT) */
     long long a, b, c, expect;
-    long long start_ns, dur_ns;
+    long long start_ns, dur_ns, overhead_ns; /* overhead: the tracer's own time in the gap
+                                                before the call, not the service's think time */
     int ndeps;
     long long *deps;
 };
@@ -202,16 +204,20 @@ static void read_ops(FILE *f) {
         o->kind = (int)field(&cur);
         o->slot = (int)field(&cur);
         o->p1 = (int)field(&cur);
+        o->b1 = (int)field(&cur);
         o->p2 = (int)field(&cur);
+        o->b2 = (int)field(&cur);
         o->a = field(&cur);
         o->b = field(&cur);
         o->c = field(&cur);
         o->expect = field(&cur);
         o->start_ns = field(&cur);
         o->dur_ns = field(&cur);
+        o->overhead_ns = field(&cur);
         o->ndeps = (int)field(&cur);
         if (o->kind <= 0 || o->kind >= K_COUNT || o->thread < 0 || o->thread >= prog.threads ||
-            o->slot >= prog.slots || o->p2 >= prog.npaths ||
+            o->slot >= prog.slots || o->p2 >= prog.npaths || o->b1 >= prog.npaths ||
+            o->b2 >= prog.npaths ||
             o->p1 >= (o->kind == K_SYMLINK ? prog.ntargets : prog.npaths) ||
             ((o->kind == K_OPEN || o->kind == K_STAT || o->kind == K_TRUNCATE ||
               o->kind == K_UNLINK || o->kind == K_RMDIR || o->kind == K_MKDIR ||
@@ -303,12 +309,31 @@ static int setup(void) {
 
 /* ------------------------------------------------------------------ the calls */
 
-static int open_in_root(const char *path, long long flags, long long mode) {
+/* A directory a call looks its path up from, opened once (as a process's cwd or a
+ * directory descriptor holds its directory); -1: ROOT itself. */
+static int *base_fd;
+static pthread_mutex_t base_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int base(int index) {
+    if (index < 0) return root_fd;
+    pthread_mutex_lock(&base_lock);
+    if (base_fd[index] < 0) {
+        struct open_how how = {.flags = O_PATH | O_DIRECTORY, .resolve = RESOLVE_IN_ROOT};
+        base_fd[index] = (int)syscall(SYS_openat2, root_fd, prog.paths[index], &how, sizeof(how));
+        if (base_fd[index] < 0) base_fd[index] = root_fd; /* it is not there: from ROOT */
+    }
+    pthread_mutex_unlock(&base_lock);
+    return base_fd[index];
+}
+
+static int open_in_root(int dir, const char *path, long long flags, long long mode) {
+    /* From ROOT: resolved in it (an absolute link stays inside). From a directory under
+     * ROOT with a path without "..": the links fsarena made never climb above ROOT. */
     struct open_how how = {.flags = (uint64_t)flags & ~(uint64_t)O_CLOEXEC,
                            .mode = (flags & (O_CREAT | O_TMPFILE)) ? (uint64_t)mode : 0,
-                           .resolve = RESOLVE_IN_ROOT};
-    int fd = (int)syscall(SYS_openat2, root_fd, path, &how, sizeof(how));
-    if (fd < 0 && errno == ENOSYS) fd = openat(root_fd, path, (int)flags, (mode_t)mode);
+                           .resolve = dir == root_fd ? RESOLVE_IN_ROOT : 0};
+    int fd = (int)syscall(SYS_openat2, dir, path, &how, sizeof(how));
+    if (fd < 0 && errno == ENOSYS) fd = openat(dir, path, (int)flags, (mode_t)mode);
     return fd;
 }
 
@@ -372,19 +397,21 @@ static long long fd_call(struct op *o, int fd, struct scratch *s) {
 static long long path_call(struct op *o) {
     const char *p1 = o->p1 < 0 ? "" : o->kind == K_SYMLINK ? prog.targets[o->p1] : prog.paths[o->p1];
     const char *p2 = o->p2 >= 0 ? prog.paths[o->p2] : "";
+    int d1 = o->kind == K_SYMLINK ? root_fd : base(o->b1), d2 = base(o->b2);
     struct stat st;
     char full[PATH_MAX];
     switch (o->kind) {
     case K_SYNC: return syncfs(root_fd);
-    case K_RENAME: return renameat2(root_fd, p1, root_fd, p2, (unsigned)o->a);
-    case K_UNLINK: return unlinkat(root_fd, p1, 0);
-    case K_RMDIR: return unlinkat(root_fd, p1, AT_REMOVEDIR);
-    case K_MKDIR: return mkdirat(root_fd, p1, (mode_t)o->a);
-    case K_LINK: return linkat(root_fd, p1, root_fd, p2, 0);
-    case K_SYMLINK: return symlinkat(p1, root_fd, p2);
-    case K_STAT: return fstatat(root_fd, p1, &st, (int)(o->a & AT_SYMLINK_NOFOLLOW));
-    case K_TRUNCATE:
-        snprintf(full, sizeof(full), "%s/%s", root_path, p1);
+    case K_RENAME: return renameat2(d1, p1, d2, p2, (unsigned)o->a);
+    case K_UNLINK: return unlinkat(d1, p1, 0);
+    case K_RMDIR: return unlinkat(d1, p1, AT_REMOVEDIR);
+    case K_MKDIR: return mkdirat(d1, p1, (mode_t)o->a);
+    case K_LINK: return linkat(d1, p1, d2, p2, 0);
+    case K_SYMLINK: return symlinkat(p1, d2, p2);
+    case K_STAT: return fstatat(d1, p1, &st, (int)(o->a & AT_SYMLINK_NOFOLLOW));
+    case K_TRUNCATE: /* no truncateat(2): through /proc's name of the base directory */
+        if (d1 == root_fd) snprintf(full, sizeof(full), "%s/%s", root_path, p1);
+        else snprintf(full, sizeof(full), "/proc/self/fd/%d/%s", d1, p1);
         return truncate(full, o->a);
     }
     return -1;
@@ -395,8 +422,9 @@ static long long perform(long long i, struct scratch *s) {
     struct op *o = &prog.ops[i];
     long long begin, result;
     if (o->kind == K_OPEN) {
+        int dir = base(o->b1);
         begin = now_ns();
-        result = open_in_root(prog.paths[o->p1], o->a, o->b);
+        result = open_in_root(dir, prog.paths[o->p1], o->a, o->b);
         latency_ns[i] = now_ns() - begin;
         if (result >= 0) {
             if (o->slot >= 0) slot_fd[o->slot] = (int)result;
@@ -473,6 +501,7 @@ static void *replay_thread(void *arg) {
         for (int d = 0; d < o->ndeps; d++) wait_for(o->deps[d]);
         if (paced) {
             long long think = prev ? o->start_ns - (prev->start_ns + prev->dur_ns) : o->start_ns;
+            if (prev) think -= o->overhead_ns; /* the tracer's, not the service's */
             long long target = (prev ? prev_end_actual : t0_ns) + (think > 0 ? think : 0);
             sleep_until(target);
         }
@@ -560,7 +589,7 @@ static void write_result(const char *path, long long wall_ns, long long end_ns) 
 static void preopen(void) {
     for (int i = 0; i < prog.npre; i++) {
         long long flags = prog.pre_flags[i] & ~(long long)(O_CREAT | O_TRUNC | O_EXCL);
-        int fd = open_in_root(prog.paths[prog.pre_path[i]], flags, 0);
+        int fd = open_in_root(root_fd, prog.paths[prog.pre_path[i]], flags, 0);
         if (fd < 0) continue; /* its calls count as diverged */
         lseek(fd, prog.pre_pos[i], SEEK_SET);
         slot_fd[prog.pre_slot[i]] = fd;
@@ -568,6 +597,8 @@ static void preopen(void) {
 }
 
 static int run(const char *result) {
+    base_fd = malloc(sizeof(int) * (prog.npaths + 1));
+    for (int i = 0; i <= prog.npaths; i++) base_fd[i] = -1;
     slot_fd = malloc(sizeof(int) * (prog.slots + 1));
     for (int i = 0; i <= prog.slots; i++) slot_fd[i] = -1;
     done = calloc(prog.nops + 1, 1);

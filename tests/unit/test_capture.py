@@ -59,10 +59,10 @@ def test_records_join_their_paths_whatever_order_the_buffers_give() -> None:
     # the exit record of a rename read before its paths (another CPU's buffer)
     lines = [
         "Attaching 111 probes...",
-        "rename 1000 50 7 8 0 3 -100 -100 0 0 0 0",
+        "rename 1000 50 7 8 0 3 900 -100 -100 0 0 0 0",
         "path 8 3 0\t/srv/a",
         "path 8 3 1\t/srv/b c",
-        "close 1100 5 7 8 0 0 4 0 0 0 0 0",
+        "close 1100 5 7 8 0 0 200 4 0 0 0 0 0",
     ]
     got = [r for line in lines if (r := reader.feed(line + "\n")) is not None]
     assert [r.name for r in got] == ["rename", "close"]
@@ -70,6 +70,7 @@ def test_records_join_their_paths_whatever_order_the_buffers_give() -> None:
     reader = Reader()
     got = [r for line in [lines[2], lines[3], lines[1]] if (r := reader.feed(line)) is not None]
     assert got[0].paths == ("/srv/a", "/srv/b c")  # ...when they come first, as bpftrace prints
+    assert got[0].overhead_ns == 900
     assert reader.other == []
 
 
@@ -254,7 +255,7 @@ def test_a_whole_trace_is_anonymised() -> None:
         {"duration_s": 1.0},
         tree=[["d", "/srv"], ["l", "/srv/l", "/srv/t"]],
         preopened=[["fd", 0, 1, 3, "/srv/t", 0, 0]],
-        events=[[0, 1, 1, 1, "rename", 0, "/srv/a", "/srv/b", 0]],
+        events=[[0, 1, 1, 1, "rename", 0, "/srv/a", -1, "/srv/b", -1, 0, 0]],
     )
     out = anonymised(t, Anonymiser(b"k" * 32))
     text = json.dumps([out.tree, out.preopened, out.events])
@@ -352,40 +353,62 @@ def _ops(lines: list[str]) -> list[list[int]]:
 
 def test_calls_of_other_threads_on_a_path_wait_for_those_that_returned_first() -> None:
     events = [
-        [0, 5_000, 1, 1, "open", 3, 0, "/srv/f", O_WRONLY | O_CREAT, 0o644],  # t 0-5 us
-        [10, 1_000, 1, 2, "stat", 0, "/srv/f", 0],  # thread 2, after the open returned
-        [10, 1_000, 1, 1, "write", 5, 3, 0, 0, 5],
-        [11, 2_000, 1, 3, "stat", 0, "/srv/g", 0],  # another path: free
-        [14, 1_000, 1, 2, "stat", 0, "/srv/f", 0],  # after thread 1's write returned
+        [0, 5_000, 1, 1, "open", 3, 0, "/srv/f", -1, O_WRONLY | O_CREAT, 0o644, 0],  # 0-5 us
+        [10, 1_000, 1, 2, "stat", 0, "/srv/f", -1, 0, 0],  # thread 2, after the open returned
+        [10, 1_000, 1, 1, "write", 5, 3, 0, 0, 5, 0],
+        [11, 2_000, 1, 3, "stat", 0, "/srv/g", -1, 0, 0],  # another path: free
+        [14, 1_000, 1, 2, "stat", 0, "/srv/f", -1, 0, 0],  # after thread 1's write returned
     ]
     ops = _ops(_program(events))
-    deps = [op[12:] for op in ops]
+    deps = [op[15:] for op in ops]
     assert deps == [[], [0], [], [], [2]]  # its own earlier stat: its thread's order
 
 
 def test_calls_that_overlapped_in_the_trace_stay_free_to_overlap() -> None:
     events = [
-        [0, 50_000, 1, 1, "fsync", 0, 3, 0],  # 0 .. 50 us
-        [10, 1_000, 1, 2, "fstat", 0, 3, 0],  # began while the fsync ran
+        [0, 50_000, 1, 1, "fsync", 0, 3, 0, 0],  # 0 .. 50 us
+        [10, 1_000, 1, 2, "fstat", 0, 3, 0, 0],  # began while the fsync ran
     ]
     t = trace.Trace({}, preopened=[["fd", 0, 1, 3, "/srv/f", 2, 0]], events=events)
     lines = Compiler(t).compile().splitlines()
-    assert [op[11] for op in _ops(lines)] == [0, 0]
+    assert [op[14] for op in _ops(lines)] == [0, 0]
     assert "pre 1" in lines and "0 0 2 0" in lines  # slot 0 (the oid), path 0, flags, pos
 
 
 def test_only_the_last_close_of_a_description_is_replayed() -> None:
     events = [
-        [0, 10, 1, 1, "close", 0, 3, 0, 0, 0],
-        [1, 10, 1, 1, "close", 0, 4, 0, 1, 0],
+        [0, 10, 1, 1, "close", 0, 3, 0, 0, 0, 0],
+        [1, 10, 1, 1, "close", 0, 4, 0, 1, 0, 0],
     ]
     assert len(_ops(_program(events))) == 1
 
 
 def test_writes_replay_what_was_written_and_vectors_their_bytes() -> None:
     events = [
-        [0, 10, 1, 1, "write", 100, 3, 0, 0, 4096],  # asked 4096, wrote 100
-        [1, 10, 1, 1, "readv", 300, 3, 0, 100, 300],
+        [0, 10, 1, 1, "write", 100, 3, 0, 0, 4096, 0],  # asked 4096, wrote 100
+        [1, 10, 1, 1, "readv", 300, 3, 0, 100, 300, 0],
     ]
     ops = _ops(_program(events))
-    assert [op[5] for op in ops] == [100, 300]  # a: the byte count replayed
+    assert [op[7] for op in ops] == [100, 300]  # a: the byte count replayed
+
+
+def test_a_path_looked_up_from_a_directory_is_replayed_from_it() -> None:
+    """The call walked "a/f1" from its cwd: the replay walks that, from that directory."""
+    events = [
+        [0, 10, 1, 1, "stat", 0, "/srv/data/a/f1", 2, 0, 0],
+        [1, 10, 1, 1, "stat", 0, "/srv/data/a/f1", -1, 0, 0],  # absolute: from the root
+        [2, 10, 1, 1, "rename", 0, "/srv/data/a/f1", 2, "/srv/data/b/f1", 2, 0, 0],
+    ]
+    lines = _program(events)
+    at = next(i for i, ln in enumerate(lines) if ln.startswith("paths "))
+    paths = lines[at + 1 : at + 1 + int(lines[at][6:])]
+    ops = _ops(lines)
+    assert paths[ops[0][3]] == "a/f1" and paths[ops[0][4]] == "srv/data"
+    assert paths[ops[1][3]] == "srv/data/a/f1" and ops[1][4] == -1
+    assert (paths[ops[2][5]], paths[ops[2][6]]) == ("b/f1", "srv/data")
+
+
+def test_the_tracers_own_time_is_kept_apart_from_think_time() -> None:
+    events = [[0, 10, 1, 1, "fsync", 0, 3, 0, 1234]]
+    t = trace.Trace({}, preopened=[["fd", 0, 1, 3, "/srv/f", 2, 0]], events=events)
+    assert _ops(Compiler(t).compile().splitlines())[0][13] == 1234

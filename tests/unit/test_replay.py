@@ -29,7 +29,7 @@ def _trace(tmp_path: Path, name: str = "t.fstrace.gz") -> Path:
                                              "p99_us": 150.0, "p999_us": 150.0}}},
          "tree_bytes": 1 << 20, "compressibility": {"ratio": 0.5}},
         tree=[["d", "/srv"], ["f", "/srv/db", 1 << 20]],
-        events=[[0, 100_000, 1, 1, "fsync", 0, 3, 0], [200, 150_000, 1, 1, "fsync", 0, 3, 0]],
+        events=[[0, 100_000, 1, 1, "fsync", 0, 3, 0, 0], [200, 150_000, 1, 1, "fsync", 0, 3, 0, 0]],
     )  # fmt: skip
     path = tmp_path / name
     trace.write(t, path)

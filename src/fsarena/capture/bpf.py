@@ -11,7 +11,7 @@ cgroup's id.
 
 A record is one line of space-separated integers:
 
-    NAME START_NS DURATION_NS PID TID RESULT SEQ I0 I1 I2 I3 I4 I5
+    NAME START_NS DURATION_NS PID TID RESULT SEQ OVERHEAD_NS I0 I1 I2 I3 I4 I5
 
 and a call with paths prints each at its entry, on a line of its own:
 
@@ -23,7 +23,11 @@ entered on); a path printed at entry keeps the 200-byte string off the exit
 probe's 512-byte BPF stack.
 
 START_NS is the kernel's monotonic clock (CLOCK_MONOTONIC, as Python's
-time.monotonic_ns). I0..I5 are the call's integers in the order of the table;
+time.monotonic_ns). OVERHEAD_NS is the probes' own time in the gap before the call
+(this call's entry probe up to its clock read, and the thread's previous exit probe
+after its clock read): a traced process thinks that much longer between calls than
+it would untraced, and a paced replay takes it out of the think time. I0..I5 are the
+call's integers in the order of the table;
 an open's I3..I5 are read from the file it opened: 1 when the open created it
 (FMODE_CREATED), its size and its mode, so the resolver knows what was there
 before. fork, exec and exit of a traced task are records of the same shape
@@ -74,9 +78,13 @@ def _entry(call: Call, when: str) -> str:
         f'printf("path %d %lld {i}\\t%s\\n", tid, @n[tid], str(args->{s}));'
         for i, s in enumerate(call.strings)
     ]
-    body += [f"@a[tid] = ({', '.join(values)});", "@t[tid] = nsecs;"]  # the clock last
+    body += [
+        f"@a[tid] = ({', '.join(values)});",
+        "@o[tid] = @x[tid] - $e0;",  # + the start below: the probes' time before the call
+        "@t[tid] = nsecs;",  # the clock last
+    ]
     cond = [f"({call.when})"] if call.when else []
-    lines = [f"tracepoint:syscalls:sys_enter_{call.syscall} /{when}/ {{"]
+    lines = [f"tracepoint:syscalls:sys_enter_{call.syscall} /{when}/ {{", "  $e0 = nsecs;"]
     if call.fd:
         lines.append(f"  $f = *(curtask->files->fdt->fd + (uint64)args->{call.fd});")
         lines.append(f"  $m = $f->f_inode->i_mode & {S_IFMT};")
@@ -105,16 +113,18 @@ def _exit(call: Call) -> str:
             "  }",
         ]
         ints = ["$a.0", "$a.1", "$a.2", "$created", "$size", "$mode"]
-    fmt = f"{call.name} %llu %llu %d %d %lld %lld" + " %lld" * INTS + "\\n"
+    fmt = f"{call.name} %llu %llu %d %d %lld %lld %lld" + " %lld" * INTS + "\\n"
     seq = "@n[tid]" if call.strings else "(int64)0"
-    args = ["@t[tid]", "$now - @t[tid]", "pid", "tid", "(int64)args->ret", seq, *ints]
+    overhead = "@o[tid] + (int64)@t[tid]"
+    args = ["@t[tid]", "$now - @t[tid]", "pid", "tid", "(int64)args->ret", seq, overhead, *ints]
     lines.append(f'  printf("{fmt}", {", ".join(args)});')
     lines.append("  delete(@t[tid]); delete(@a[tid]);")
+    lines.append("  @x[tid] = nsecs - $now;")  # this probe's time after the clock: the next gap's
     return "\n".join([*lines, "}"])
 
 
 def _task_events(when: str, follow: bool) -> list[str]:
-    zeros = " 0" * (INTS + 1)
+    zeros = " 0" * (INTS + 2)
     fork = f'printf("fork %llu 0 %d %d %d{zeros}\\n", nsecs, pid, tid, args->child_pid);'
     add = "@pids[args->child_pid] = 1; " if follow else ""
     return [
@@ -140,7 +150,7 @@ def program(target: Filter, ready_file: str = "", calls: tuple[Call, ...] = CALL
     parts += _task_events(when, follow=not target.cgroup_v2)
     for call in calls:
         parts += [_entry(call, when), _exit(call)]
-    parts.append("END { clear(@t); clear(@a); clear(@n); clear(@pids); }")
+    parts.append("END { clear(@t); clear(@a); clear(@n); clear(@o); clear(@x); clear(@pids); }")
     return "\n".join(parts) + "\n"
 
 
@@ -156,6 +166,7 @@ class RawCall:
     result: int
     ints: tuple[int, ...]
     paths: tuple[str, ...] = ()
+    overhead_ns: int = 0  # the tracer's own time in the gap before the call
 
 
 @dataclass
@@ -176,14 +187,16 @@ class Reader:
                 self.pending.setdefault(key, {})[int(parts[3])] = path
                 return None
         fields = line.split(" ")
-        if len(fields) != 7 + INTS or not fields[1].isdigit():
+        if len(fields) != 8 + INTS or not fields[1].isdigit():
             self.other.append(line)
             return None
         try:
-            start, duration, pid, tid, result, seq, *ints = (int(f) for f in fields[1:])
+            start, duration, pid, tid, result, seq, overhead, *ints = (int(f) for f in fields[1:])
         except ValueError:
             self.other.append(line)
             return None
         found = self.pending.pop((tid, seq), {}) if seq else {}
         paths = tuple(found[i] for i in sorted(found))
-        return RawCall(fields[0], start, duration, pid, tid, result, tuple(ints), paths)
+        # An overhead beyond a second is no probe's: the thread's first call (no earlier exit)
+        overhead = overhead if 0 <= overhead < 1_000_000_000 else 0
+        return RawCall(fields[0], start, duration, pid, tid, result, tuple(ints), paths, overhead)

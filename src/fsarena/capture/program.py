@@ -2,7 +2,11 @@
 
 Every path of the trace becomes a path under the replay's root (the trace's
 "/a/b" is ROOT/a/b), and a symbolic link's target is made relative to its
-link's directory, so that no name the replay resolves leaves the root. Each
+link's directory, so that no name the replay resolves leaves the root. A call
+that looked its path up relative to its working directory or a directory
+descriptor (the trace says how many components it walked) is replayed from that
+directory (a descriptor the replayer opens once), so the replay walks what the
+service walked, not the whole path from the root. Each
 call keeps its thread (one replayer thread per traced thread, in the traced
 order), its open file by open id (the trace's oid is the replayer's slot), its
 arguments, its traced result, start and duration.
@@ -46,19 +50,23 @@ class Op:
     thread: int
     kind: str
     slot: int = -1
-    p1: int = -1
+    p1: int = -1  # a path (relative to b1), or a symlink's target
+    b1: int = -1  # the directory p1 is looked up from (a path's index; -1: the root)
     p2: int = -1
+    b2: int = -1
     a: int = 0
     b: int = 0
     c: int = 0
     expect: int = 0
     start_ns: int = 0
     dur_ns: int = 0
+    overhead_ns: int = 0  # the tracer's own time in the gap before it (not think time)
     deps: list[int] = field(default_factory=list)
 
     def line(self) -> str:
-        head = (self.thread, KIND_CODE[self.kind], self.slot, self.p1, self.p2, self.a, self.b,
-                self.c, self.expect, self.start_ns, self.dur_ns, len(self.deps))  # fmt: skip
+        head = (self.thread, KIND_CODE[self.kind], self.slot, self.p1, self.b1, self.p2,
+                self.b2, self.a, self.b, self.c, self.expect, self.start_ns, self.dur_ns,
+                self.overhead_ns, len(self.deps))  # fmt: skip
         return " ".join(map(str, (*head, *self.deps)))
 
 
@@ -94,6 +102,17 @@ class Compiler:
 
     def path(self, p: str) -> int:
         return self.paths.setdefault(relative(p), len(self.paths))
+
+    def looked_up(self, p: str, walked: int) -> tuple[int, int]:
+        """(the path as the call looked it up, from which directory): a call that walked the
+        last `walked` components itself (relative to its cwd or a directory descriptor) is
+        replayed from that directory, so the replay walks what the service walked."""
+        parts = [c for c in p.split("/") if c]
+        if walked < 0 or walked >= len(parts):
+            return self.path(p), -1
+        base = "/" + "/".join(parts[: len(parts) - walked])
+        rel = "/".join(parts[len(parts) - walked :]) or "."
+        return self.paths.setdefault(rel, len(self.paths)), self.path(base)
 
     def target(self, target: str, link: str) -> int:
         return self.targets.setdefault(link_target(target, link), len(self.targets))
@@ -144,27 +163,31 @@ class Compiler:
         if name == "close" and not e[8]:
             return None  # another descriptor still holds the file: nothing closes yet
         thread = self.threads.setdefault(e[3], len(self.threads))
-        op = Op(thread, name, expect=int(e[5]), start_ns=int(e[0]) * 1000, dur_ns=int(e[1]))
-        return self._arguments(op, e)
+        op = Op(thread, name, expect=int(e[5]), start_ns=int(e[0]) * 1000, dur_ns=int(e[1]),
+                overhead_ns=int(e[-1]))  # fmt: skip
+        return self._arguments(op, e[6:-1])
 
-    def _arguments(self, op: Op, e: list[Any]) -> Op:
-        name, args = op.kind, e[6:]
+    def _arguments(self, op: Op, args: list[Any]) -> Op:
+        name = op.kind
         if name == "open":
-            oid, path, flags, mode = args[:4]
+            oid, path, walked, flags, mode = args[:5]
             op.slot = oid if op.expect >= 0 else -1
             if op.expect >= 0:
                 self.oid_path[oid] = path
-            op.p1, op.a, op.b = self.path(path), int(flags) & VALID_OPEN_FLAGS, int(mode)
+            op.p1, op.b1 = self.looked_up(path, walked)
+            op.a, op.b = int(flags) & VALID_OPEN_FLAGS, int(mode)
         elif name in ("sync",):
             pass
         elif name in ("rename", "link"):
-            op.p1, op.p2 = self.path(args[0]), self.path(args[1])
-            op.a = int(args[2]) if name == "rename" else 0
+            op.p1, op.b1 = self.looked_up(args[0], args[1])
+            op.p2, op.b2 = self.looked_up(args[2], args[3])
+            op.a = int(args[4]) if name == "rename" else 0
         elif name == "symlink":
-            op.p1, op.p2 = self.target(args[0], args[1]), self.path(args[1])
+            op.p1 = self.target(args[0], args[1])
+            op.p2, op.b2 = self.looked_up(args[1], args[2])
         elif name in ("unlink", "rmdir", "mkdir", "stat", "truncate"):
-            op.p1 = self.path(args[0])
-            op.a = int(args[1]) if len(args) > 1 else 0
+            op.p1, op.b1 = self.looked_up(args[0], args[1])
+            op.a = int(args[2]) if len(args) > 2 else 0
         else:
             self._fd_arguments(op, args)
         return op
@@ -186,15 +209,15 @@ class Compiler:
 
     def _resources(self, op: Op, e: list[Any]) -> set[str]:
         names: set[str] = set()
-        args = e[6:]
+        args = e[6:-1]
         if op.kind == "open":
             names.add(args[1])
-            if args[2] & O_CREAT:
+            if args[3] & O_CREAT:
                 names.add(posixpath.dirname(args[1]))
         elif op.kind == "symlink":
             names |= {args[1], posixpath.dirname(args[1])}
         elif op.kind in NAMESPACE or op.kind in ("stat", "truncate"):
-            paths = [args[0], args[1]] if op.kind in ("rename", "link") else [args[0]]
+            paths = [args[0], args[2]] if op.kind in ("rename", "link") else [args[0]]
             names |= set(paths)
             if op.kind in NAMESPACE:
                 names |= {posixpath.dirname(p) for p in paths}

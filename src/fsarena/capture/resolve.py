@@ -166,8 +166,19 @@ class Resolver:
             self._on_fd_call(call)
 
     def _row(self, call: RawCall, name: str, result: int, *args: Any) -> list[Any]:
+        """An event: [t_us, duration_ns, pid, tid, call, result, *args, overhead_ns]."""
         t_us = max(0, (call.start_ns - self.start_ns) // 1000)
-        return [t_us, call.duration_ns, call.pid, call.tid, name, result, *args]
+        return [t_us, call.duration_ns, call.pid, call.tid, name, result, *args, call.overhead_ns]
+
+    def _walked(self, call: RawCall, index: int) -> int:
+        """How many trailing components of its path the call looked up itself: all of an
+        absolute path; a relative one's (from its cwd or directory descriptor), unless it
+        climbs with '..' (then all: a replay looks it up from the root)."""
+        raw = call.paths[index] if index < len(call.paths) else ""
+        parts = [p for p in raw.split("/") if p not in ("", ".")]
+        if raw.startswith("/") or ".." in parts:
+            return -1  # all of them
+        return len(parts)
 
     def _path(self, call: RawCall, index: int, dirfd: int) -> str:
         raw = call.paths[index] if index < len(call.paths) else ""
@@ -250,7 +261,9 @@ class Resolver:
             return self._left_out(call)
         self._open_evidence(path, call.result, flags, created, size, imode)
         oid = held.oid if held is not None else -1
-        self.events.append(self._row(call, "open", call.result, oid, path, flags, mode & 0o7777))
+        walked = self._walked(call, 0)
+        row = self._row(call, "open", call.result, oid, path, walked, flags, mode & 0o7777)
+        self.events.append(row)
         return None
 
     def _replace(self, call: RawCall, fd: int, held: Open) -> None:
@@ -392,7 +405,8 @@ class Resolver:
         if not self.scope.holds(path):
             return self._left_out(call)
         self._result_evidence(path, call.result)
-        self.events.append(self._row(call, "stat", call.result, path, flags & 0xFFFF))
+        walked = self._walked(call, 0)
+        self.events.append(self._row(call, "stat", call.result, path, walked, flags & 0xFFFF))
         return None
 
     def _result_evidence(self, path: str, result: int, kind: str = "") -> None:
@@ -409,7 +423,8 @@ class Resolver:
             return self._left_out(call)
         self._result_evidence(path, call.result, "d" if rmdir else "")
         self._saw(path, existed=None, modified=True)
-        self.events.append(self._row(call, "rmdir" if rmdir else "unlink", call.result, path))
+        name, walked = "rmdir" if rmdir else "unlink", self._walked(call, 0)
+        self.events.append(self._row(call, name, call.result, path, walked))
         return None
 
     def _on_mkdir(self, call: RawCall) -> None:
@@ -420,7 +435,8 @@ class Resolver:
             self._saw(path, existed=False, modified=True)
         elif call.result == -errno.EEXIST:
             self._saw(path, existed=True, kind="d")
-        self.events.append(self._row(call, "mkdir", call.result, path, call.ints[1] & 0o7777))
+        walked, mode = self._walked(call, 0), call.ints[1] & 0o7777
+        self.events.append(self._row(call, "mkdir", call.result, path, walked, mode))
         return None
 
     def _two_paths(self, call: RawCall) -> tuple[str, str] | None:
@@ -439,7 +455,9 @@ class Resolver:
         self._result_evidence(old, call.result)
         self._saw(old, existed=None, modified=True)
         self._saw(new, existed=None, modified=True)
-        self.events.append(self._row(call, "rename", call.result, old, new, call.ints[2]))
+        walked = (self._walked(call, 0), self._walked(call, 1))
+        row = self._row(call, "rename", call.result, old, walked[0], new, walked[1], call.ints[2])
+        self.events.append(row)
 
     def _on_link(self, call: RawCall) -> None:
         paths = self._two_paths(call)
@@ -449,7 +467,8 @@ class Resolver:
         self._result_evidence(old, call.result)
         if call.result == 0:
             self._saw(new, existed=False, modified=True)
-        self.events.append(self._row(call, "link", call.result, old, new))
+        walked = (self._walked(call, 0), self._walked(call, 1))
+        self.events.append(self._row(call, "link", call.result, old, walked[0], new, walked[1]))
 
     def _on_symlink(self, call: RawCall) -> None:
         target = call.paths[0] if call.paths else ""
@@ -458,7 +477,8 @@ class Resolver:
             return self._left_out(call)
         if call.result == 0:
             self._saw(path, existed=False, modified=True)
-        self.events.append(self._row(call, "symlink", call.result, target, path))
+        walked = self._walked(call, 1)
+        self.events.append(self._row(call, "symlink", call.result, target, path, walked))
         return None
 
     def _on_truncate(self, call: RawCall) -> None:
@@ -467,7 +487,8 @@ class Resolver:
             return self._left_out(call)
         self._result_evidence(path, call.result, "f")
         self._saw(path, existed=None, modified=True)
-        self.events.append(self._row(call, "truncate", call.result, path, call.ints[1]))
+        walked = self._walked(call, 0)
+        self.events.append(self._row(call, "truncate", call.result, path, walked, call.ints[1]))
         return None
 
 

@@ -38,14 +38,16 @@ VERSION = 1
 SUFFIX = ".fstrace.gz"
 TREE_KINDS = ("d", "f", "l")
 # Where an event holds paths, by call: its indices (a symlink's first is its target).
+# Each path but a symlink's target is followed by how many of its trailing components
+# the call looked up itself (-1: all, from the root).
 PATH_FIELDS: dict[str, tuple[int, ...]] = {
     "open": (7,),
     "stat": (6,),
     "unlink": (6,),
     "rmdir": (6,),
     "mkdir": (6,),
-    "rename": (6, 7),
-    "link": (6, 7),
+    "rename": (6, 8),
+    "link": (6, 8),
     "symlink": (6, 7),
     "truncate": (6,),
 }
