@@ -74,10 +74,20 @@ def test_records_join_their_paths_whatever_order_the_buffers_give() -> None:
     assert reader.other == []
 
 
-def test_a_line_that_is_no_record_is_kept_aside() -> None:
+def test_a_line_that_is_no_record_is_kept_aside_and_lost_records_counted() -> None:
+    from fsarena.capture.tracer import lost_in
+
     reader = Reader()
     assert reader.feed("Lost 12 events\n") is None
-    assert reader.other == ["Lost 12 events"]
+    reader.feed("Lost 3 events\n")
+    assert reader.other == ["Lost 12 events", "Lost 3 events"]
+    assert lost_in(reader.other) == 15  # bpftrace prints them among its output
+
+
+def test_bpftrace_is_stopped_only_once_it_read_fsaranas_own_mark() -> None:
+    text = program(Filter(pids=(7,)), "ready", (4242, "drained"))
+    assert "tracepoint:syscalls:sys_enter_getppid /pid == 4242/" in text
+    assert "system(\"touch 'drained'\")" in text and "system(\"touch 'ready'\")" in text
 
 
 def test_every_call_type_is_replayed_unreplayable_or_bookkeeping() -> None:

@@ -136,17 +136,27 @@ def _task_events(when: str, follow: bool) -> list[str]:
     ]
 
 
-def program(target: Filter, ready_file: str = "", calls: tuple[Call, ...] = CALLS) -> str:
+def program(
+    target: Filter, ready_file: str = "", drain: tuple[int, str] | None = None,
+    calls: tuple[Call, ...] = CALLS,
+) -> str:  # fmt: skip
     """The whole bpftrace program for a filter.
 
     ready_file: made (relative to bpftrace's working directory) when every probe is
     attached (BEGIN runs then), through bpftrace's system() (it needs --unsafe): with its
     output fully buffered, a printed mark would only reach the reader when the buffer fills.
+    drain: (fsarena's pid, a file): the file is made when bpftrace has read that process's
+    getppid(2), which fsarena calls once the traced calls are over, so that bpftrace is
+    stopped only after it read the records still in its ring buffers (stopped sooner, it
+    dropped the last ones).
     """
     when = target.predicate()
     seed = "".join(f"@pids[{p}] = 1; " for p in target.pids) if not target.cgroup_v2 else ""
     touch = f"system(\"touch '{ready_file}'\"); " if ready_file else ""
     parts = [f'BEGIN {{ {seed}{touch}printf("{READY}\\n"); }}']
+    if drain is not None:
+        parts.append(f"tracepoint:syscalls:sys_enter_getppid /pid == {drain[0]}/ "
+                     f"{{ system(\"touch '{drain[1]}'\"); }}")  # fmt: skip
     parts += _task_events(when, follow=not target.cgroup_v2)
     for call in calls:
         parts += [_entry(call, when), _exit(call)]

@@ -182,6 +182,8 @@ class _Run:
             self.window.end_ns = self.window.clock()
         if self.child is not None:
             self._stop_command()
+        if isinstance(self.tracer, Tracer):
+            self.tracer.drain()
         if self.tracer is not None:
             self.tracer.stop()
 

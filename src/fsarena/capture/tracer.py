@@ -94,10 +94,13 @@ class Tracer:
         self.spool = folder / "raw.gz"
         self.errors = folder / "tracer.err"
         self.pid_file = folder / "tracer.pid"
+        self.drained_file = folder / "drained"
         # bpftrace runs in the folder, and a string literal of its is at most 64 bytes.
-        self.program_path.write_text(program(target, self.ready_file.name))
+        drain = (os.getpid(), self.drained_file.name)
+        self.program_path.write_text(program(target, self.ready_file.name, drain))
         self.process: subprocess.Popen[bytes] | None = None
         self.gzip: subprocess.Popen[bytes] | None = None
+        self.lost = 0  # "Lost N events" among the records (records() counts them)
 
     def start(self) -> None:
         self.ledger.track(LEDGER_KIND, str(self.pid_file))  # the intent, before it exists
@@ -147,14 +150,25 @@ class Tracer:
         return " | ".join(kept[-lines:]) or "(no message)"
 
     def lost_events(self) -> int:
-        """Records the kernel could not hand to bpftrace (its ring buffers were full)."""
-        lost = 0
+        """Records the kernel could not hand to bpftrace (its ring buffers were full): it
+        says "Lost N events" among its output (read by records()) or on stderr."""
+        lost = self.lost
         with contextlib.suppress(OSError):
-            for line in self.errors.read_text(errors="replace").splitlines():
-                words = line.split()
-                if len(words) >= 3 and words[0] == "Lost" and words[1].isdigit():
-                    lost += int(words[1])
+            lost += lost_in(self.errors.read_text(errors="replace").splitlines())
         return lost
+
+    def drain(self, timeout_s: float = 10.0) -> None:
+        """Until bpftrace has read what the traced calls left in its ring buffers (or for
+        timeout_s): a getppid(2) of fsarena's own, after them, and its mark (see program)."""
+        if self.process is None or self.process.poll() is not None:
+            return
+        os.getppid()
+        deadline = time.monotonic() + timeout_s
+        while not self.drained_file.exists() and time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                return
+            time.sleep(0.02)
+        time.sleep(0.2)  # other CPUs' buffers, read in the same pass or the next
 
     def stop(self) -> None:
         """Stop it (SIGINT, then SIGKILL), let gzip finish, forget it in the ledger."""
@@ -182,7 +196,18 @@ class Tracer:
         reader = Reader()
         raw = [r for line in self.lines() if (r := reader.feed(line)) is not None]
         raw.sort(key=lambda r: r.start_ns)
+        self.lost = lost_in(reader.other)
         return raw
+
+
+def lost_in(lines: list[str]) -> int:
+    """The records bpftrace says it lost: its "Lost N events" lines."""
+    lost = 0
+    for line in lines:
+        words = line.split()
+        if len(words) >= 3 and words[0] == "Lost" and words[1].isdigit():
+            lost += int(words[1])
+    return lost
 
 
 class StraceTracer:

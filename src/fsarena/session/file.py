@@ -96,6 +96,13 @@ from fsarena.session.signals import stop_signals_held
 #   fsarena that measured (its commit, or a digest of its files); a fleet merges one only.
 #   timing.rounds[].own_s (optional, absent in older files): fsarena's own time in the
 #   round, seconds per phase (run/owntime.py PHASES); the rest is the runner's bookkeeping.
+#   A replayed trace (issue 37; optional, absent in older files): datasets["trace"] of kind
+#   "trace", its spec with the trace's sha256 and `captured` (the capture's own figures:
+#   fstype, device_class, duration_s, fs_call_s, calls, per_call, unreplayable_share_pct,
+#   compress_ratio); the replay tasks' metrics replay_* in Measurement.extra (the replay
+#   error, replay_error_pct, only on the capture's filesystem type and device class); and
+#   Run.details of a timed task (before: of untimed probes only): a replay's per call type
+#   count, time and latency percentiles in ns.
 SCHEMA_VERSION = 3
 
 # Metrics whose stored values are wrong in sessions older than a version: kept in the
