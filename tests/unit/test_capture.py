@@ -84,7 +84,7 @@ def test_a_line_that_is_no_record_is_kept_aside_and_lost_records_counted() -> No
     assert lost_in(reader.other) == 15  # bpftrace prints them among its output
 
 
-def test_bpftrace_is_stopped_only_once_it_read_fsaranas_own_mark() -> None:
+def test_bpftrace_is_stopped_only_once_it_read_fsarenas_own_mark() -> None:
     text = program(Filter(pids=(7,)), "ready", (4242, "drained"))
     assert "tracepoint:syscalls:sys_enter_getppid /pid == 4242/" in text
     assert "system(\"touch 'drained'\")" in text and "system(\"touch 'ready'\")" in text
