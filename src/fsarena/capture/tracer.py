@@ -23,13 +23,13 @@ import os
 import signal
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from fsarena.capture import strace
 from fsarena.capture.bpf import STRLEN, Filter, RawCall, Reader, program
 from fsarena.errors import FsarenaError
-from fsarena.interrupt import deferred
+from fsarena.interrupt import Held, deferred
 from fsarena.measure.ledger import Ledger
 from fsarena.measure.servers import stop_tracer, tracer_identity
 
@@ -67,15 +67,34 @@ def tracefs() -> Iterator[None]:
         subprocess.run(["umount", TRACEFS], capture_output=True, check=False)
 
 
-def bpftrace_version() -> str:
+def tool_version(argv: list[str], fix: str = "") -> str:
+    """A tracer's version line; FsarenaError naming its package when it is missing."""
     try:
-        out = subprocess.run(["bpftrace", "--version"], capture_output=True, text=True, check=False)
+        out = subprocess.run(argv, capture_output=True, text=True, check=False)
     except FileNotFoundError:
         raise FsarenaError(
-            "bpftrace not found: apt-get install bpftrace (./scripts/setup.sh installs it), or "
-            "capture a command with --tracer strace"
+            f"{argv[0]} not found: apt-get install {argv[0]} (./scripts/setup.sh installs it)" + fix
         ) from None
-    return out.stdout.strip()
+    lines = out.stdout.strip().splitlines()
+    return lines[0].strip() if lines else argv[0]
+
+
+def _started(
+    pid_file: Path, process: subprocess.Popen[bytes], held: Held, stop: Callable[[], None]
+) -> None:
+    """A tracer just started: its identity in its pid file (what `fsarena cleanup` checks
+    before it signals it), then a stop signal that came meanwhile raised, the tracer
+    stopped first."""
+    try:
+        pid_file.write_text(tracer_identity(process.pid) + "\n")
+        held.check()
+    except BaseException:
+        stop()
+        raise
+
+
+def bpftrace_version() -> str:
+    return tool_version(["bpftrace", "--version"], ", or capture a command with --tracer strace")
 
 
 class Tracer:
@@ -120,12 +139,7 @@ class Tracer:
                 start_new_session=True, cwd=self.folder,
             )  # fmt: skip
             self.gzip.stdin.close()  # bpftrace holds the pipe now: its end is gzip's end
-        try:
-            self.pid_file.write_text(tracer_identity(self.process.pid) + "\n")
-            held.check()
-        except BaseException:
-            self.stop()
-            raise
+        _started(self.pid_file, self.process, held, self.stop)
 
     def wait_ready(self, timeout_s: float = 300.0) -> float:
         """Seconds until the probes were attached; FsarenaError with bpftrace's words if not."""
@@ -232,12 +246,7 @@ class StraceTracer:
         with deferred() as held:
             self.process = subprocess.Popen(strace.argv(self.output, self.command),
                                             start_new_session=True)  # fmt: skip
-        try:
-            self.pid_file.write_text(tracer_identity(self.process.pid) + "\n")
-            held.check()
-        except BaseException:
-            self.stop()
-            raise
+        _started(self.pid_file, self.process, held, self.stop)
         return self.process
 
     def stop(self) -> None:
@@ -265,10 +274,4 @@ class StraceTracer:
 
 
 def strace_version() -> str:
-    try:
-        out = subprocess.run(["strace", "-V"], capture_output=True, text=True, check=False)
-    except FileNotFoundError:
-        raise FsarenaError(
-            "strace not found: apt-get install strace (./scripts/setup.sh installs it)"
-        ) from None
-    return out.stdout.splitlines()[0].strip() if out.stdout else "strace"
+    return tool_version(["strace", "-V"])
