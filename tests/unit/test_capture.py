@@ -422,3 +422,38 @@ def test_the_tracers_own_time_is_kept_apart_from_think_time() -> None:
     events = [[0, 10, 1, 1, "fsync", 0, 3, 0, 1234]]
     t = trace.Trace({}, preopened=[["fd", 0, 1, 3, "/srv/f", 2, 0]], events=events)
     assert _ops(Compiler(t).compile().splitlines())[0][13] == 1234
+
+
+# ---------------------------------------------------------------- the strace fallback
+
+STRACE = """\
+3056  1795781301.287321 openat(-100</tmp/st>, "a", 0x80041, 0644) = 3</tmp/st/a> <0.000036>
+3056  1795781301.287381 write(3</tmp/st/a>, ""..., 100) = 100 <0.000016>
+3056  1795781301.287786 rename("a", "b \\"q\\"") = 0 <0.000018>
+3056  1795781301.288007 clone3({flags=0x3d0f00} => {parent_tid=[3057]}, 88) = 3057 <0.000058>
+3057  1795781301.288293 openat(-100</tmp/st>, "c", 0x80241, 0666 <unfinished ...>
+3056  1795781301.288300 unlink("zz") = -1 ENOENT (No such file or directory) <0.000015>
+3057  1795781301.288390 <... openat resumed>) = 3</tmp/st/c> <0.000020>
+3056  1795781301.288626 clone(child_stack=NULL, flags=0x1200000|17) = 3058 <0.001040>
+3058  1795781301.290339 +++ exited with 0 +++
+"""
+
+
+def test_strace_lines_become_the_tracers_records() -> None:
+    from fsarena.capture.strace import Parser
+
+    parser = Parser()
+    got = [r for line in STRACE.splitlines() for r in parser.feed(line)]
+    names = [(r.name, r.pid, r.tid) for r in got]
+    assert names == [
+        ("open", 3056, 3056), ("write", 3056, 3056), ("rename", 3056, 3056),
+        ("fork", 3056, 3056), ("unlink", 3056, 3056), ("open", 3056, 3057),  # a thread
+        ("fork", 3056, 3056), ("exit", 3058, 3058),  # a process of its own
+    ]  # fmt: skip
+    first = got[0]
+    assert first.paths == ("a",) and first.result == 3 and first.duration_ns == 36_000
+    assert first.ints[:4] == (-100, 0x80041, 0o644, -1)  # created: strace cannot tell
+    assert got[2].paths == ("a", 'b "q"')
+    assert got[4].result == -errno.ENOENT
+    assert got[5].start_ns == 1795781301288293000  # the call's start, not its resumption
+    assert parser.calls == 7  # every call strace stopped the command at
