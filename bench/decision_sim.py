@@ -56,7 +56,8 @@ def cells(filesystems: list[int]) -> list[Cell]:
                 Cell(f, k, effect=0.15, task_sd=0.1, round_sd=0.1),
                 Cell(f, k, effect=0.30, task_sd=0.1, round_sd=0.1),
                 replace(recorded_noise, effect=0.15),
-                replace(recorded_noise, effect=0.30, drift=DRIFT),
+                replace(recorded_noise, effect=0.15, spread=0.5),
+                replace(recorded_noise, effect=0.30, spread=0.5, drift=DRIFT),
             ]
     out.append(Cell(2, 1, effect=0.10, kind_sd=0.05, round_sd=0.1))
     return out

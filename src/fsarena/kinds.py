@@ -20,6 +20,10 @@ KINDS: dict[str, str] = {
     "packages_containers": "packages and containers",
     "backups": "backups (rsync)",
     "your_workload": "your workload",  # `fsarena run --command`: the user's own tasks
+    # `fsarena run --replay TRACE`: a captured service replayed (tasks/replay.py), by the
+    # question each timing model answers.
+    "replay_capacity": "your service replayed (capacity)",
+    "replay_paced": "your service replayed at its pace (latency)",
     # Not a task's kind: the CPU cost of every timed task but the archives' (a verdict
     # of its own in analysis/kinds.py, where the compressor would set the pace).
     "cpu": "CPU cost",

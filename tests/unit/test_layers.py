@@ -25,6 +25,8 @@ ALLOWED: dict[str, set[str]] = {
     # RealExecutor's host plumbing (generate, verify, resolve datasets) still reaches
     # into datasets, imported where used; it moves out when the seam is split in two.
     "measure": {"datasets"},
+    # recording a service's calls on a production machine: stdlib only, as the ledger
+    "capture": {"datasets", "measure"},
     "session": {"measure"},
     "analysis": {"measure", "session"},
     "datasets": set(),
@@ -32,8 +34,8 @@ ALLOWED: dict[str, set[str]] = {
     "filesystems": {"guest", "measure"},
     "aging": {"datasets", "filesystems", "measure"},
     "powerloss": {"measure", "filesystems", "session"},
-    "tasks": {"aging", "datasets", "filesystems", "measure", "powerloss"},
-    "plan": {"aging", "datasets", "filesystems", "measure", "tasks"},
+    "tasks": {"aging", "capture", "datasets", "filesystems", "measure", "powerloss"},
+    "plan": {"aging", "capture", "datasets", "filesystems", "measure", "tasks"},
     "targets": {"aging", "datasets", "filesystems", "guest", "measure", "plan", "session"},
     "machines": {"guest", "measure", "plan", "session", "targets"},
     "report": {"analysis", "measure", "powerloss", "session"},
@@ -48,7 +50,7 @@ ALLOWED: dict[str, set[str]] = {
         "plan", "powerloss", "session", "targets", "tasks",
     },
     "cli": {
-        "aging", "analysis", "datasets", "filesystems", "fleet", "guest", "machines",
+        "aging", "analysis", "capture", "datasets", "filesystems", "fleet", "guest", "machines",
         "measure", "plan", "powerloss", "report", "run", "session", "share", "store", "targets",
         "tasks",
     },

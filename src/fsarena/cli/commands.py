@@ -21,6 +21,7 @@ from fsarena.cli.args import (
     refuse_existing,
 )
 from fsarena.cli.base import DEFAULT_RESULTS, Group, alias, fail
+from fsarena.cli.capture import capture
 from fsarena.cli.fleet import fleet
 from fsarena.cli.reports import compare, report
 from fsarena.cli.running import run, tune
@@ -436,7 +437,7 @@ def powerloss(
 
 
 # The commands kept in modules of their own, listed by `fsarena --help` with the rest.
-for _command in (run, tune, report, compare, store, fleet, share):
+for _command in (run, tune, capture, report, compare, store, fleet, share):
     main.add_command(_command)
 # Old spellings keep working, hidden: `crashtest` was the power-loss test's name until
 # issue 27 gave the feature one word, the one a sysadmin searches for.

@@ -43,7 +43,7 @@ PLAN_OPTIONS = (
     "suite", "fs_list", "repetitions", "scale", "seed", "workdir", "source",
     "task_timeout", "image_size", "device", "output", "target_ci", "max_repetitions",
     "time_budget", "machine", "quick", "warmup", "age", "commands", "prepare", "data", "force",
-    "weigh", "workload",
+    "weigh", "workload", "replay", "replay_timing",
 )  # fmt: skip
 
 
@@ -76,7 +76,14 @@ def _new_or_resumed(ctx: click.Context, opts: dict[str, Any]) -> tuple[Plan, Pat
         return plan_of(recorded, opts["resume_path"]), opts["resume_path"], recorded
     from fsarena.plan.yours import user_suite
 
-    suite = user_suite(opts["suite"], opts["commands"], opts["prepare"], opts["data"])
+    suite = user_suite(
+        opts["suite"],
+        opts["commands"],
+        opts["prepare"],
+        opts["data"],
+        opts.get("replay"),
+        opts.get("replay_timing") or "both",
+    )
     names = fs_names(opts["fs_list"])
     tuned: dict[str, Any] = {}
     if opts.get("tune"):
@@ -244,6 +251,20 @@ def _with_drivers(plan: Plan, quiet: bool, dry_run: bool) -> Plan:
     default=None,
     help="Your directory (read-only) in place of the suite's trees; with --command and no "
     "--suite, copied onto each filesystem as data/ (verified), the command's cwd.",
+)
+@click.option(
+    "--replay",
+    default=None,
+    metavar="TRACE",
+    help="Replay a trace `fsarena capture` wrote on each filesystem (its initial tree made "
+    "first, untimed), as fast as possible and at its traced pace.",
+)
+@click.option(
+    "--replay-timing",
+    type=click.Choice(["fast", "paced", "both"]),
+    default="both",
+    show_default=True,
+    help="With --replay: as fast as possible (capacity), at the traced pace (latency), or both.",
 )
 @click.option(
     "--scale", type=NUMBER, default=None, help="Dataset size factor, e.g. 0.02 for a quick run."

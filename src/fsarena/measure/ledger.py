@@ -1,6 +1,7 @@
 """The resource ledger: everything fsarena creates on the machine, in a state file, until undone.
 
-Every mount point, loop device, image, tmpfs or cgroup a run creates, and
+Every mount point, loop device, image, tmpfs or cgroup a run creates, every
+server or tracer it starts, and
 every shared kernel setting it changes (measure/sysctls.py: a throttle rule on
 the root blkio cgroup, vm.dirty_bytes), is written to WORKDIR/state.json
 *before* it is created (an intent), and removed from it once undone. A mount
@@ -196,6 +197,7 @@ UNDO: dict[str, Callable[[str], str]] = {
     "cgroup": _undo_cgroup,  # a cgroup directory
     "setting": sysctls.undo,  # a value in a shared file, restored to what it was before
     "postgres": servers.stop_postgres,  # a PostgreSQL server, by its data directory
+    "tracer": servers.stop_tracer,  # a capture's bpftrace or strace, by its pid file
 }
 
 

@@ -255,6 +255,20 @@ METRICS: dict[str, Metric] = {
         Metric("layout_score", "layout score", "", "higher"),
         Metric("free_extents", "free extents", "", "lower"),
         Metric("free_extent_mean_bytes", "mean free extent", "MiB", "higher", scale=1 / 2**20),
+        # A captured service replayed (tasks/replay.py, native/replay.c): the time inside its
+        # file-system calls summed over its threads, the latency of all its calls, how far
+        # behind the traced pace it ended, and the calls that did not do what they did when
+        # captured. The replay error (|replay's time in calls / capture's - 1|, on the
+        # capture's own filesystem type and device class) is the resolution of the replay:
+        # analysis/replay.py reads it; it is never ranked.
+        Metric("replay_fs_s", "time in file-system calls", "s", "lower", practical_abs=0.001),
+        Metric("replay_p50_us", "call latency p50", "µs", "lower"),
+        Metric("replay_p99_us", "call latency p99", "µs", "lower"),
+        Metric("replay_p999_us", "call latency p99.9", "µs", "lower"),
+        Metric("replay_lag_s", "behind the traced pace", "s", "lower", practical_abs=0.01),
+        Metric("replay_calls", "calls replayed", "", "higher", exact=True, ranked=False),
+        Metric("replay_diverged", "calls that diverged", "", "lower", ranked=False),
+        Metric("replay_error_pct", "replay error (time in calls)", "%", "lower", ranked=False),
     )
 }
 

@@ -12,6 +12,7 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
+from fsarena.capture.dataset import TraceSpec
 from fsarena.datasets.debs import DebsSpec
 from fsarena.datasets.gitrepo import GitRepoSpec
 from fsarena.datasets.linux_source import KERNEL_LIKE, KernelSourceSpec, TarballSpec
@@ -112,7 +113,14 @@ DATASET_KINDS: dict[str, type[DatasetSpec]] = {
         DirectorySpec,
         GitRepoSpec,
         DebsSpec,
+        TraceSpec,
     )
+}
+
+# Datasets that have no default: what to write to give one.
+WITHOUT_DEFAULT = {
+    "trace": '[datasets.trace] kind = "trace"  path = "/path/to/x.fstrace.gz" (a trace '
+    "`fsarena capture` wrote), or `fsarena run --replay TRACE`",
 }
 
 
@@ -121,6 +129,8 @@ def customized(name: str, overrides: Mapping[str, Any]) -> DatasetSpec:
     where = f"datasets.{name}"
     base = DATASETS.get(name)
     kind = overrides.get("kind", base.kind if base else None)
+    if kind is None and name in WITHOUT_DEFAULT:
+        raise FsarenaError(f"{where}: this dataset has no default: give {WITHOUT_DEFAULT[name]}")
     if kind not in DATASET_KINDS:
         raise FsarenaError(f"{where}.kind: give one of {', '.join(DATASET_KINDS)} (got {kind!r})")
     cls = DATASET_KINDS[kind]

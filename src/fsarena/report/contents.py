@@ -21,6 +21,7 @@ from fsarena.report import (
     powerloss,
     prose,
     provenance,
+    replay,
 )
 from fsarena.report.answer import build as build_answer
 from fsarena.report.answer_drawing import AnswerDrawing
@@ -94,6 +95,8 @@ def answer_section(comparison: Comparison) -> Section:
         blocks.append(Notes(tuple(answer.tune), title=title))
     if answer.stopped:  # why the rounds ended (fsarena.stopping)
         blocks.append(Paragraph(answer.stopped, label="Rounds"))
+    for line in replay.fact_lines(comparison.session):  # a replay's fidelity, with the answer
+        blocks.append(Paragraph(line, label="Replay error"))
     if answer.caveats:
         blocks.append(Notes(tuple(answer.caveats), title="Caveats", style="caveats"))
     return Section(Heading("Answer", anchor="answer"), tuple(blocks), anchor="answer")
@@ -132,6 +135,7 @@ def body(comparison: Comparison, ranked: Comparison) -> list[Block]:
         )
     out += aging.sections(comparison.session)
     out += compression.sections(comparison.session)
+    out += replay.sections(comparison.session)
     out += powerloss.sections(comparison.session)
     if comparison.failures:
         runs = tuple(

@@ -245,6 +245,7 @@ class FsSequence:
             checks=checks,
             invalid=self._above_ceiling(task, m),
             repeats=repeats,
+            details=task.details(),  # a timed task's raw detail (a replay's per-call latencies)
         )
 
     def _space(self, task: Task, m: Measurement) -> dict[str, float]:

@@ -106,6 +106,14 @@ from fsarena.session.signals import stop_signals_held
 #   a guest driver's kernel release per filesystem. Older sessions have no such
 #   record: their keys lack the device class, the task versions and the task's tools,
 #   and are pooled with no other (fsarena share).
+#   Also in 4 (optional, absent in older files): a replayed trace (issue 37):
+#   datasets["trace"] of kind "trace", its spec with the trace's sha256 and `captured`
+#   (the capture's own figures: fstype, device_class, duration_s, fs_call_s, calls,
+#   per_call, unreplayable_share_pct, compress_ratio); the replay tasks' metrics replay_*
+#   in Measurement.extra (the replay error, replay_error_pct, only on the capture's
+#   filesystem type and device class); and
+#   Run.details of a timed task (before: of untimed probes only): a replay's per call type
+#   count, time and latency percentiles in ns.
 SCHEMA_VERSION = 4
 
 # Metrics whose stored values are wrong in sessions older than a version: kept in the

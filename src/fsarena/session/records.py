@@ -214,6 +214,21 @@ class ProfileRecord(Record):
         return any(o.split("=")[0] in self.compress_options for o in self.mount_options)
 
 
+class CapturedRecord(Record):
+    """DatasetSpecRecord.captured: a replayed trace's own figures (capture/dataset.py), what
+    the replay is judged against (the replay error, analysis/replay.py)."""
+
+    fstype: str = ""  # the filesystem most of the captured calls were on
+    device_class: str = ""  # its device: loop, rotational, non-rotational, virtual
+    duration_s: Number = 0
+    fs_call_s: Number = 0  # time inside the replayable calls, summed over threads
+    calls: int = 0
+    # per call type: count, total_s, p50_us, p99_us, p999_us
+    per_call: dict[str, dict[str, Number]] = Field(default_factory=dict)
+    unreplayable_share_pct: Number = 0
+    compress_ratio: Number | None = None
+
+
 class DatasetSpecRecord(Record):
     """DatasetRecord.spec: the dataset's specification (datasets.spec.DatasetSpec)."""
 
@@ -221,6 +236,7 @@ class DatasetSpecRecord(Record):
     kind: str = ""
     description: str = ""
     compressibility: str = ""  # what the data is to a compressor; "": not stated (older files)
+    captured: CapturedRecord | None = None  # a trace (kind "trace"): the capture's figures
 
 
 class DatasetRecord(Record):

@@ -45,6 +45,7 @@ from fsarena.tasks.portage import (
     PortageSpace,
 )
 from fsarena.tasks.powerloss import Powerloss
+from fsarena.tasks.replay import ReplayCapacity, ReplayPaced
 from fsarena.tasks.smallfiles import (
     SmallfilesCompress,
     SmallfilesCreate,
@@ -147,6 +148,9 @@ TASKS: dict[str, type[Task]] = {
         ContainerLoad,
         ContainerCopyUp,
         ContainerRemove,
+        # A captured service replayed (issue 37): fsarena run --replay TRACE
+        ReplayCapacity,
+        ReplayPaced,
     )
 }
 

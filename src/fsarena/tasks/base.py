@@ -292,7 +292,7 @@ class Task:
         """Always run last, whatever happened (remove a cgroup, a helper file)."""
 
     def details(self) -> dict[str, Any]:
-        """Raw detail data the last probe produced, kept in the session with its run."""
+        """Raw detail data the last probe or timed execution produced, kept with its run."""
         return {}
 
     @classmethod

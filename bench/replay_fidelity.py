@@ -1,0 +1,218 @@
+"""Replay fidelity (issue 37): three workloads captured, replayed beside the real command.
+
+For each workload of bench/replay_workloads (fsync-heavy log writer, metadata-heavy
+create/rename/unlink, sequential large files), as root:
+
+1. the workload runs on a fresh ext4 on a loop device (fallocated image, direct I/O,
+   the mkfs options fsarena uses), captured with `fsarena capture --under DATA -- ...`;
+2. one session replays the trace and runs the same command (`--command`) on ext4,
+   xfs and btrfs, `-n REPS` fixed rounds, side by side;
+3. from the session: per filesystem, each task's times; the ratios xfs/ext4 and
+   btrfs/ext4 (geometric means, 95 % Welch interval on logs) of the command and of the
+   replays; whether they agree (intervals overlap, points within 15 %); the replay
+   error on ext4 (analysis/replay.py); the trace's size per minute.
+
+Usage: sudo .venv/bin/python bench/replay_fidelity.py [--reps 5] [--workloads a,b]
+       [--out DIR] [--workdir DIR]
+Prints a Markdown table for bench/RESULTS.md; keeps the traces and sessions in --out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+FSARENA = str(Path(sys.executable).parent / "fsarena")
+PYTHON = "/usr/bin/python3"  # Debian's: no pyenv shim forking around the workload
+WORKLOADS = {
+    "fsync_log": "fsync-heavy: a log writer, write + fsync of 6,000 200-byte records",
+    "metadata": "metadata-heavy: 4,000 files created, renamed, stat'ed, half unlinked",
+    "seqfiles": "sequential large files: 2 x 192 MiB in 1 MiB writes, fsync, read back",
+}
+AGREE_PCT = 15.0
+CAPTURE_SIZE = "1536M"  # the capture's filesystem, and each replay's image
+
+
+def sh(*argv: str, check: bool = True) -> str:
+    done = subprocess.run(argv, capture_output=True, text=True, check=False)
+    if check and done.returncode != 0:
+        raise SystemExit(f"{' '.join(argv)}: {done.stderr.strip()}")
+    return done.stdout.strip()
+
+
+@contextlib.contextmanager
+def capture_filesystem(
+    workdir: Path, size: str = CAPTURE_SIZE, image_dir: Path | None = None
+) -> Iterator[Path]:
+    """A fresh ext4 on a loop device, as fsarena makes its own; removed afterwards.
+
+    image_dir: where the image lies (default the work directory); on a tmpfs, the
+    device is memory (no direct I/O there), and a flush reaches no disk.
+    """
+    image, mnt = (image_dir or workdir) / "capture.img", workdir / "capture-mnt"
+    mnt.mkdir(parents=True, exist_ok=True)
+    sh("fallocate", "-l", size, str(image))
+    direct = "--direct-io=off" if image_dir else "--direct-io=on"
+    device = sh("losetup", "--find", "--show", direct, str(image))
+    try:
+        sh("mkfs.ext4", "-F", "-q", "-E", "lazy_itable_init=0,lazy_journal_init=0", device)
+        sh("mount", device, str(mnt))
+        try:
+            (mnt / "data").mkdir()
+            yield mnt / "data"
+        finally:
+            sh("umount", str(mnt))
+    finally:
+        sh("losetup", "-d", device)
+        image.unlink()
+
+
+def command(workload: str) -> str:
+    return f"{PYTHON} {HERE / 'replay_workloads' / (workload + '.py')}"
+
+
+def capture(workload: str, workdir: Path, out: Path) -> Path:
+    trace = out / f"{workload}.fstrace.gz"
+    with capture_filesystem(workdir) as data:
+        argv = [
+            FSARENA,
+            "capture",
+            "-q",
+            "--force",
+            "--workdir",
+            str(workdir),
+            "-o",
+            str(trace),
+            "--under",
+            str(data),
+            "--",
+            "env",
+            "-C",
+            str(data),
+            *command(workload).split(),
+        ]
+        done = subprocess.run(argv, capture_output=True, text=True, check=False)
+        print(done.stdout.strip(), file=sys.stderr)
+        if done.returncode != 0:
+            raise SystemExit(f"capture of {workload} failed: {done.stderr.strip()}")
+    return trace
+
+
+def session(workload: str, trace: Path, reps: int, workdir: Path, out: Path) -> Path:
+    path = out / f"{workload}-session.json"
+    # The images are the capture's size: ext4's journal (and every filesystem's layout)
+    # grows with the filesystem, and the replay error compares like with like.
+    argv = [FSARENA, "run", "-q", "--force", "--replay", str(trace), "--command",
+            command(workload), "--fs", "ext4,xfs,btrfs", "-n", str(reps), "--workdir",
+            str(workdir), "--results-dir", str(out), "-o", str(path), "--image-size",
+            CAPTURE_SIZE]  # fmt: skip
+    done = subprocess.run(argv, capture_output=True, text=True, check=False)
+    if done.returncode not in (0, 1):
+        raise SystemExit(f"session of {workload}: exit {done.returncode}: {done.stderr[-2000:]}")
+    return path
+
+
+def ratios(path: Path) -> dict[str, object]:
+    """Per task, per filesystem: the ratio to ext4 with its interval; the replay error."""
+    from fsarena.analysis.ranking import ratio_test
+    from fsarena.analysis.replay import replay_error
+    from fsarena.session.file import load
+
+    s = load(path)
+    out: dict[str, object] = {}
+    for task in ("command", "replay", "replay_paced"):
+        walls = {
+            fs: [r.measurement.wall_s for r in s.ok_runs()
+                 if r.task == task and r.filesystem == fs and r.measurement]
+            for fs in ("ext4", "xfs", "btrfs")
+        }  # fmt: skip
+        row: dict[str, object] = {fs: statistics.median(v) for fs, v in walls.items() if v}
+        for fs in ("xfs", "btrfs"):
+            if walls[fs] and walls["ext4"]:
+                t = ratio_test(walls[fs], walls["ext4"])
+                row[f"{fs}/ext4"] = (t.ratio, t.low, t.high)
+        row["n"] = min(len(v) for v in walls.values())
+        out[task] = row
+    for task in ("replay", "replay_paced"):
+        found = replay_error(s, task)
+        out[f"{task}_error_pct"] = None if found is None else found.error_pct
+    return out
+
+
+def agree(a: tuple[float, float, float], b: tuple[float, float, float]) -> tuple[bool, float]:
+    """Intervals overlap, and the points' distance in % of the command's."""
+    overlap = a[1] <= b[2] and b[1] <= a[2]
+    return overlap, 100.0 * abs(b[0] / a[0] - 1.0)
+
+
+def table(results: dict[str, dict[str, object]], traces: dict[str, Path]) -> list[str]:
+    lines = [
+        "| workload | pair | --command | replay (paced) | agree | replay (fast) | "
+        "replay error on ext4 (paced / fast) | trace MB per minute |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for workload, r in results.items():
+        header = json.loads(_header(traces[workload]))
+        mb_min = traces[workload].stat().st_size / 1e6 / max(header["duration_s"], 1e-9) * 60
+        for pair in ("xfs/ext4", "btrfs/ext4"):
+            c = r["command"][pair]  # type: ignore[index]
+            p = r["replay_paced"][pair]  # type: ignore[index]
+            f = r["replay"][pair]  # type: ignore[index]
+            ok, dist = agree(c, p)
+            errors = f"{_pct(r['replay_paced_error_pct'])} / {_pct(r['replay_error_pct'])}"
+            lines.append(
+                f"| {workload} | {pair} | {_ratio(c)} | {_ratio(p)} | "
+                f"{'yes' if ok and dist <= AGREE_PCT else 'NO'} ({dist:.1f} %) | {_ratio(f)} | "
+                f"{errors} | {mb_min:.2f} |"
+            )
+    return lines
+
+
+def _header(trace: Path) -> str:
+    import gzip
+
+    with gzip.open(trace, "rt") as f:
+        return f.readline()
+
+
+def _ratio(t: tuple[float, float, float]) -> str:
+    return f"{t[0]:.3f} ({t[1]:.3f}–{t[2]:.3f})"
+
+
+def _pct(v: object) -> str:
+    return "not measured" if v is None else f"{float(v):.1f} %"  # type: ignore[arg-type]
+
+
+def main() -> None:
+    args = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    args.add_argument("--reps", type=int, default=5)
+    args.add_argument("--workloads", default=",".join(WORKLOADS))
+    args.add_argument("--out", default="/var/tmp/fsarena-replay-bench/out")
+    args.add_argument("--workdir", default="/var/tmp/fsarena-replay-bench/fidelity")
+    a = args.parse_args()
+    out, workdir = Path(a.out), Path(a.workdir)
+    out.mkdir(parents=True, exist_ok=True)
+    results, traces = {}, {}
+    for workload in a.workloads.split(","):
+        started = time.monotonic()
+        traces[workload] = capture(workload, workdir, out)
+        path = session(workload, traces[workload], a.reps, workdir, out)
+        results[workload] = ratios(path)
+        print(f"{workload}: {time.monotonic() - started:.0f} s: {results[workload]}",
+              file=sys.stderr)  # fmt: skip
+    print("\n".join(table(results, traces)))
+    print(json.dumps(results, indent=1, default=str), file=sys.stderr)
+    shutil.rmtree(workdir / "capture-mnt", ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
