@@ -3,6 +3,7 @@ telling (the replayer itself runs in tests/integration/test_capture.py)."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -146,3 +147,26 @@ def test_the_replay_section_names_the_timing_models_and_latencies() -> None:
     (section,) = sections(_session([5.0]))
     text = repr(section)
     assert "at the traced pace" in text and "100.0 / 150.0" in text and "110.0 / 180.0" in text
+
+
+def test_a_difference_under_the_replay_error_is_never_a_win() -> None:
+    """ext4's replay 20 % faster than xfs's, six quiet rounds: a win where the replay's own
+    error is not measured, none where it is 40 % (the answer's claims need their interval
+    beyond the floor; analysis.selection.judge)."""
+    from fsarena.report.comparison import build
+
+    def timed(session: Session, walls: dict[str, float]) -> Session:
+        runs = []
+        for r in session.runs:
+            assert r.measurement is not None
+            wobble = 1 + 0.003 * ((r.repetition * 7) % 5 - 2)
+            m = dataclasses.replace(r.measurement, wall_s=walls[r.filesystem] * wobble)
+            runs.append(r.model_copy(update={"measurement": m}))
+        order = [["ext4", "xfs"] for _ in range(6)]
+        return session.model_copy(update={"runs": runs, "order": order})
+
+    walls = {"ext4": 1.0, "xfs": 1.2}
+    plain = build(timed(_session([None] * 6), walls)).verdicts.answer  # type: ignore[union-attr]
+    assert plain.recommended == ("ext4",)
+    floored = build(timed(_session([40.0] * 6), walls)).verdicts.answer  # type: ignore[union-attr]
+    assert floored.recommended != ("ext4",) and floored.status != "win"

@@ -56,6 +56,7 @@ from fsarena.analysis.kinds import (
 )
 from fsarena.analysis.phrases import names, number
 from fsarena.analysis.ranking import ALPHA, Pair, Ranking
+from fsarena.analysis.replay import resolution_floor
 from fsarena.kinds import KINDS
 from fsarena.measure.metrics import METRICS
 from fsarena.session.records import PlanRecord
@@ -186,7 +187,10 @@ def kind_threshold(index: Index, verdict: KindVerdict) -> float:
             floors += weights.get(task, 0.0) * metric.practical_abs / abs(mean)
     if verdict.kind == CPU_KIND:
         rel = METRICS[CPU_METRIC].practical_rel
-    return max(rel, floors, PRACTICAL if rel else 0.0)
+    # A replayed trace cannot tell filesystems apart closer than its own replay error
+    # (analysis.replay): no difference under that floor is called a win.
+    replayed = [f for t in verdict.tasks if (f := resolution_floor(index.session, t)) is not None]
+    return max(rel, floors, PRACTICAL if rel else 0.0, *replayed)
 
 
 # ---------------------------------------------------------------- words

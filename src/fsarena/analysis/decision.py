@@ -192,12 +192,16 @@ def decide(
     threshold: float = PRACTICAL,
     kind_thresholds: Mapping[str, float] | None = None,
     cut: bool = False,
+    floors: Mapping[str, float] | None = None,
 ) -> Decision | None:
     """The decision for the weighed kinds that have values (None when none has).
 
     eliminated: the filesystems a decisive run stopped measuring, with the claim it
     acted on (read from the session); they are out of the workload, not of the kinds.
     cut: the run ended early by its budget or an interruption (design_of).
+    floors: per kind, the smallest difference its measurements can tell (a replayed
+    trace's error): its claims, and the workload's in proportion to its weight, need
+    more than that.
     """
     weighed = [v for v in verdicts if weights.get(v.kind, 0) > 0 and v.by_rep]
     if not weighed:
@@ -211,7 +215,10 @@ def decide(
     cleaned = clean(y)
     w = np.array([weights[v.kind] for v in weighed], dtype=float)
     work = workload(cleaned, w)
-    work_verdicts = judge(paired(work), bound, threshold)
+    floor_of = floors or {}
+    total = float(w.sum()) or 1.0
+    work_floor = sum(floor_of.get(v.kind, 0.0) * weights[v.kind] for v in weighed) / total
+    work_verdicts = judge(paired(work), bound, threshold, work_floor)
     work_aside = np.asarray(cleaned.set_aside.any(0))
     family = _family(WORKLOAD, work, names, work_verdicts, eliminated, work_aside, rounds,
                      threshold)  # fmt: skip
@@ -219,7 +226,7 @@ def decide(
     for k, verdict in enumerate(weighed):
         kept = cleaned.kept[k]
         own = (kind_thresholds or {}).get(verdict.kind, threshold)
-        judged = judge(paired(kept), bound, own)
+        judged = judge(paired(kept), bound, own, floor_of.get(verdict.kind, 0.0))
         kinds[verdict.kind] = _family(
             verdict.kind, kept, names, judged, {}, cleaned.set_aside[k], rounds, own
         )

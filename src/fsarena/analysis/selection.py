@@ -101,14 +101,18 @@ class Verdicts:
     high: Array
 
 
-def judge(stats: Paired, boundary: Boundary, threshold: float) -> Verdicts:
-    """The claims and intervals of every pair, each at its own number of rounds."""
+def judge(stats: Paired, boundary: Boundary, threshold: float, floor: float = 0.0) -> Verdicts:
+    """The claims and intervals of every pair, each at its own number of rounds.
+
+    floor: the smallest difference the family's measurements can tell (a replayed trace's
+    own error, analysis.replay): a claim needs its interval wholly beyond it.
+    """
     with np.errstate(invalid="ignore", divide="ignore"):
         q = boundary.critical(stats.n, stats.df)
         margin = np.where(stats.se > 0, q * stats.se, 0.0)
         low, high = stats.diff - margin, stats.diff + margin
         enough = stats.n >= 2
-        slower = enough & (low > 0)
+        slower = enough & (low > math.log1p(floor))
         bound = math.log1p(threshold)
         within = enough & (low > -bound) & (high < bound)
     return Verdicts(stats, slower, within, np.exp(low), np.exp(np.minimum(high, 700.0)))

@@ -24,6 +24,7 @@ from fsarena.analysis.evidence import CeilingCheck, Index, TaskResult, ceiling_c
 from fsarena.analysis.kinds import PRACTICAL, KindVerdict, kind_verdicts
 from fsarena.analysis.method import loop_io
 from fsarena.analysis.ranking import Ranking
+from fsarena.analysis.replay import resolution_floor
 from fsarena.analysis.rounds import round_seconds
 from fsarena.analysis.tuned import tune_lines
 from fsarena.session.file import Session
@@ -124,7 +125,15 @@ def decide_session(
     thresholds = {k.kind: kind_threshold(index, k) for k in kinds if weights.get(k.kind, 0) > 0}
     # A run its budget or an interruption ended early spends what its looks left unspent.
     cut = session.status == "interrupted" or (session.stop is not None and session.stop.code in CUT)
-    return decide(session.plan, kinds, weights, eliminations(session), PRACTICAL, thresholds, cut)
+    # A replayed trace tells no difference under its own replay error (analysis.replay).
+    floors = {
+        k.kind: max(found)
+        for k in kinds
+        if (found := [f for t in k.tasks if (f := resolution_floor(session, t)) is not None])
+    }
+    return decide(
+        session.plan, kinds, weights, eliminations(session), PRACTICAL, thresholds, cut, floors
+    )
 
 
 def analyse(session: Session, columns: Mapping[str, Sequence[str]]) -> Verdicts:
