@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import signal
 import subprocess
 import time
@@ -10,13 +9,11 @@ from pathlib import Path
 
 from fsarena.session.file import load
 from tests.integration.conftest import FSARENA, REPO, leftovers
+from tests.integration.watch import saved_runs
 
 
 def _runs_saved(path: Path) -> int:
-    try:
-        return len(json.loads(path.read_text())["runs"])
-    except (OSError, ValueError, KeyError):
-        return 0
+    return len(saved_runs(path))
 
 
 def test_sigint_keeps_measurements_and_cleans_up(workdir: Path) -> None:

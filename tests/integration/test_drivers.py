@@ -4,7 +4,6 @@ reference), vfat through FUSE (fusefat), ext4 on the host kernel; and Ctrl-C in 
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import signal
 import subprocess
@@ -16,6 +15,7 @@ import pytest
 from fsarena.filesystems.drivers import choose
 from fsarena.session.file import load
 from tests.integration.conftest import FSARENA, REPO, fsarena, leftovers, processes_using
+from tests.integration.watch import saved_runs
 
 pytestmark = pytest.mark.skipif(
     not (choose("jfs@uml").available and choose("vfat@fuse").available),
@@ -64,11 +64,8 @@ def test_ctrl_c_in_a_guest_stops_it_and_removes_its_images(workdir: Path) -> Non
     )  # fmt: skip
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and proc.poll() is None:
-        try:
-            if len(json.loads(out.read_text())["runs"]) >= 4:
-                break
-        except (OSError, ValueError, KeyError):
-            pass
+        if len(saved_runs(out)) >= 4:
+            break
         time.sleep(0.05)
     assert processes_using(workdir), "a guest should be running now"
     proc.send_signal(signal.SIGINT)

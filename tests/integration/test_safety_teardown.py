@@ -12,16 +12,15 @@ from pathlib import Path
 
 from fsarena.measure.ledger import STATE_FILE
 from fsarena.session.file import load
+from fsarena.session.journal import journal_of
 from tests.integration.conftest import FSARENA, REPO, fsarena, leftovers
+from tests.integration.watch import saved_runs
 
 TASKS = 13
 
 
 def _runs_saved(path: Path) -> int:
-    try:
-        return len(json.loads(path.read_text())["runs"])
-    except (OSError, ValueError, KeyError):
-        return 0
+    return len(saved_runs(path))
 
 
 def _start(workdir: Path, out: Path, *args: str) -> subprocess.Popen[str]:
@@ -119,6 +118,10 @@ def test_kill_9_then_cleanup_removes_everything(workdir: Path) -> None:
         with contextlib.suppress(ProcessLookupError):
             os.kill(child, signal.SIGKILL)  # never leave a stopped process behind
     _nothing_of_fsarena_left(workdir)
+    # Nothing measured is lost to the kill: the runs saved since the start are in the
+    # journal beside the file (the file alone has fewer), and loading merges them.
+    in_file = len(json.loads(out.read_text())["runs"])
+    assert journal_of(out).exists() and in_file < len(load(out).runs) and len(load(out).runs) >= 4
     again = fsarena("cleanup", "--workdir", str(workdir / "w"))
     assert "nothing to clean" in again.stdout
 

@@ -19,6 +19,7 @@ import pytest
 from fsarena.measure.metrics import metric_value
 from fsarena.session.file import load
 from tests.integration.conftest import FSARENA, REPO, fsarena, leftovers
+from tests.integration.watch import saved_runs
 
 # A short PostgreSQL sequence whose pgbench runs long enough to be interrupted.
 PG_SUITE = """
@@ -53,10 +54,7 @@ def _postgres_under(workdir: Path) -> list[int]:
 
 
 def _runs(path: Path) -> list[dict[str, object]]:
-    try:
-        return list(json.loads(path.read_text())["runs"])
-    except (OSError, ValueError, KeyError):
-        return []
+    return saved_runs(path)
 
 
 def _start_pg_run(workdir: Path) -> tuple[subprocess.Popen[str], Path]:

@@ -307,7 +307,8 @@ def test_weights_decide_and_the_line_names_them() -> None:
 
     session = reweighed(load(FIXTURES / "session-v1.json"), "file_trees=1", None)
     text = " ".join(render(session, "text").split())
-    assert "Recommendation: xfs for this workload (weights: file trees 1): 2.65× faster" in text
+    assert "Recommendation: xfs: 2.65× faster than ext4, the next best (2.25–3.12×, n = 2)" in text
+    assert "— for this workload (weights: file trees 1)." in text
     assert "large files: not weighed" in text  # shown, not a vote
     doc = json.loads(render(session, "json"))
     assert doc["recommendation"]["summary"] == doc["answer"]["recommendation"]

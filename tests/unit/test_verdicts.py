@@ -39,7 +39,9 @@ def test_heavily_overlapping_samples_are_a_tie() -> None:
     v = _verdicts(CLEAR)
     trees = _kind(v, "file_trees")
     assert trees.ranking.all_tied
-    assert trees.summary.startswith("tie between ext3, ext4 and xfs: no difference is significant")
+    assert trees.summary.startswith(
+        "not resolved between ext3, ext4 and xfs: differences up to 18 % either way remain possible"
+    )
     answer = next(a for a in v.answer.kinds if a.kind == "file_trees")
     assert answer.status != "win" and not answer.winners
 
@@ -48,8 +50,9 @@ def test_clearly_different_samples_name_the_winner_with_ratio_and_interval() -> 
     v = _verdicts(CLEAR)
     large = _kind(v, "large_files")
     assert large.ranking.winners == ("xfs",)
-    assert large.summary.startswith("xfs wins: 1.32× (1.")
-    assert "faster than ext3" in large.summary and "faster than ext4" in large.summary
+    # The action first: which one, by how much over the next best, and what not to use.
+    assert large.summary.startswith("xfs, 1.32× faster than ext3, the next best (1.")
+    assert "not ext4 (1.50× slower)" in large.summary
     pair = large.ranking.pair("xfs", "ext3")
     assert pair is not None and pair.low > 1.2 and pair.high < 1.45
     # The per-task evidence is part of the why.
@@ -78,14 +81,18 @@ def test_space_is_higher_is_better() -> None:
     }
     space = _kind(_verdicts(samples), "space")
     assert space.ranking.winners == ("xfs",)
-    assert "higher capacity than ext4" in space.summary
+    # Space on one image size is a fact, each figure in its unit, not a vote.
+    assert "capacity_initial xfs 100.0 %, ext4 92.8 %" in space.summary
 
 
 def test_recommendation_has_reasons_and_caveats() -> None:
     v = _verdicts(CLEAR, drivers={"ext3": "kernel", "xfs": "kernel", "ext4": "fuse"})
     rec = v.answer
     assert rec.recommended == ("xfs",)
-    assert rec.recommendation.startswith("xfs for this workload (weights: large files 1, file")
+    assert rec.recommendation.startswith("xfs: 1.15× better than ext3, the next best (1.")
+    assert rec.recommendation.endswith(
+        "— for this workload (weights: large files 1, file trees 1)."
+    )
     caveats = " ".join(rec.caveats)
     assert "Fresh filesystems" in caveats and "test CPU" in caveats
     assert "driver groups (fuse: ext4; kernel: ext3, xfs)" in caveats
@@ -169,7 +176,7 @@ def test_a_task_without_any_value_is_left_out_with_a_note() -> None:
 def test_one_repetition_is_no_verdict_rather_than_a_tie() -> None:
     v = _verdicts({"ext4": {"iso_copy_in": [10.0]}, "xfs": {"iso_copy_in": [30.0]}})
     summary = _kind(v, "large_files").summary
-    assert summary.startswith("no verdict for ext4 and xfs: one repetition each")
+    assert summary.startswith("no verdict: one repetition each (run -n 3 or more)")
     assert "tie" not in summary
 
 
@@ -197,8 +204,8 @@ def test_winners_tied_for_best_state_the_difference_they_rule_out() -> None:
     assert set(large.ranking.winners) == {"ext3", "xfs"}
     bound = large.ranking.detectable_difference
     assert 0 < bound < 0.1
-    said = f"(no difference above {100 * bound:.1f} % between them)"
-    assert large.summary.startswith(f"ext3 and xfs tie for best {said}; ")
+    said = f"(not told apart yet: up to {100 * bound:.1f} % either way, n = 4)"
+    assert large.summary.startswith(f"ext3 or xfs {said}; not ext4 (1.50× slower than xfs)")
     text = " ".join(render(comparison.session, "text").split())
     # The action first: either of the two, how close they may be, and what not to use.
     assert "Recommendation: ext3 or xfs (" in text
@@ -227,9 +234,8 @@ def test_lifecycle_is_a_fact_not_a_vote_and_the_line_names_its_weights() -> None
     }  # fmt: skip
     text = " ".join(render(make_session(samples), "text").split())
     line = text[text.index("Recommendation: ") :].split(" - ")[0]
-    assert line.startswith(
-        "Recommendation: xfs for this workload (weights: large files 1, file trees 1): "
-    )
+    assert line.startswith("Recommendation: xfs: 1.31× better than ext3, the next best (")
+    assert "— for this workload (weights: large files 1, file trees 1)." in line
     assert "lifecycle" not in line
     assert "filesystem lifecycle (mkfs, mount, umount): mkfs per repetition: ext4 1" in text
 

@@ -176,10 +176,10 @@ class Runner:
         self.scope.save()
 
     def _save_last(self) -> None:
-        """The final save; once a save has failed, a second failure adds nothing to tell."""
+        """The final save, whole; once a save has failed, a second failure adds nothing to tell."""
         failed_before = self.scope.saves.unsaved is not None
         try:
-            self.scope.save()
+            self.scope.save(whole=True)
         except SessionUnsaved:
             if not failed_before:
                 raise

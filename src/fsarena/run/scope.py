@@ -20,7 +20,8 @@ from fsarena.plan.model import Plan
 from fsarena.run.events import Event, now
 from fsarena.run.faults import explain
 from fsarena.run.owntime import OwnTime
-from fsarena.session.file import Run, RunStatus, Session, save
+from fsarena.session.file import Run, RunStatus, Session
+from fsarena.session.journal import Journal
 
 
 class SessionUnsaved(BaseException):
@@ -40,10 +41,11 @@ class SessionUnsaved(BaseException):
 
 @dataclass
 class Saves:
-    """How the session's saves went: runs in the file as last saved, the first that failed."""
+    """How the session's saves went: runs saved so far, the first that failed, the journal."""
 
     saved_runs: int = 0
     unsaved: SessionUnsaved | None = None
+    journal: Journal | None = None  # the session's journal, once saved (session/journal.py)
 
 
 @dataclass(frozen=True)
@@ -61,11 +63,16 @@ class RunScope:
         """A path under the plan's work directory."""
         return str(Path(self.plan.workdir, *parts))
 
-    def save(self) -> None:
-        """Save the session; a file that cannot be written stops the run (SessionUnsaved)."""
+    def save(self, whole: bool = False) -> None:
+        """Save the session; a file that cannot be written stops the run (SessionUnsaved).
+
+        The first save writes the file whole, the next ones append to its journal, and
+        `whole` (the run's last save, however it ends) writes it whole again.
+        """
+        journal = self.saves.journal = self.saves.journal or Journal(self.session_path)
         try:
             with self.own.phase("save"):
-                save(self.session, self.session_path)
+                (journal.compact if whole else journal.save)(self.session)
         except OSError as exc:
             self.saves.unsaved = self.saves.unsaved or SessionUnsaved(
                 self.session_path, exc, self.saves.saved_runs

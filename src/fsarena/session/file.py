@@ -2,8 +2,10 @@
 
 A session holds raw measurements only, with full provenance; every table,
 statistic and verdict is recomputed from it when read, on any machine.
-It is rewritten atomically after every measurement, so an interrupted run
-keeps everything it measured.
+It is written whole when a run starts and when it ends; in between, every
+measurement is appended to a journal beside it (session/journal.py), so an
+interrupted run keeps everything it measured and a save costs the same in round
+100 as in round 1.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError,
 from fsarena.errors import FsarenaError, not_text
 from fsarena.measure.collect import Measurement
 from fsarena.measure.metrics import ceiling_tolerance, metric_value
+from fsarena.session.journal import merge
 from fsarena.session.records import (
     AgingRecord,
     ComparisonRecord,
@@ -114,6 +117,9 @@ from fsarena.session.signals import stop_signals_held
 #   filesystem type and device class); and
 #   Run.details of a timed task (before: of untimed probes only): a replay's per call type
 #   count, time and latency percentiles in ns.
+#   Also in 4 (optional, 0 in older files): Session.journaled, the last line of the
+#   journal beside the file (NAME.json.journal, session/journal.py) that the file holds;
+#   `load` merges the lines after it (a run killed -9 leaves them there).
 SCHEMA_VERSION = 4
 
 # Metrics whose stored values are wrong in sessions older than a version: kept in the
@@ -276,6 +282,8 @@ class Session(BaseModel):
     aging: dict[str, AgingRecord] = Field(default_factory=dict)  # per filesystem (--age)
     # What the comparison key needs that only the run knows (schema 4; {} in older files).
     comparison: ComparisonRecord = Field(default_factory=ComparisonRecord)
+    # The journal's lines this file holds (session/journal.py; schema 4, 0 before).
+    journaled: int = 0
 
     def ceiling(self, direction: str) -> float | None:
         """The best raw throughput measured for a direction, bytes/s (None: not measured)."""
@@ -408,7 +416,17 @@ REQUIRED_KEYS = ("created_at", "status", "plan", "runs")
 
 
 def load(path: Path) -> Session:
-    """Read a session file of this or an older schema version."""
+    """Read a session file of this or an older schema version (with its journal's lines)."""
+    try:
+        return Session.model_validate(read_json(path))
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise FsarenaError(f"{path} is damaged: {where}: {first['msg']}") from exc
+
+
+def read_json(path: Path) -> dict[str, Any]:
+    """A session file's JSON, checked as far as a dictionary can be, its journal merged."""
     try:
         raw = json.loads(path.read_bytes().decode())
     except FileNotFoundError:
@@ -436,12 +454,7 @@ def load(path: Path) -> Session:
             f"{path} has schema version {version}, newer than this fsarena's "
             f"{SCHEMA_VERSION}; upgrade fsarena to read it"
         )
-    try:
-        return Session.model_validate(raw)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise FsarenaError(f"{path} is damaged: {where}: {first['msg']}") from exc
+    return merge(raw, path)
 
 
 def latest(directory: Path) -> Path:

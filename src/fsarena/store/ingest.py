@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from fsarena.measure.collect import Measurement
-from fsarena.session.file import Run, Session, load
+from fsarena.session.file import Run, Session, load, read_json
 from fsarena.session.records import HostFacts
 from fsarena.store.db import Store
 
@@ -37,8 +37,9 @@ class Imported:
 
 
 def content_digest(path: Path) -> str:
-    """The row's key: sha256 of a session file's canonical JSON (load it first: it checks)."""
-    raw = json.loads(path.read_bytes().decode())
+    """The row's key: sha256 of a session's canonical JSON, its journal merged (load it
+    first: it checks)."""
+    raw = read_json(path)
     canonical = json.dumps(raw, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode()).hexdigest()[:DIGEST_CHARS]
 
