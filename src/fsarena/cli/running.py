@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from fsarena.cli.args import FORMATS, NUMBER, fs_names, weights
-from fsarena.cli.base import DEFAULT_RESULTS, EXIT_CODES, fail
+from fsarena.cli.args import FORMATS, NUMBER, fs_names, require_measured, weights
+from fsarena.cli.base import DEFAULT_RESULTS, EXIT_CODES, fail, left_in
 from fsarena.cli.executing import (
     claim_session,
     execute,
@@ -65,6 +65,12 @@ def _new_or_resumed(ctx: click.Context, opts: dict[str, Any]) -> tuple[Plan, Pat
 
     if opts["resume_path"] is not None:
         _reject_plan_options(ctx)
+        from click.core import ParameterSource
+
+        if ctx.get_parameter_source("results_dir") is not ParameterSource.COMMANDLINE:
+            # Its store and the sessions its estimate learns from are beside it, not in
+            # the current directory's results/.
+            opts["results_dir"] = str(Path(opts["resume_path"]).parent)
         recorded = resumable(opts["resume_path"])
         return plan_of(recorded, opts["resume_path"]), opts["resume_path"], recorded
     from fsarena.plan.yours import user_suite
@@ -98,12 +104,16 @@ def _new_or_resumed(ctx: click.Context, opts: dict[str, Any]) -> tuple[Plan, Pat
         )
     )
     require_proportional(plan)
+    measured = {plan.task_class(name).kind for name in plan.tasks}
+    require_measured(plan.weights if opts["weigh"] or opts["workload"] else None,
+                     opts["weigh"], measured, "the plan")  # fmt: skip
     if opts["output"]:
+        from fsarena.session.file import refusal, require_derived_free
+
         output = Path(opts["output"])
         if output.exists() and not opts["force"]:
-            from fsarena.session.file import refusal
-
             raise FsarenaError(refusal(output, "session file"))
+        require_derived_free(output)  # its report beside it, never over the user's files
         return plan, output, None
     # A proposal: the name is claimed when the session is first saved (session.file.create).
     stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
@@ -121,10 +131,7 @@ def _swept(
         raise FsarenaError(
             "tune sweeps the options of the filesystems named with --fs, e.g. --fs btrfs"
         )
-    swept = sweep(suite, names, fs_names(options), refused)
-    for why in swept.left_out:
-        click.echo(f"fsarena: not swept: {why}", err=True)
-    click.echo(f"fsarena: configurations: {', '.join(swept.filesystems)}", err=True)
+    swept = sweep(suite, names, fs_names(options, "--options"), refused)
     # Each filesystem's defaults, then its configurations: the race's groups (analysis.race).
     groups: dict[str, list[str]] = {}
     for name in swept.filesystems:
@@ -133,6 +140,13 @@ def _swept(
         elif groups:
             groups[list(groups)[-1]].append(name)
     return swept.suite, swept.filesystems, swept.left_out, groups
+
+
+def _say_swept(opts: dict[str, Any], plan: Plan) -> None:
+    """tune: what the sweep left out (the probe refused it) and the configurations raced."""
+    for why in opts.get("not_swept") or []:
+        click.echo(f"fsarena: not swept: {why}", err=True)
+    click.echo(f"fsarena: configurations: {', '.join(plan.filesystems)}", err=True)
 
 
 def _sets_repetitions(suite: Any) -> bool:
@@ -367,9 +381,11 @@ def _launch_and_execute(
     what the reports could not write (None: a dry run)."""
     from fsarena.run.launch import describe, prepare, require_ready, workdir_lock
 
-    plan, path, recorded = _new_or_resumed(ctx, opts)
+    plan, path, recorded = _new_or_resumed(ctx, opts)  # every flag checked, the suite read
     launch = prepare(plan, [str(path.parent)], opts["destroy"])
     if opts["dry_run"]:
+        if opts.get("tune"):
+            _say_swept(opts, plan)
         lines = describe(launch, Path(opts["results_dir"]))
         for line in [*lines[:-1], *results_lines(plan, path, opts["results_dir"]), lines[-1]]:
             click.echo(line)
@@ -378,6 +394,12 @@ def _launch_and_execute(
         raise FsarenaError("fsarena run needs root (mkfs, mount, losetup): run it with sudo")
     require_results_dirs(plan, path, opts["results_dir"])
     require_ready(launch)
+    if opts.get("tune"):  # the options tried here, once everything typed is known good
+        opts["refused"] = _probe(opts)
+        if opts["refused"]:
+            plan, path, _ = _new_or_resumed(ctx, opts)
+            launch = prepare(plan, [str(path.parent)], opts["destroy"])
+        _say_swept(opts, plan)
     from fsarena.run.estimate import NO_ESTIMATE, estimate, report_reserve
 
     probed = None
@@ -410,11 +432,7 @@ def _launch_and_execute(
 
 def _stopped_before(name: str, workdir: str) -> str:
     """A stop signal before the run's own steps (planning, the aging probe, the lock)."""
-    from fsarena.measure.ledger import Ledger
-
-    left = ", ".join(str(e) for e in Ledger(os.path.abspath(workdir)).entries())
-    state = f"left behind: {left}" if left else "nothing left mounted or attached"
-    return f"interrupted by {name} before anything was measured; {state}; start it again"
+    return f"interrupted by {name} before anything was measured; {left_in(workdir)}; start it again"
 
 
 @click.command(
@@ -447,8 +465,7 @@ def tune(ctx: click.Context, /, **opts: Any) -> None:
     is left out and said, with the tool's own words. Resume with `fsarena run
     --resume SESSION`. Exit codes as `fsarena run`.
     """
-    refused = {} if opts["dry_run"] else _probe(opts)
-    ctx.invoke(run, tune=True, refused=refused, resume_path=None, **opts)
+    ctx.invoke(run, tune=True, refused={}, resume_path=None, **opts)
 
 
 def _probe(opts: dict[str, Any]) -> dict[tuple[str, str], str]:
@@ -456,10 +473,8 @@ def _probe(opts: dict[str, Any]) -> dict[tuple[str, str], str]:
     from fsarena.plan.tuning import picked_options
     from fsarena.run.optionprobe import probe_here
 
-    names = fs_names(opts["fs_list"])
-    if not names or os.geteuid() != 0:
-        return {}  # `run` says what is missing (--fs, root) in its own words
-    wanted = picked_options(names, fs_names(opts["options"]))
+    names = fs_names(opts["fs_list"]) or []
+    wanted = picked_options(names, fs_names(opts["options"], "--options"))
     if not opts["quiet"]:
         click.echo(f"fsarena: trying {len(wanted)} options on small images first", err=True)
     probed = probe_here(os.path.abspath(opts["workdir"]), wanted)
