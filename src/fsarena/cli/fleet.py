@@ -12,7 +12,7 @@ import click
 
 from fsarena import build_identity
 from fsarena.cli.args import force_option, refuse_existing
-from fsarena.cli.base import DEFAULT_RESULTS, fail
+from fsarena.cli.base import DEFAULT_RESULTS, fail, on_stop
 from fsarena.cli.store import import_into_default_store
 from fsarena.plan import DEFAULT_SUITE
 
@@ -54,6 +54,7 @@ def fleet_report(
     from fsarena.fleet.render import FORMATS
 
     refuse_existing(output, "fleet report", force)
+    on_stop(lambda: "no file half-written: each is written whole, or not at all")
     hosts, warnings = load_hosts(list(session_paths), allow_same_machine)
     text = FORMATS[fmt](build(hosts, baseline, metric, warnings))
     if output is None:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import click
 
 from fsarena.cli.args import FORMATS, PERCENT, force_option, refuse_existing, reweighed
-from fsarena.cli.base import DEFAULT_RESULTS
+from fsarena.cli.base import DEFAULT_RESULTS, on_stop
 from fsarena.errors import FsarenaError
 
 if TYPE_CHECKING:
@@ -59,6 +59,7 @@ def report(
     from fsarena.session.file import load
 
     refuse_existing(output, "report file", force)
+    on_stop(lambda: "no file half-written: each is written whole, or not at all")
     path = session_path or _newest(Path(results_dir))
     session = reweighed(load(path), weigh, workload)
     from fsarena.report import render, write
@@ -206,6 +207,7 @@ def compare(
         raise click.UsageError(f"the gate compares two sessions, BASE and NEW ({len(paths)} given)")
     refuse_existing(output, "comparison file", force)
     refuse_existing(junit, "JUnit file", force)
+    on_stop(lambda: "no file half-written: each is written whole, or not at all")
     sessions = [reweighed(load(p), weigh, workload) for p in paths]
     if fail_pct is not None:
         _gate(sessions, tuple(labels) or ("BASE", "NEW"), fail_pct, fmt, (output, junit), force)

@@ -78,6 +78,7 @@ def store_history(
     from fsarena.store.query import history, history_text
 
     refuse_existing(output, "history file", force)
+    on_stop(lambda: "no file half-written: each is written whole, or not at all")
     with open_store(url, create=False) as db:
         points = history(db, task, filesystem, metric)
     draw = history_html if fmt == "html" else history_text
@@ -97,6 +98,7 @@ def store_export(directory: Path, url: str) -> None:
     from fsarena.store.db import open_store
     from fsarena.store.export import export_parquet
 
+    on_stop(lambda: f"the tables written so far are in {directory}, each whole; the others not")
     with open_store(url, create=False) as db:
         for path in export_parquet(db, directory):
             click.echo(f"written: {path}")

@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from fsarena.interrupt import whole
 from fsarena.report.formats import BY_NAME, FORMATS
 
 if TYPE_CHECKING:  # loaded at run time by __getattr__, when first asked for
@@ -91,8 +92,9 @@ def write(
     bundle: Callable[[Comparison, str | None], tuple[str, Sequence[Chart]]]
     bundle = _module(fmt).bundle
     content, charts = bundle(comparison, assets.name)
-    write_tree(assets, _chart_files(charts), "report's chart directory")
-    write_file(path, content, "report", force)
+    with whole():  # the page and its charts together: a stop waits for both
+        write_tree(assets, _chart_files(charts), "report's chart directory")
+        write_file(path, content, "report", force)
     return [path, assets]
 
 
