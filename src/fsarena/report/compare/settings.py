@@ -155,7 +155,7 @@ def differences(labelled: Labelled) -> list[str]:
 # How a filesystem was made and mounted, as recorded with each session (profiles_as_run).
 PROFILE_SETTINGS: tuple[tuple[str, Callable[[ProfileRecord], str]], ...] = (
     ("mkfs", lambda p: " ".join(p.mkfs) or "?"),
-    ("mount options", lambda p: ",".join(p.mount_options) or "defaults"),
+    ("mount options", lambda p: ",".join(p.mount_options) or "(none)"),
     ("driver", lambda p: p.driver or "kernel"),
     ("image size", lambda p: f"{p.image_size_bytes >> 20} MiB" if p.image_size_bytes else "?"),
 )
