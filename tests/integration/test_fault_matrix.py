@@ -451,3 +451,32 @@ def test_a_tune_started_with_sigint_ignored_still_stops_in_its_probe(
     time.sleep(0.3)
     assert "interrupted by SIGINT" in watch.text and "Traceback" not in watch.text
     assert stops.leftovers(workdir) == []
+
+
+def test_a_full_disk_under_the_store_or_a_report_is_one_line(workdir: Path) -> None:
+    """ENOSPC in the results directory, after the run: `store import` into a store whose
+    disk fills, and `report -o` onto a full disk, each end in one line, exit 2, with the
+    store as it was and no half-written report (nor charts)."""
+    import subprocess
+
+    tiny = workdir / "tiny"
+    tiny.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=300k", "fsarena-test-tiny", str(tiny)],
+                   check=True)  # fmt: skip
+    fixtures = REPO / "tests" / "fixtures"
+    try:
+        for args in (
+            ["store", "import", str(fixtures / "full-v2.json"),
+             str(fixtures / "three-filesystems.json"), "--store", str(tiny / "s.sqlite")],
+            ["report", str(fixtures / "full-v2.json"), "--format", "html", "-o",
+             str(tiny / "r.html")],
+        ):  # fmt: skip
+            found = subprocess.run([*stops.FSARENA, *args], capture_output=True, text=True,
+                                   check=False, cwd=REPO)  # fmt: skip
+            assert found.returncode == 2, found.stderr
+            assert "Traceback" not in found.stderr, found.stderr
+            errors = [x for x in found.stderr.splitlines() if x.startswith("fsarena: error:")]
+            assert len(errors) == 1, found.stderr
+        assert sorted(p.name for p in tiny.iterdir()) == ["s.sqlite"]  # no report, no charts
+    finally:
+        subprocess.run(["umount", "-l", str(tiny)], check=False)

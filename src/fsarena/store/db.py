@@ -78,9 +78,15 @@ class Store:
         try:
             yield
             self._patiently("COMMIT")
-        except BaseException:
+        except BaseException as exc:
             with suppress(sqlite3.Error):  # a stop that landed in COMMIT or BEGIN itself
                 self._conn.execute("ROLLBACK")
+            if isinstance(exc, sqlite3.OperationalError):  # full, read-only, locked too long
+                raise FsarenaError(
+                    f"cannot write the store {self.url}: {exc}; it is as it was before this "
+                    "write: make room there (or wait for its other writer), or give another "
+                    "--store"
+                ) from None
             raise
 
     def _patiently(self, statement: str) -> None:
