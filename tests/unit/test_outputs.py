@@ -115,6 +115,23 @@ def test_compare_and_store_history_follow_the_same_rule(tmp_path: Path) -> None:
         assert again.exit_code == 0, again.output
 
 
+def test_a_parquet_export_never_replaces_the_users_file(tmp_path: Path) -> None:
+    """`store export --parquet DIR` replaced DIR/runs.parquet whatever it was; now only an
+    earlier export's, and all tables are checked before one is written."""
+    store = tmp_path / "s.sqlite"
+    assert _cli("store", "import", str(SESSION), "--store", str(store)).exit_code == 0
+    out = tmp_path / "pq"
+    out.mkdir()
+    (out / "runs.parquet").write_text("mine")
+    refused = _cli("store", "export", "--parquet", str(out), "--store", str(store))
+    _one_line(refused, 2, "runs.parquet exists and is not a Parquet export fsarena wrote")
+    assert sorted(p.name for p in out.iterdir()) == ["runs.parquet"]
+    (out / "runs.parquet").unlink()
+    for _ in range(2):  # its own export, written again
+        again = _cli("store", "export", "--parquet", str(out), "--store", str(store))
+        assert again.exit_code == 0, again.output
+
+
 # ---------------------------------------------------------------- case 5: dangling links
 
 
