@@ -150,18 +150,23 @@ def open_store(url: str, create: bool = True) -> Store:
                 f"fsarena's {len(MIGRATIONS)}; upgrade fsarena to use it"
             )
     except sqlite3.DatabaseError as exc:
-        store._conn.close()
-        if made:  # a store this call began and could not finish: no empty file left behind
-            Path(url).unlink(missing_ok=True)
-            Path(f"{url}-journal").unlink(missing_ok=True)
+        _abandon(store, url, made)
         if isinstance(exc, sqlite3.OperationalError):  # full, read-only, locked
             raise FsarenaError(f"cannot use the store {url}: {exc}; give another --store") from None
         # "file is not a database": a session file, a report, anything but a store
         raise FsarenaError(f"{url} is not an fsarena store ({exc}); give another --store") from None
-    except BaseException:
-        store._conn.close()
+    except BaseException:  # a write Store.transaction refused in one line, a stop
+        _abandon(store, url, made)
         raise
     return store
+
+
+def _abandon(store: Store, url: str, made: bool) -> None:
+    """Close a store this call could not finish opening; one it began, no file left of."""
+    store._conn.close()
+    if made:
+        Path(url).unlink(missing_ok=True)
+        Path(f"{url}-journal").unlink(missing_ok=True)
 
 
 def _connect_sqlite(path: str) -> Store:
