@@ -29,6 +29,7 @@ if TYPE_CHECKING:  # the plan's machinery loads when `run` runs, not for --help
 
     from fsarena.interrupt import Stop
     from fsarena.plan.model import Plan
+    from fsarena.run.launch import Launch
     from fsarena.session.file import Session
 
 # Options that make the plan: a resumed session brings its own.
@@ -108,16 +109,22 @@ def _new_or_resumed(ctx: click.Context, opts: dict[str, Any]) -> tuple[Plan, Pat
     require_measured(plan.weights if opts["weigh"] or opts["workload"] else None,
                      opts["weigh"], measured, "the plan")  # fmt: skip
     if opts["output"]:
-        from fsarena.session.file import refusal, require_derived_free
-
-        output = Path(opts["output"])
-        if output.exists() and not opts["force"]:
-            raise FsarenaError(refusal(output, "session file"))
-        require_derived_free(output)  # its report beside it, never over the user's files
-        return plan, output, None
+        return plan, _output(opts["output"], opts["force"]), None
     # A proposal: the name is claimed when the session is first saved (session.file.create).
     stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
     return plan, Path(opts["results_dir"], f"fsarena-{stamp}-{plan.suite}.json"), None
+
+
+def _output(output: str, force: bool) -> Path:
+    """--output: never another session file (unless --force), never beside the user's
+    files where its report would go."""
+    from fsarena.session.file import refusal, require_derived_free
+
+    path = Path(output)
+    if path.exists() and not force:
+        raise FsarenaError(refusal(path, "session file"))
+    require_derived_free(path)
+    return path
 
 
 def _swept(
@@ -395,11 +402,7 @@ def _launch_and_execute(
     require_results_dirs(plan, path, opts["results_dir"])
     require_ready(launch)
     if opts.get("tune"):  # the options tried here, once everything typed is known good
-        opts["refused"] = _probe(opts)
-        if opts["refused"]:
-            plan, path, _ = _new_or_resumed(ctx, opts)
-            launch = prepare(plan, [str(path.parent)], opts["destroy"])
-        _say_swept(opts, plan)
+        plan, path, launch = _probed_sweep(ctx, opts, (plan, path, launch))
     from fsarena.run.estimate import NO_ESTIMATE, estimate, report_reserve
 
     probed = None
@@ -428,6 +431,21 @@ def _launch_and_execute(
     then = lambda: reports(session, path)  # noqa: E731
     lost = execute(launch, session, path, opts["quiet"], reserve, first, stop, then)
     return session, path, lost
+
+
+def _probed_sweep(
+    ctx: click.Context, opts: dict[str, Any], planned: tuple[Plan, Path, Launch]
+) -> tuple[Plan, Path, Launch]:
+    """tune: every option tried here (under the run's stop handler); the plan made again
+    without what this kernel or mkfs refused, and the sweep said."""
+    from fsarena.run.launch import prepare
+
+    opts["refused"] = _probe(opts)
+    if opts["refused"]:
+        plan, path, _ = _new_or_resumed(ctx, opts)
+        planned = plan, path, prepare(plan, [str(path.parent)], opts["destroy"])
+    _say_swept(opts, planned[0])
+    return planned
 
 
 def _stopped_before(name: str, workdir: str) -> str:
