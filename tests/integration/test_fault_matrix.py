@@ -126,7 +126,7 @@ CASES = [
     ),
     Case("run", "aging", _run("--age", "fill", "--seed", "1"), line("== aging ext4")),
     Case("tune", "option probe", _tune, after("trying", child("mkfs", "mount"))),
-    Case("tune", "race", _tune, after("configurations:", child("cp"))),
+    Case("tune", "race", _tune, after("== repetition 1:", child("cp"))),
     Case(
         "list options --probe",
         "option probe",
