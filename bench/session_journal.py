@@ -43,7 +43,8 @@ def main() -> None:
     model = list(base.runs)
     work = Path(tempfile.mkdtemp(prefix="fsarena-journal-", dir=args.dir))
     print(f"one run's save, {args.per_round} runs a round, median of {args.repeats}")
-    print(f"{'round':>6} {'runs':>6} {'file MB':>8} {'whole ms':>9} {'journal ms':>11} {'ratio':>6}")
+    heads = ("round", 6), ("runs", 6), ("file MB", 8), ("whole ms", 9), ("journal ms", 11)
+    print(" ".join(f"{h:>{w}}" for h, w in heads), f"{'ratio':>6}")
     try:
         for rounds in ROUNDS:
             session = sized(base, model, rounds * args.per_round)

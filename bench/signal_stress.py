@@ -15,7 +15,8 @@ work directory WORKROOT/wN, in its own session, and sends it one signal:
 
 Each stop must exit 128 + the signal (or 0, if the run ended before the signal) and
 leave nothing: no mount under its work directory, no loop device backed by a file in
-it, no process carrying its FSARENA_WORKDIR, checked at the exit and again 2 s later
+it, no process carrying its FSARENA_WORKDIR, nothing its ledger still names
+(tests/integration/stops.py, as the fault matrix checks), at the exit and again 2 s later
 (a helper orphaned by the interrupt finishes after the run's teardown). What one left
 is undone here (only what lies in that work directory) and printed. The totals go last.
 """
@@ -23,7 +24,6 @@ is undone here (only what lies in that work directory) and printed. The totals g
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import random
 import signal
@@ -32,52 +32,12 @@ import sys
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from tests.integration.stops import leftovers, undo
+
 HELPERS = {"mount", "umount", "losetup"}
 DEFAULT_RUN = ["--fs", "ext4,xfs", "--scale", "0.01", "-n", "1", "--seed", "7"]
-
-
-def _under(path: str, root: Path) -> bool:
-    return path == str(root) or path.startswith(f"{root}/")
-
-
-def leftovers(workdir: Path) -> list[str]:
-    """Mounts, loop devices and marked processes of one work directory."""
-    found = []
-    for line in Path("/proc/self/mountinfo").read_text().splitlines():
-        target = line.split()[4]
-        if _under(target, workdir):
-            found.append(f"mount {target}")
-    out = subprocess.run(["losetup", "-J", "-l"], capture_output=True, text=True, check=False)
-    for dev in json.loads(out.stdout or "{}").get("loopdevices", []):
-        back = str(dev.get("back-file") or "")
-        if _under(back.removesuffix(" (deleted)"), workdir):
-            found.append(f"loop {dev['name']} ({back})")
-    marker = f"FSARENA_WORKDIR={workdir}".encode()
-    for proc in Path("/proc").iterdir():
-        if proc.name.isdigit():
-            try:
-                if marker in (proc / "environ").read_bytes().split(b"\0"):
-                    found.append(f"process {proc.name}")
-            except OSError:
-                continue
-    return found
-
-
-def undo(workdir: Path, found: list[str]) -> None:
-    """Undo what a stopped run left in its own work directory (the stress's own)."""
-    for item in found:
-        kind, _, rest = item.partition(" ")
-        if kind == "process":
-            subprocess.run(["kill", "-9", rest], check=False, capture_output=True)
-    time.sleep(0.2)
-    for item in sorted(found, key=len, reverse=True):
-        kind, _, rest = item.partition(" ")
-        if kind == "mount":
-            subprocess.run(["umount", "-l", rest], check=False, capture_output=True)
-    for item in found:
-        kind, _, rest = item.partition(" ")
-        if kind == "loop":
-            subprocess.run(["losetup", "-d", rest.split()[0]], check=False, capture_output=True)
 
 
 def children(pid: int) -> list[int]:
@@ -129,7 +89,7 @@ def one(
     time.sleep(2)
     later = leftovers(workdir)
     if later:
-        undo(workdir, later)
+        undo(workdir)
     tail = " | ".join(err.strip().splitlines()[-2:])
     return proc.returncode, moment, at_exit, later, tail
 

@@ -69,7 +69,12 @@ class Stop:
 
     @contextlib.contextmanager
     def installed(self) -> Iterator[Stop]:
+        """The handler, until the block ends; only the main thread can install one (a
+        command invoked in another thread, as a test may do, keeps the handlers it has)."""
         global _active
+        if threading.current_thread() is not threading.main_thread():
+            yield self
+            return
         previous = {s: signal.signal(s, self.handle) for s in self.SIGNALS}
         outer, _active = _active, self
         try:

@@ -191,3 +191,46 @@ def test_a_failing_module_is_reported_with_its_own_output(tmp_path: Path) -> Non
     assert len(h1) == 1 and "pyenv: python3: command not found" in h1[0], out.stderr
     assert len(h2) == 1 and "run the plan" in h2[0], out.stderr
     assert "fsarena: error: unknown filesystem 'nosuchfs'" in h2[0], out.stderr
+
+
+def test_sighup_stops_the_fleet_as_sigterm_does(tmp_path: Path) -> None:
+    """Issue 36's matrix: the controller's terminal closing (SIGHUP) mid-run stops every
+    host's run and cleans up, exit 129, in one line."""
+    work = tmp_path / "work"
+    with loopback_hosts(tmp_path, 1, work, pipelining=True):
+        proc = _fleet(tmp_path)
+        _read_until(proc, lambda e: "h1: run the plan: started" in e)
+        _wait_for([work / "h1" / "w-results" / "fleet.pid"])
+        proc.send_signal(signal.SIGHUP)
+        _out, rest = proc.communicate(timeout=300)
+        assert proc.returncode == 128 + signal.SIGHUP, rest
+        errors = [x for x in rest.splitlines() if x.startswith("fsarena: error:")]
+        assert len(errors) == 1 and "interrupted (SIGHUP); every host's run stopped" in errors[0]
+        assert "Traceback" not in rest
+        assert _processes(tmp_path) == [] and leftovers(work) == []
+
+
+def test_kill_9_of_the_controller_leaves_each_host_to_finish_clean(tmp_path: Path) -> None:
+    """Issue 36's matrix, `kill -9` of `fsarena fleet run`: it can say nothing, and no
+    stop reaches the hosts. Each host's run is its own fsarena run (async, recorded in
+    fleet.pid): it goes on to its end and cleans up after itself, and the Ansible
+    processes the controller started end with the play. Nothing is left on the hosts
+    for `fsarena cleanup` then, and nothing runs."""
+    work = tmp_path / "work"
+    with loopback_hosts(tmp_path, 1, work, pipelining=True):
+        proc = _fleet(tmp_path)
+        _read_until(proc, lambda e: "h1: run the plan: started" in e)
+        _wait_for([work / "h1" / "w-results" / "fleet.pid"])
+        proc.kill()
+        proc.communicate(timeout=60)
+        assert proc.returncode == -signal.SIGKILL
+        deadline = time.monotonic() + 300
+        while _processes(tmp_path) and time.monotonic() < deadline:
+            time.sleep(1)
+        assert _processes(tmp_path) == [] and leftovers(work) == []
+        for state in work.rglob("state.json"):
+            cleaned = subprocess.run(
+                [sys.executable, "-m", "fsarena", "cleanup", "--workdir", str(state.parent)],
+                capture_output=True, text=True, check=False,
+            )  # fmt: skip
+            assert cleaned.returncode == 0 and "removed:" not in cleaned.stdout, cleaned.stdout

@@ -186,3 +186,40 @@ def test_server_workloads_take_a_tiny_scale_and_are_flagged_instead() -> None:
 def test_fixed_datasets_are_not_held_to_the_floors() -> None:
     """workstation-2026's packages are a handful of real .debs at any scale: no refusal."""
     require_proportional(make_plan("workstation-2026", ["ext4"], 1, 0.01, 1, "/w"))
+
+
+# ---------------------------------------------------------------- issue 36, case 7
+
+
+def _dry_run(*args: str) -> Result:
+    return CliRunner().invoke(
+        main, ["run", "--dry-run", "--fs", "ext4", "--scale", "0.01", *args,
+               "--workdir", "/var/tmp/fsarena-unit-never-made"],
+    )  # fmt: skip
+
+
+def test_weighing_only_kinds_the_plan_never_measures_is_refused() -> None:
+    """Issue 36: `--weigh databases=1` on article A's suite was accepted, then the answer
+    said "no kind of work is weighed"."""
+    result = _dry_run("--weigh", "databases=1")
+    assert result.exit_code == 2, result.output
+    assert "--weigh databases: the plan measures no such work" in result.output
+    assert "large_files" in result.output  # what it does measure
+
+
+def test_a_kind_weighed_twice_is_refused() -> None:
+    """Issue 36: a kind given twice kept the last silently."""
+    result = _dry_run("--weigh", "large_files=1,large_files=3")
+    assert result.exit_code == 2, result.output
+    assert "--weigh names large_files twice" in result.output
+
+
+def test_tune_options_errors_name_options_not_fs() -> None:
+    """Issue 36: `tune --options` errors named --fs."""
+    result = CliRunner().invoke(
+        main, ["tune", "--dry-run", "--fs", "ext4", "--options", "noatime,,lazytime",
+               "--workdir", "/var/tmp/fsarena-unit-never-made"],
+    )  # fmt: skip
+    assert result.exit_code == 2, result.output
+    assert "--options 'noatime,,lazytime' has an empty name" in result.output
+    assert "--fs" not in result.output

@@ -9,9 +9,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 from fsarena.aging.gitreplay import files_touched, git, replay
 from fsarena.aging.profiles import resolve_age
+from fsarena.cli.commands import main
 from fsarena.datasets.gitrepo import REPO_DIR, GitRepoSpec, make_repo
 from fsarena.datasets.history import REAL_SHAPE, draw, plan_commits
 from fsarena.datasets.manifest import FileEntry, Manifest
@@ -109,15 +111,41 @@ def test_a_repository_too_short_for_the_profile_is_named(tmp_path: Path) -> None
 
 
 def test_age_repo_sets_the_repository_datasets_and_needs_git_replay(tmp_path: Path) -> None:
-    user = _real(tmp_path, 2)
-    plan = make_plan("quick", ["ext4"], 1, 0.01, 1, str(tmp_path), age_repo=str(user))
+    user = _real(tmp_path, 3)
+    short = {"source": "t", "kind": "git-replay", "commits": 2, "pull_step": 1}
+    plan = make_plan("quick", ["ext4"], 1, 0.01, 1, str(tmp_path), age=short, age_repo=str(user))
     assert plan.age is not None and plan.age.kind == "git-replay"
-    assert plan.datasets["agingrepo"] == {"repo": str(user), "commits": plan.age.commits}
+    assert plan.datasets["agingrepo"] == {"repo": str(user), "commits": 2}
     with pytest.raises(FsarenaError, match="--age-repo replays a git history, but aging"):
         make_plan("quick", ["ext4"], 1, 0.01, 1, str(tmp_path), age="churn", age_repo=str(user))
-    with pytest.raises(FsarenaError, match="not a git repository"):
-        make_plan("quick", ["ext4"], 1, 0.01, 1, str(tmp_path), age_repo=str(tmp_path / "no"))
     assert os.path.isdir(user)
+
+
+def test_age_repo_is_checked_when_the_plan_is_made(tmp_path: Path) -> None:
+    """Issue 36, case 7: --age-repo was checked only when the dataset was built: a
+    one-commit repository passed --dry-run and each real try left a failed session; a
+    git worktree was "not a git repository"; so was a path that does not exist."""
+    user = _real(tmp_path, 1)
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    cases = {
+        str(user): "300 commits to replay, but HEAD's first-parent line has 0 after its first",
+        str(tmp_path / "no"): "no such directory",
+        str(plain): "not a git repository",
+    }
+    for path, said in cases.items():
+        result = CliRunner().invoke(
+            main, ["run", "--dry-run", "--fs", "ext4", "--scale", "0.01", "--age-repo", path,
+                   "--workdir", str(tmp_path / "w")],
+        )  # fmt: skip
+        assert result.exit_code == 2, result.output
+        assert said in result.output and result.output.count("\n") == 1, result.output
+    worktree = tmp_path / "wt"
+    git("-C", str(_real(tmp_path / "x", 4)), "worktree", "add", "-q", str(worktree))
+    short = {"source": "t", "kind": "git-replay", "commits": 3, "pull_step": 1}
+    plan = make_plan("quick", ["ext4"], 1, 0.01, 1, str(tmp_path), age=short,
+                     age_repo=str(worktree))  # fmt: skip
+    assert plan.datasets["agingrepo"]["repo"] == str(worktree)
 
 
 def test_the_origin_is_never_written(tmp_path: Path) -> None:
@@ -204,3 +232,20 @@ def test_a_virtio_disk_is_no_evidence_of_spinning_so_both_references_are_given()
     notes = " ".join(section.notes)
     assert "FAST '17" in notes and "HotStorage '19" in notes
     assert "whether its disk spins is unknown" in notes
+
+
+def test_the_progress_names_the_users_repository(tmp_path: Path) -> None:
+    """Issue 36, case 7: with a valid --age-repo, the progress and the report said "git
+    history built from dataset kernel" while the session named the user's repository."""
+    from types import SimpleNamespace
+
+    from fsarena.run.source import resolved_specs
+    from tests.fakes import FakeExecutor
+
+    user = _real(tmp_path, 3)
+    short = {"source": "t", "kind": "git-replay", "commits": 2, "pull_step": 1}
+    plan = make_plan("quick", ["ext4"], 1, 0.01, 1, str(tmp_path), age=short, age_repo=str(user))
+    scope = SimpleNamespace(plan=plan, executor=FakeExecutor(), workdir=lambda *p: str(tmp_path))
+    _, origins = resolved_specs(scope)  # type: ignore[arg-type]
+    assert origins["agingrepo"].startswith(f"the git repository {user}: its newest 2 commits")
+    assert "built from dataset" not in origins["agingrepo"]

@@ -9,6 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from fsarena.cli.commands import main
+from fsarena.errors import FsarenaError
 from fsarena.report import asset_dir_for, build, render, write
 from fsarena.report.charts import build as build_charts
 from fsarena.session.file import Session, load, save
@@ -116,11 +117,20 @@ def test_write_puts_png_and_svg_files_beside_the_report(tmp_path: Path) -> None:
     assert (charts / "heatmap.svg").read_text().startswith("<svg")
     page = out.read_text()
     assert 'href="report-charts/heatmap.png"' in page
-    # Written again: replaced whole, nothing left from before, no temporary files.
-    (charts / "stale.png").write_bytes(b"")
+    # Written again: fsarena's own report and charts are replaced whole, no temporary files;
+    # the record of what it wrote is the ledger of outputs beside them (session.outputs).
+    before = sorted(p.name for p in charts.iterdir())
     write(session, "html", out)
-    assert not (charts / "stale.png").exists()
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["report-charts", "report.html"]
+    assert sorted(p.name for p in charts.iterdir()) == before
+    names = sorted(p.name for p in tmp_path.iterdir())
+    assert names == [".fsarena-outputs", "report-charts", "report.html"]
+    # A file fsarena did not write, put among the charts: the directory is no longer
+    # fsarena's to delete, and the report is refused whole, nothing replaced.
+    (charts / "mine.png").write_bytes(b"the user's")
+    before_bytes = out.read_bytes()
+    with pytest.raises(FsarenaError, match="report-charts exists and is not"):
+        write(session, "html", out)
+    assert (charts / "mine.png").read_bytes() == b"the user's" and out.read_bytes() == before_bytes
 
 
 def test_cli_report_html(tmp_path: Path) -> None:

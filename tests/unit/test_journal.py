@@ -124,3 +124,18 @@ def test_files_without_a_journal_load_as_before() -> None:
     for fixture in sorted(FIXTURES.glob("session-v*.json")):
         raw = json.loads(fixture.read_text())
         assert len(load(fixture).runs) == len(raw["runs"])
+
+
+def test_a_name_with_a_killed_runs_journal_is_not_taken(tmp_path: Path) -> None:
+    """A journal left by a kill -9 holds measurements: a new session never lands on it."""
+    import pytest
+
+    from fsarena.errors import FsarenaError
+    from fsarena.session.file import claim
+
+    taken = tmp_path / "s.json"
+    journal_of(taken).write_text('{"seq":1,"session":"then","runs":{"at":0,"items":[]}}\n')
+    assert claim(taken, rename=True) == tmp_path / "s-2.json"  # passed over
+    with pytest.raises(FsarenaError, match="journal of a killed run's session"):
+        claim(taken, rename=False)
+    assert not taken.exists() and journal_of(taken).exists()

@@ -161,3 +161,37 @@ def test_wait_gone_waits_for_a_killed_process_its_marker_no_longer_finds() -> No
     wait_gone([slow.pid], lambda workdir: [], "/nowhere", timeout_s=5)
     assert 0.25 < time.monotonic() - started < 4
     slow.wait()
+
+
+# ---------------------------------------------------------------- issue 36, case 2
+
+
+def test_a_ledger_that_cannot_be_written_keeps_the_truth(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A full work directory: recording a new resource stops the run before the resource
+    exists (WorkdirUnwritable); forgetting an undone one keeps the truth in memory (the
+    teardown then does not say it "could not undo" what it undid), writes it once there
+    is room, and leaves no temporary file per failed write."""
+    import errno
+    import os
+
+    from fsarena.measure.ledger import Entry, Ledger, WorkdirUnwritable
+
+    ledger = Ledger(str(tmp_path))
+    ledger.track("image", str(tmp_path / "a.img"))
+    ledger.track("image", str(tmp_path / "b.img"))
+
+    def full(fd: int) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", full)
+    with pytest.raises(WorkdirUnwritable):
+        ledger.track("image", str(tmp_path / "c.img"))
+    ledger.untrack("image", str(tmp_path / "a.img"))  # no exception: it was undone
+    assert ledger.entries() == [Entry("image", str(tmp_path / "b.img"))]
+    assert ledger.behind and len(Ledger(str(tmp_path)).entries()) == 2  # the file is behind
+    assert [p.name for p in tmp_path.iterdir()] == ["state.json"]  # no .state.* left
+    monkeypatch.undo()
+    assert ledger.flush() is None  # written once there is room
+    assert Ledger(str(tmp_path)).entries() == [Entry("image", str(tmp_path / "b.img"))]

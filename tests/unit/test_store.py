@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -178,3 +179,62 @@ def test_help_loads_no_store_library() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+# ---------------------------------------------------------------- issue 36: concurrent imports
+
+
+def test_an_import_racing_another_adds_the_session_once(tmp_path: Path) -> None:
+    """Issue 36: 1 of 24 concurrent `store import`s of one session raised
+    sqlite3.IntegrityError: the check (is it there?) and the insert were not one
+    transaction. Here another import of the same session gets in exactly between the
+    check of one import and its insert (it runs when the first opens its transaction):
+    the first must find it there, not fail on the key."""
+    from contextlib import contextmanager
+
+    url = str(tmp_path / "s.sqlite")
+    with open_store(url) as first, open_store(url) as other:
+        opened = first.transaction
+
+        @contextmanager
+        def racing(*args: Any, **kwargs: Any) -> Any:
+            import_session(other, SESSIONS[2])  # the other import, between check and insert
+            with opened(*args, **kwargs):
+                yield
+
+        first.transaction = racing  # type: ignore[method-assign]
+        done = import_session(first, SESSIONS[2])
+    assert not done.added and done.state == "already in the store"
+    assert counts(Path(url))["sessions"] == 1
+
+
+def _import_at_once(url: str, path: str, barrier: Any, states: Any) -> None:
+    from fsarena.store.db import open_store as opened
+
+    barrier.wait()
+    try:
+        with opened(url) as store:
+            states.put(import_session(store, Path(path)).state)
+    except BaseException as exc:
+        states.put(f"{type(exc).__name__}: {exc}")
+
+
+def test_many_imports_at_once_of_one_session_into_a_new_store(tmp_path: Path) -> None:
+    """24 processes import one session into one new store at the same moment: one adds it,
+    23 find it there; none fails (creating the store and importing are each atomic)."""
+    import multiprocessing
+
+    url = str(tmp_path / "s.sqlite")
+    context = multiprocessing.get_context("fork")
+    barrier, states = context.Barrier(24), context.Queue()
+    workers = [
+        context.Process(target=_import_at_once, args=(url, str(SESSIONS[2]), barrier, states))
+        for _ in range(24)
+    ]
+    for w in workers:
+        w.start()
+    found = sorted(states.get(timeout=120) for _ in workers)
+    for w in workers:
+        w.join(timeout=60)
+    assert found.count("already in the store") == 23, found
+    assert counts(Path(url))["sessions"] == 1

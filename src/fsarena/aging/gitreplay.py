@@ -35,6 +35,7 @@ from pathlib import Path
 from fsarena.aging.profiles import AgeProfile
 from fsarena.datasets.gitrepo import GIT_ENV
 from fsarena.errors import FsarenaError
+from fsarena.measure.executor import run_helper_group
 
 # Any commit by its id, from the origin's upload-pack (Conway pulls each commit's id).
 UPLOAD_PACK = "git -c uploadpack.allowAnySHA1InWant=true upload-pack"
@@ -53,17 +54,11 @@ class Replayed:
 
 def git(*argv: str, cwd: str | None = None) -> str:
     """Run git with no user or system configuration; its stdout, or FsarenaError."""
+    # git's own helpers (a pull's fetch, upload-pack, index-pack) in its process group: a
+    # stop ends them all before the teardown unmounts the checkout they write in.
     try:
-        out = subprocess.run(
-            ["git", *argv],
-            cwd=cwd,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            check=False,
-            env={**os.environ, **GIT_ENV},
-        )
-    except FileNotFoundError:
+        out = run_helper_group(["git", *argv], cwd=cwd, env={**os.environ, **GIT_ENV})
+    except FsarenaError:
         raise FsarenaError("git not found: run ./scripts/setup.sh (Debian package git)") from None
     if out.returncode != 0:
         tail = (out.stderr or out.stdout).strip().splitlines()[-1:] or [f"exit {out.returncode}"]

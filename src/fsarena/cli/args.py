@@ -41,28 +41,51 @@ class FiniteNumber(click.ParamType[float]):
 
 NUMBER = FiniteNumber()
 
+
+class Percent(FiniteNumber):
+    """A finite percentage from 0 to 1000 (the gate's threshold): nan, inf and negative
+    values are bad input, never a threshold nothing is above."""
+
+    name = "percent"
+
+    def convert(
+        self, value: object, param: click.Parameter | None, ctx: click.Context | None
+    ) -> float:
+        number = super().convert(value, param, ctx)
+        if not 0 <= number <= 1000:
+            self.fail(f"{value!r} is not a percentage from 0 to 1000, like 5", param, ctx)
+        return number
+
+
+PERCENT = Percent()
+
 # The report formats, for --format: the one table of them (fsarena.report.formats,
 # light: the renderers load only in the commands that render).
 FORMATS = NAMES
 
 
-def fs_names(text: str | None) -> list[str] | None:
-    """--fs as a list of names: None when not given; an empty or repeated name refused."""
+def fs_names(text: str | None, flag: str = "--fs") -> list[str] | None:
+    """--fs (or another comma-separated list of names, such as tune's --options) as a
+    list: None when not given; an empty or repeated name refused, naming the flag."""
     if text is None:
         return None
     names = [name.strip() for name in text.split(",")]
+    what = "filesystem" if flag == "--fs" else "name"
     if not any(names):
+        example = "like ext4,xfs, or leave --fs out for the suite's own" if flag == "--fs" else (
+            "of names, or leave it out for all of them"
+        )  # fmt: skip
         raise FsarenaError(
-            f"--fs {text!r} names no filesystem: give a comma-separated list like ext4,xfs, "
-            "or leave --fs out for the suite's own"
+            f"{flag} {text!r} names no {what}: give a comma-separated list {example}"
         )
     if "" in names:
-        raise FsarenaError(f"--fs {text!r} has an empty name: write it like ext4,xfs")
+        like = "ext4,xfs" if flag == "--fs" else "NAME,NAME"
+        raise FsarenaError(f"{flag} {text!r} has an empty name: write it like {like}")
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
+        more = " (more runs of it: --repetitions)" if flag == "--fs" else ""
         raise FsarenaError(
-            f"--fs names {', '.join(twice)} more than once: name each filesystem once "
-            "(more runs of it: --repetitions)"
+            f"{flag} names {', '.join(twice)} more than once: name each {what} once{more}"
         )
     return names
 
@@ -110,18 +133,22 @@ def force_option(f: Any) -> Any:
 
 
 def refuse_existing(output: Path | None, what: str, force: bool) -> None:
-    """An --output that names an existing file is refused, in one line, unless --force."""
-    if output is None or str(output) == "-" or force or not output.exists():
+    """An --output that names a file fsarena may not replace is refused, in one line, unless
+    --force: nothing there, an empty file, or a report fsarena wrote is fine
+    (session.outputs)."""
+    if output is None or str(output) == "-" or force:
         return
-    from fsarena.session.file import refusal
+    from fsarena.session.outputs import replaceable
 
-    raise FsarenaError(refusal(output, what))
+    if not replaceable(output):
+        from fsarena.session.file import refusal
+
+        raise FsarenaError(refusal(output, what))
 
 
 def weights(weigh: str | None, workload: str | None) -> dict[str, float] | None:
     """--weigh KIND=W,... and --workload NAME as kind weights; None when neither is given."""
     from fsarena.analysis.answer import PROFILES
-    from fsarena.kinds import KINDS
 
     if weigh is None and workload is None:
         return None
@@ -133,6 +160,17 @@ def weights(weigh: str | None, workload: str | None) -> dict[str, float] | None:
                 f"{', '.join(sorted(PROFILES))}, or --weigh KIND=W,..."
             )
         found.update(PROFILES[workload])
+    found.update(_weighed(weigh))
+    if not any(w > 0 for w in found.values()):
+        raise FsarenaError("--weigh gives every kind weight 0: weigh at least one kind above 0")
+    return found
+
+
+def _weighed(weigh: str | None) -> dict[str, float]:
+    """--weigh KIND=W,... as typed: each kind once, a known kind, a number >= 0."""
+    from fsarena.kinds import KINDS
+
+    found: dict[str, float] = {}
     for item in (weigh or "").split(","):
         if not item.strip():
             continue
@@ -142,6 +180,8 @@ def weights(weigh: str | None, workload: str | None) -> dict[str, float] | None:
             raise FsarenaError(
                 f"--weigh {item!r}: {kind!r} is not a kind of work; kinds: {', '.join(KINDS)}"
             )
+        if kind in found:
+            raise FsarenaError(f"--weigh names {kind} twice: give each kind once, like {kind}=1")
         try:
             weight = float(value)
         except ValueError:
@@ -151,9 +191,30 @@ def weights(weigh: str | None, workload: str | None) -> dict[str, float] | None:
                 f"--weigh {item!r}: write KIND=W with W a number >= 0, like databases=1"
             )
         found[kind] = weight
-    if not any(w > 0 for w in found.values()):
-        raise FsarenaError("--weigh gives every kind weight 0: weigh at least one kind above 0")
     return found
+
+
+def require_measured(
+    given: dict[str, float] | None, weigh: str | None, measured: set[str], what: str
+) -> None:
+    """Weights that could weigh nothing are refused: a kind named with --weigh that `what`
+    (the plan, the session) never measures, or weights none of whose kinds it measures."""
+    if given is None:
+        return
+    from fsarena.kinds import KINDS
+
+    has = ", ".join(k for k in KINDS if k in measured) or "none"
+    unmeasured = [k for k, w in _weighed(weigh).items() if w > 0 and k not in measured]
+    if unmeasured:
+        raise FsarenaError(
+            f"--weigh {','.join(unmeasured)}: {what} measures no such work; the kinds it "
+            f"measures: {has}"
+        )
+    if not any(w > 0 and k in measured for k, w in given.items()):
+        raise FsarenaError(
+            f"the weights given weigh no kind {what} measures (it measures: {has}); weigh "
+            "one of those with --weigh KIND=W"
+        )
 
 
 def reweighed(session: Session, weigh: str | None, workload: str | None) -> Session:
@@ -161,5 +222,7 @@ def reweighed(session: Session, weigh: str | None, workload: str | None) -> Sess
     given = weights(weigh, workload)
     if given is None:
         return session
+    measured = {info.kind for info in session.plan.task_info.values() if info.kind}
+    require_measured(given, weigh, measured, "the session")
     plan = session.plan.model_copy(update={"weights": given})
     return session.model_copy(update={"plan": plan})

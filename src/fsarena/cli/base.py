@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from typing import Any, NoReturn
 
 import click
@@ -24,9 +25,40 @@ def fail(message: str, code: int = 2) -> NoReturn:
     sys.exit(code)
 
 
+# Where a command keeps what a stop signal would leave (on_stop), in the root context.
+_STATE = "fsarena.on_stop"
+
+
+def on_stop(describe: Callable[[], str]) -> None:
+    """Say what a stop signal would leave from here on: `describe()` is asked when one comes
+    ("3 of 5 sessions imported, each whole"). Commands that change nothing say nothing."""
+    click.get_current_context().find_root().meta[_STATE] = describe
+
+
+def left_in(workdir: str) -> str:
+    """What a work directory's ledger still names, as a stop's line says it."""
+    import os
+
+    from fsarena.measure.ledger import Ledger
+
+    left = ", ".join(str(e) for e in Ledger(os.path.abspath(workdir)).entries())
+    return f"left behind: {left}" if left else "nothing left mounted or attached"
+
+
+def _stopped(ctx: click.Context, name: str) -> str:
+    describe = ctx.find_root().meta.get(_STATE)
+    return f"interrupted by {name}; {describe() if describe else 'nothing was changed'}"
+
+
 class Group(click.Group):
-    """Turns FsarenaError and click's usage errors into one line and exit code 2;
-    anything else keeps its traceback."""
+    """Turns FsarenaError and click's usage errors into one line and exit code 2, and a stop
+    signal (SIGINT, SIGTERM, SIGHUP) in any command into one line and 128 + N; anything
+    else keeps its traceback.
+
+    Every command runs with the stop signals handled from its first line (a command
+    with steps to undo, such as `run`, installs its own inside): without it, SIGTERM or
+    SIGHUP killed the process where it stood, and SIGINT ended in click's "Aborted!".
+    """
 
     def make_context(
         self,
@@ -43,12 +75,18 @@ class Group(click.Group):
             fail(usage_line(exc))
 
     def invoke(self, ctx: click.Context) -> Any:
-        try:
-            return super().invoke(ctx)
-        except click.UsageError as exc:  # a command's options: `fsarena run --scale abc`
-            fail(usage_line(exc))
-        except FsarenaError as exc:
-            fail(str(exc))
+        from fsarena.interrupt import Stop
+
+        stop = Stop()
+        with stop.installed():
+            try:
+                return super().invoke(ctx)
+            except click.UsageError as exc:  # a command's options: `fsarena run --scale abc`
+                fail(usage_line(exc))
+            except FsarenaError as exc:
+                fail(str(exc))
+            except KeyboardInterrupt:
+                fail(_stopped(ctx, stop.name), stop.exit_code)
 
 
 def alias(command: click.Command, old: str) -> click.Command:

@@ -20,7 +20,7 @@ from fsarena.cli.args import (
     fs_names,
     refuse_existing,
 )
-from fsarena.cli.base import DEFAULT_RESULTS, Group, alias, fail
+from fsarena.cli.base import DEFAULT_RESULTS, Group, alias, fail, left_in, on_stop
 from fsarena.cli.capture import capture
 from fsarena.cli.fleet import fleet
 from fsarena.cli.reports import compare, report
@@ -179,6 +179,7 @@ def _probed(fs_list: str | None, workdir: str) -> dict[tuple[str, str], str]:
 
     if os.geteuid() != 0:
         raise FsarenaError("--probe makes small images, mkfs and mounts: run it as root (sudo)")
+    on_stop(lambda: f"no option listed; {left_in(workdir)}")
     from fsarena.filesystems.drivers import choose
 
     chosen = fs_names(fs_list) or list(dict.fromkeys(o.fs for o in table() if o.fs != ANY_FS))
@@ -295,6 +296,7 @@ def cleanup(workdir: str) -> None:
         _left_alone(claims(workdir).foreign)
         click.echo(f"nothing to clean in {workdir}: no fsarena run has used it")
         return
+    on_stop(lambda: f"the cleanup is not finished: {left_in(workdir)}; run it again")
     try:
         with workdir_lock(workdir):
             report = undo_ours(workdir)
@@ -390,7 +392,8 @@ def powerloss(
     from fsarena.powerloss.workload import select
     from fsarena.run.launch import workdir_lock
     from fsarena.run.powerloss_session import run_powerloss
-    from fsarena.session.file import claim
+    from fsarena.session.file import claim, require_derived_free
+    from fsarena.session.outputs import derived
 
     names = fs_names(fs_list)
     profiles = resolve(names) if names is not None else list(PROFILES.values())
@@ -402,11 +405,14 @@ def powerloss(
     refuse_existing(path if output else None, "session file", force)
     if not (output and force):
         path = claim(path, rename=not output)  # never another run's file (same second)
+    else:
+        require_derived_free(path)  # --force names the session file, not its crash states
+
     options = Options(
         states_cap=states or DEFAULT_STATES,
         seed=seed if seed is not None else fresh_seed(),
         workloads=tuple(chosen),
-        save_to=path.with_suffix("").with_name(path.stem + "-states"),
+        save_to=derived(path, "-states"),
     )
     workdir = os.path.abspath(workdir)
     stop = Stop()
@@ -420,11 +426,10 @@ def powerloss(
                 lambda line: click.echo(f"== {line}", err=True),
             )
     except KeyboardInterrupt:
-        fail(
-            f"interrupted by {stop.name}; results so far kept in {path}; "
-            "nothing left mounted or attached",
-            stop.exit_code,
-        )
+        if path.exists() and not path.stat().st_size:  # claimed, never saved in
+            path.unlink()
+        kept = f"results so far kept in {path}" if path.exists() else "nothing was saved"
+        fail(f"interrupted by {stop.name}; {kept}; {left_in(workdir)}", stop.exit_code)
     finally:
         if path.exists() and not path.stat().st_size:  # claimed, never saved in
             path.unlink()

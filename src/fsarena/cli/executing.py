@@ -19,7 +19,7 @@ if TYPE_CHECKING:  # imported where used: `fsarena --help` loads none of the run
     from collections.abc import Callable
 
     from fsarena.interrupt import Stop
-    from fsarena.measure.ledger import Ledger
+    from fsarena.measure.ledger import Ledger, WorkdirUnwritable
     from fsarena.plan.model import Plan
     from fsarena.run.launch import Launch
     from fsarena.run.scope import SessionUnsaved
@@ -46,6 +46,8 @@ def write_reports(session: Session, path: Path, fmt: str) -> list[str]:
         click.echo(f"HTML report: {html_path}", err=True)
     except OSError as exc:
         lost.append(f"HTML not written: {_why(exc)}")
+    except FsarenaError as exc:  # something fsarena did not write appeared there meanwhile
+        lost.append(f"HTML not written: {exc}")
     # What the next run keeps of its budget for this (run/estimate.py: report_reserve).
     session.timing.report_s = time.monotonic() - started
     try:
@@ -85,10 +87,11 @@ def require_results_dirs(plan: Plan, path: Path, results_dir: str) -> None:
 
 def claim_session(session: Session, path: Path, output: str | None, force: bool) -> Path:
     """The session's own file, saved once before the run: a new name, never another's file."""
-    from fsarena.session.file import create, save
+    from fsarena.session.file import create, require_derived_free, save
 
     try:
         if output and force:
+            require_derived_free(path)  # --force names the session file, not what is beside it
             save(session, path)  # replacing the file was asked for
             return path
         return create(session, path, rename=not output)
@@ -154,7 +157,7 @@ def execute(
     from fsarena.cli.progress import RunProgress
     from fsarena.interrupt import checkpoint
     from fsarena.machines.run import executor_for
-    from fsarena.measure.ledger import Ledger
+    from fsarena.measure.ledger import Ledger, WorkdirUnwritable
     from fsarena.measure.ours import claims
     from fsarena.run.launch import refuse_leftovers, workdir_lock
     from fsarena.run.runner import Runner
@@ -191,14 +194,15 @@ def execute(
             fail(_interrupted(session, path, stop.name, ledger), stop.exit_code)
         except SessionUnsaved as exc:
             fail(_unsaved(exc, ledger))
+        except WorkdirUnwritable as exc:
+            fail(_workdir_unwritable(exc, session, path, ledger))
         finally:
             _report_leftovers(ledger, plan.workdir)
 
 
 def _interrupted(session: Session, path: Path, name: str, ledger: Ledger) -> str:
     kept = sum(r.status == "ok" for r in session.runs)
-    left = ", ".join(str(e) for e in ledger.entries())
-    state = f"left behind: {left}" if left else "nothing left mounted or attached"
+    state = _left(ledger)
     if not path.exists():  # stopped before the first save (e.g. while probing a machine)
         return f"interrupted by {name} before anything was measured; {state}; start it again"
     return (
@@ -209,16 +213,34 @@ def _interrupted(session: Session, path: Path, name: str, ledger: Ledger) -> str
 
 def _unsaved(exc: SessionUnsaved, ledger: Ledger) -> str:
     """A results directory that filled (or went read-only) mid-run: what the file kept."""
-    left = ", ".join(str(e) for e in ledger.entries())
-    state = f"left behind: {left}" if left else "nothing left mounted or attached"
     return (
         f"the session could not be saved: {_why(exc.error)}; {exc.path} keeps its last "
-        f"save ({exc.kept_runs} measurements); {state}; make room in {exc.path.parent}, "
+        f"save ({exc.kept_runs} measurements); {_left(ledger)}; make room in {exc.path.parent}, "
         f"then continue with `fsarena run --resume {exc.path}`"
     )
 
 
+def _workdir_unwritable(
+    exc: WorkdirUnwritable, session: Session, path: Path, ledger: Ledger
+) -> str:
+    """A work directory that filled (or went read-only) mid-run: what was kept, what to do."""
+    kept = sum(r.status == "ok" for r in session.runs)
+    failed = f": {_why(exc.error)}" if exc.error is not None else ""
+    fix = "make it writable" if "read-only" in exc.why else f"make room in {exc.workdir}"
+    return (
+        f"{exc.why}{failed}; {kept} measurements kept in {path}; {_left(ledger)}; {fix}, "
+        f"then continue with `fsarena run --resume {path}`"
+    )
+
+
+def _left(ledger: Ledger) -> str:
+    """What the run's teardown could not undo, in its own words (the ledger's truth)."""
+    left = ", ".join(str(e) for e in ledger.entries())
+    return f"left behind: {left}" if left else "nothing left mounted or attached"
+
+
 def _report_leftovers(ledger: Ledger, workdir: str) -> None:
+    ledger.flush()  # a state file the full work directory could not take, now it can
     entries = ledger.entries()
     if entries:
         click.echo(

@@ -11,7 +11,8 @@ from typing import Any, NoReturn
 import click
 
 from fsarena import build_identity
-from fsarena.cli.base import DEFAULT_RESULTS, fail
+from fsarena.cli.args import force_option, refuse_existing
+from fsarena.cli.base import DEFAULT_RESULTS, fail, on_stop
 from fsarena.cli.store import import_into_default_store
 from fsarena.plan import DEFAULT_SUITE
 
@@ -34,6 +35,7 @@ _FLEET_FORMATS = ["text", "markdown", "csv", "json", "html"]
 @click.option("--metric", default="wall_s", show_default=True, help="The metric compared.")
 @click.option("--format", "fmt", type=click.Choice(_FLEET_FORMATS), default="text")
 @click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path), default=None)
+@force_option
 @click.option(
     "--allow-same-machine", is_flag=True, help="Merge sessions that share a machine-id (tests)."
 )
@@ -43,18 +45,22 @@ def fleet_report(
     metric: str,
     fmt: str,
     output: Path | None,
+    force: bool,
     allow_same_machine: bool,
 ) -> None:
     """Hosts x filesystems: each filesystem's ratio to the baseline on the same host."""
+    from fsarena.cli.reports import write_text
     from fsarena.fleet.merge import build, load_hosts
     from fsarena.fleet.render import FORMATS
 
+    refuse_existing(output, "fleet report", force)
+    on_stop(lambda: "no file half-written: each is written whole, or not at all")
     hosts, warnings = load_hosts(list(session_paths), allow_same_machine)
     text = FORMATS[fmt](build(hosts, baseline, metric, warnings))
     if output is None:
         click.echo(text, nl=False)
         return
-    output.write_text(text)
+    write_text(output, text, "fleet report", force)
     click.echo(f"written: {output}", err=True)
 
 
@@ -98,8 +104,10 @@ def fleet_run(**opts: Any) -> None:
 
 def _fleet_stopped(run: Any, fetch: Path) -> NoReturn:
     """The one line after a stop signal, and the exit code of an interrupted run (128 + N)."""
+    from fsarena.session.file import session_files
+
     name = signal.Signals(run.stopped_by).name
-    fetched = sorted(p.name for p in fetch.glob("*.json"))
+    fetched = [p.name for p in session_files(fetch)]
     kept = f"{len(fetched)} sessions as far as they got ({', '.join(fetched)}) in {fetch}" if (
         fetched) else f"no session fetched into {fetch}"  # fmt: skip
     if run.stop_s is None:
@@ -114,13 +122,14 @@ def _fleet_stopped(run: Any, fetch: Path) -> NoReturn:
 def _fleet_summary(run: Any, fetch: Path, opts: dict[str, Any]) -> None:
     from fsarena.fleet.merge import build, load_hosts
     from fsarena.fleet.render import FORMATS
+    from fsarena.session.file import session_files
 
     click.echo(f"fsarena: fleet wall time {run.wall_s:.1f} s", err=True)
     for name, host in sorted(run.hosts.items()):
         first = f"{host.first_task_s:.1f} s" if host.first_task_s is not None else "never"
         state = f"FAILED: {host.failed}" if host.failed else "ok"
         click.echo(f"fsarena: {name}: first task after {first}; {state}", err=True)
-    sessions = sorted(fetch.glob("*.json"))
+    sessions = session_files(fetch)
     for path in sessions:
         import_into_default_store(path, opts["results_dir"])
     if len(sessions) < 2:

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 
 import click
 
-from fsarena.cli.args import FORMATS, force_option, refuse_existing, reweighed
-from fsarena.cli.base import DEFAULT_RESULTS
+from fsarena.cli.args import FORMATS, PERCENT, force_option, refuse_existing, reweighed
+from fsarena.cli.base import DEFAULT_RESULTS, on_stop
 from fsarena.errors import FsarenaError
 
 if TYPE_CHECKING:
@@ -59,6 +59,7 @@ def report(
     from fsarena.session.file import load
 
     refuse_existing(output, "report file", force)
+    on_stop(lambda: "no file half-written: each is written whole, or not at all")
     path = session_path or _newest(Path(results_dir))
     session = reweighed(load(path), weigh, workload)
     from fsarena.report import render, write
@@ -67,7 +68,7 @@ def report(
         click.echo(render(session, fmt), nl=False)
         return
     try:
-        written = write(session, fmt, output)
+        written = write(session, fmt, output, force=force)
     except OSError as exc:
         raise _unwritable(output, exc) from None
     for each in written:
@@ -131,12 +132,23 @@ def _newest(directory: Path) -> Path:
 @click.option(
     "--fail-on-regression",
     "fail_pct",
-    type=click.FloatRange(min=0, max=1000),
+    type=PERCENT,
     default=None,
     help="Gate: exit 1 when some task of NEW is worse than BASE by more than PCT %, "
-    "significantly (95 % confidence over every task and filesystem); 0 otherwise. "
-    "Prints the list a CI log shows; the full comparison only with -o.",
+    "significantly (95 % confidence over every task and filesystem); 4 (inconclusive) "
+    "when it tested nothing or could not have seen a PCT % slowdown on some pair; 0 "
+    "otherwise. Prints what it could detect, then the list a CI log shows; the full "
+    "comparison only with -o.",
     metavar="PCT",
+)
+@click.option(
+    "--junit",
+    "junit",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="With the gate: also write its verdict as JUnit XML (one testcase per task and "
+    "filesystem) to FILE, for CI.",
+    metavar="FILE",
 )
 @click.option(
     "--baseline",
@@ -166,6 +178,7 @@ def compare(
     output: Path | None,
     force: bool,
     fail_pct: float | None,
+    junit: Path | None,
     baseline: str | None,
     store_url: str | None,
     results_dir: str,
@@ -184,6 +197,8 @@ def compare(
     paths = list(session_paths)
     if baseline is not None and fail_pct is None:
         raise click.UsageError("--baseline is for the gate: add --fail-on-regression PCT")
+    if junit is not None and fail_pct is None:
+        raise click.UsageError("--junit writes the gate's verdict: add --fail-on-regression PCT")
     if baseline == "store":
         if len(paths) != 1:
             raise click.UsageError("with --baseline store, give the new session alone")
@@ -191,26 +206,31 @@ def compare(
     if fail_pct is not None and len(paths) != 2:
         raise click.UsageError(f"the gate compares two sessions, BASE and NEW ({len(paths)} given)")
     refuse_existing(output, "comparison file", force)
+    refuse_existing(junit, "JUnit file", force)
+    on_stop(lambda: "no file half-written: each is written whole, or not at all")
     sessions = [reweighed(load(p), weigh, workload) for p in paths]
     if fail_pct is not None:
-        _gate(sessions, tuple(labels) or ("BASE", "NEW"), fail_pct, fmt, output)
+        _gate(sessions, tuple(labels) or ("BASE", "NEW"), fail_pct, fmt, (output, junit), force)
         return
     result = compare(sessions, list(labels) or None)
-    _emit(RENDERERS[fmt](result), output)
+    _emit(RENDERERS[fmt](result), output, force)
 
 
-def _emit(content: str, output: Path | None) -> None:
+def _emit(content: str, output: Path | None, force: bool = False) -> None:
     if output is None or str(output) == "-":
         click.echo(content, nl=False)
         return
-    write_text(output, content)
+    write_text(output, content, "comparison file", force)
     click.echo(f"written: {output}", err=True)
 
 
-def write_text(output: Path, content: str) -> None:
-    """Write a file the user named, or say in one line why it cannot be written."""
+def write_text(output: Path, content: str, what: str, force: bool = False) -> None:
+    """Write a file the user named, whole, over nothing fsarena may not replace
+    (session.outputs), or say in one line why it cannot be written."""
+    from fsarena.session.outputs import write_file
+
     try:
-        output.write_text(content)
+        write_file(output, content, what, force)
     except OSError as exc:
         raise _unwritable(output, exc) from None
 
@@ -233,9 +253,17 @@ def _store_baseline(new: Path, store_url: str | None, results_dir: str) -> Path:
 
 
 def _gate(
-    sessions: list[Session], labels: tuple[str, ...], pct: float, fmt: str, output: Path | None
+    sessions: list[Session],
+    labels: tuple[str, ...],
+    pct: float,
+    fmt: str,
+    outputs: tuple[Path | None, Path | None],
+    force: bool,
 ) -> None:
+    """The regression gate: what it tested and could detect, its verdict, its exit code
+    (0 pass, 1 regression, INCONCLUSIVE when it cannot vouch for a pass)."""
     from fsarena.analysis.regression import gate, gate_lines
+    from fsarena.report import junit
     from fsarena.report.compare import RENDERERS, compare, settings
 
     if len(labels) != 2:
@@ -243,6 +271,10 @@ def _gate(
     base, new = sessions
     labelled = list(zip(labels, sessions, strict=True))
     settings.refuse_empty(labelled)
+    if same := settings.same_session(labelled):
+        raise FsarenaError(
+            f"{same}: the gate has nothing to compare; give the session to be checked as NEW"
+        )
     plans = [(s.plan.suite, s.plan.scale) for s in sessions]
     if plans[0] != plans[1]:
         raise FsarenaError(
@@ -254,8 +286,11 @@ def _gate(
     for warning in settings.warnings(labelled):
         click.echo(f"fsarena: warning: {warning}", err=True)
     result = gate(base, new, pct / 100)
+    output, junit_path = outputs
     if output is not None:
-        _emit(RENDERERS[fmt](compare(sessions, list(labels))), output)
+        _emit(RENDERERS[fmt](compare(sessions, list(labels))), output, force)
+    if junit_path is not None:
+        write_text(junit_path, junit.render(result, (labels[0], labels[1])), "JUnit file", force)
+        click.echo(f"written: {junit_path}", err=True)
     click.echo("\n".join(gate_lines(result, (labels[0], labels[1]))))
-    if result.failed:
-        sys.exit(1)
+    sys.exit(result.exit_code)

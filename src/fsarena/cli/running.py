@@ -16,9 +16,10 @@ from fsarena.cli.args import (
     complete_filesystems,
     complete_suites,
     fs_names,
+    require_measured,
     weights,
 )
-from fsarena.cli.base import DEFAULT_RESULTS, EXIT_CODES, fail
+from fsarena.cli.base import DEFAULT_RESULTS, EXIT_CODES, fail, left_in
 from fsarena.cli.executing import (
     claim_session,
     execute,
@@ -36,6 +37,7 @@ if TYPE_CHECKING:  # the plan's machinery loads when `run` runs, not for --help
 
     from fsarena.interrupt import Stop
     from fsarena.plan.model import Plan
+    from fsarena.run.launch import Launch
     from fsarena.session.file import Session
 
 # Options that make the plan: a resumed session brings its own.
@@ -72,6 +74,12 @@ def _new_or_resumed(ctx: click.Context, opts: dict[str, Any]) -> tuple[Plan, Pat
 
     if opts["resume_path"] is not None:
         _reject_plan_options(ctx)
+        from click.core import ParameterSource
+
+        if ctx.get_parameter_source("results_dir") is not ParameterSource.COMMANDLINE:
+            # Its store and the sessions its estimate learns from are beside it, not in
+            # the current directory's results/.
+            opts["results_dir"] = str(Path(opts["resume_path"]).parent)
         recorded = resumable(opts["resume_path"])
         return plan_of(recorded, opts["resume_path"]), opts["resume_path"], recorded
     from fsarena.plan.yours import user_suite
@@ -114,16 +122,26 @@ def _new_or_resumed(ctx: click.Context, opts: dict[str, Any]) -> tuple[Plan, Pat
         opts["dry_run"],
     )
     require_proportional(plan)
+    measured = {plan.task_class(name).kind for name in plan.tasks}
+    require_measured(plan.weights if opts["weigh"] or opts["workload"] else None,
+                     opts["weigh"], measured, "the plan")  # fmt: skip
     if opts["output"]:
-        output = Path(opts["output"])
-        if output.exists() and not opts["force"]:
-            from fsarena.session.file import refusal
-
-            raise FsarenaError(refusal(output, "session file"))
-        return plan, output, None
+        return plan, _output(opts["output"], opts["force"]), None
     # A proposal: the name is claimed when the session is first saved (session.file.create).
     stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
     return plan, Path(opts["results_dir"], f"fsarena-{stamp}-{plan.suite}.json"), None
+
+
+def _output(output: str, force: bool) -> Path:
+    """--output: never another session file (unless --force), never beside the user's
+    files where its report would go."""
+    from fsarena.session.file import refusal, require_derived_free
+
+    path = Path(output)
+    if path.exists() and not force:
+        raise FsarenaError(refusal(path, "session file"))
+    require_derived_free(path)
+    return path
 
 
 def _swept(
@@ -137,10 +155,7 @@ def _swept(
         raise FsarenaError(
             "tune sweeps the options of the filesystems named with --fs, e.g. --fs btrfs"
         )
-    swept = sweep(suite, names, fs_names(options), refused)
-    for why in swept.left_out:
-        click.echo(f"fsarena: not swept: {why}", err=True)
-    click.echo(f"fsarena: configurations: {', '.join(swept.filesystems)}", err=True)
+    swept = sweep(suite, names, fs_names(options, "--options"), refused)
     # Each filesystem's defaults, then its configurations: the race's groups (analysis.race).
     groups: dict[str, list[str]] = {}
     for name in swept.filesystems:
@@ -149,6 +164,13 @@ def _swept(
         elif groups:
             groups[list(groups)[-1]].append(name)
     return swept.suite, swept.filesystems, swept.left_out, groups
+
+
+def _say_swept(opts: dict[str, Any], plan: Plan) -> None:
+    """tune: what the sweep left out (the probe refused it) and the configurations raced."""
+    for why in opts.get("not_swept") or []:
+        click.echo(f"fsarena: not swept: {why}", err=True)
+    click.echo(f"fsarena: configurations: {', '.join(plan.filesystems)}", err=True)
 
 
 def _sets_repetitions(suite: Any) -> bool:
@@ -439,9 +461,11 @@ def _launch_and_execute(
     what the reports could not write (None: a dry run)."""
     from fsarena.run.launch import describe, prepare, require_ready, workdir_lock
 
-    plan, path, recorded = _new_or_resumed(ctx, opts)
+    plan, path, recorded = _new_or_resumed(ctx, opts)  # every flag checked, the suite read
     launch = prepare(plan, [str(path.parent)], opts["destroy"])
     if opts["dry_run"]:
+        if opts.get("tune"):
+            _say_swept(opts, plan)
         lines = describe(launch, Path(opts["results_dir"]))
         for line in [*lines[:-1], *results_lines(plan, path, opts["results_dir"]), lines[-1]]:
             click.echo(line)
@@ -450,6 +474,8 @@ def _launch_and_execute(
         raise FsarenaError("fsarena run needs root (mkfs, mount, losetup): run it with sudo")
     require_results_dirs(plan, path, opts["results_dir"])
     require_ready(launch)
+    if opts.get("tune"):  # the options tried here, once everything typed is known good
+        plan, path, launch = _probed_sweep(ctx, opts, (plan, path, launch))
     from fsarena.run.estimate import NO_ESTIMATE, estimate, report_reserve
 
     probed = None
@@ -480,13 +506,24 @@ def _launch_and_execute(
     return session, path, lost
 
 
+def _probed_sweep(
+    ctx: click.Context, opts: dict[str, Any], planned: tuple[Plan, Path, Launch]
+) -> tuple[Plan, Path, Launch]:
+    """tune: every option tried here (under the run's stop handler); the plan made again
+    without what this kernel or mkfs refused, and the sweep said."""
+    from fsarena.run.launch import prepare
+
+    opts["refused"] = _probe(opts)
+    if opts["refused"]:
+        plan, path, _ = _new_or_resumed(ctx, opts)
+        planned = plan, path, prepare(plan, [str(path.parent)], opts["destroy"])
+    _say_swept(opts, planned[0])
+    return planned
+
+
 def _stopped_before(name: str, workdir: str) -> str:
     """A stop signal before the run's own steps (planning, the aging probe, the lock)."""
-    from fsarena.measure.ledger import Ledger
-
-    left = ", ".join(str(e) for e in Ledger(os.path.abspath(workdir)).entries())
-    state = f"left behind: {left}" if left else "nothing left mounted or attached"
-    return f"interrupted by {name} before anything was measured; {state}; start it again"
+    return f"interrupted by {name} before anything was measured; {left_in(workdir)}; start it again"
 
 
 @click.command(
@@ -519,8 +556,7 @@ def tune(ctx: click.Context, /, **opts: Any) -> None:
     is left out and said, with the tool's own words. Resume with `fsarena run
     --resume SESSION`. Exit codes as `fsarena run`.
     """
-    refused = {} if opts["dry_run"] else _probe(opts)
-    ctx.invoke(run, tune=True, refused=refused, resume_path=None, **opts)
+    ctx.invoke(run, tune=True, refused={}, resume_path=None, **opts)
 
 
 def _probe(opts: dict[str, Any]) -> dict[tuple[str, str], str]:
@@ -528,10 +564,8 @@ def _probe(opts: dict[str, Any]) -> dict[tuple[str, str], str]:
     from fsarena.plan.tuning import picked_options
     from fsarena.run.optionprobe import probe_here
 
-    names = fs_names(opts["fs_list"])
-    if not names or os.geteuid() != 0:
-        return {}  # `run` says what is missing (--fs, root) in its own words
-    wanted = picked_options(names, fs_names(opts["options"]))
+    names = fs_names(opts["fs_list"]) or []
+    wanted = picked_options(names, fs_names(opts["options"], "--options"))
     if not opts["quiet"]:
         click.echo(f"fsarena: trying {len(wanted)} options on small images first", err=True)
     probed = probe_here(os.path.abspath(opts["workdir"]), wanted)

@@ -168,7 +168,7 @@ def share_view(
     if output is None or str(output) == "-":
         click.echo(content, nl=False)
     else:
-        write_text(output, content)
+        write_text(output, content, "view file", force)
         click.echo(f"written: {output}", err=True)
     if view.left_out:
         click.echo(f"fsarena: {len(view.left_out)} left out: {view.left_out[0]}", err=True)

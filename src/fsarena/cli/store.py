@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from fsarena.cli.args import force_option, refuse_existing
-from fsarena.cli.base import DEFAULT_RESULTS
+from fsarena.cli.base import DEFAULT_RESULTS, on_stop
 
 _STORE_HELP = "The store: an SQLite file, or postgresql://... for a team."
 
@@ -28,15 +28,22 @@ def store() -> None:
 @_store_option
 def store_import(paths: tuple[Path, ...], url: str) -> None:
     """Import session files (or directories of them); a session already there adds nothing."""
-    from fsarena.session.file import load
+    from fsarena.session.file import load, session_files
     from fsarena.store.db import open_store
-    from fsarena.store.ingest import import_session
+    from fsarena.store.ingest import Imported, import_session
 
-    files = [f for p in paths for f in (sorted(p.glob("*.json")) if p.is_dir() else [p])]
+    files = [f for p in paths for f in (session_files(p) if p.is_dir() else [p])]
+    for p in paths:  # a dangling link (or a FIFO) named *.json in a directory is no session
+        for skipped in sorted(set(p.glob("*.json")) - set(files)) if p.is_dir() else []:
+            click.echo(f"fsarena: skipped {skipped}: not a regular file", err=True)
     for f in files:  # every file read first: a bad one is refused before the store is touched
         load(f)
+    done: list[Imported] = []
+    on_stop(lambda: f"{sum(d.added for d in done)} of {len(files)} sessions added to {url}, "
+            "each whole (one transaction each); the others not")  # fmt: skip
     with open_store(url) as db:
-        done = [import_session(db, f) for f in files]
+        for f in files:
+            done.append(import_session(db, f))
     for d in done:
         click.echo(f"{d.session_id}  {d.path}: {d.state}")
     click.echo(f"{sum(d.added for d in done)} of {len(done)} sessions added to {url}")
@@ -71,6 +78,7 @@ def store_history(
     from fsarena.store.query import history, history_text
 
     refuse_existing(output, "history file", force)
+    on_stop(lambda: "no file half-written: each is written whole, or not at all")
     with open_store(url, create=False) as db:
         points = history(db, task, filesystem, metric)
     draw = history_html if fmt == "html" else history_text
@@ -78,7 +86,7 @@ def store_history(
     if output is None:
         click.echo(text, nl=False)
         return
-    write_text(output, text)
+    write_text(output, text, "history file", force)
     click.echo(f"written: {output}", err=True)
 
 
@@ -90,6 +98,7 @@ def store_export(directory: Path, url: str) -> None:
     from fsarena.store.db import open_store
     from fsarena.store.export import export_parquet
 
+    on_stop(lambda: f"the tables written so far are in {directory}, each whole; the others not")
     with open_store(url, create=False) as db:
         for path in export_parquet(db, directory):
             click.echo(f"written: {path}")

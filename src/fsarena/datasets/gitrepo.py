@@ -154,19 +154,41 @@ def _build(spec: GitRepoSpec, tree: Path, manifest: Manifest, bare: Path) -> Non
     (bare / ".complete").write_text(f"{spec.description()}\n")
 
 
+def replay_line(repo: str, commits: int) -> list[str]:
+    """The commits a replay of the user's repository pulls: the newest `commits` on HEAD's
+    first-parent line and the one before them, oldest first; FsarenaError, naming what is
+    wrong, for a path that is not a directory, not a git repository (a worktree or a bare
+    repository is one), or has too short a history. Checked when the plan is made."""
+    if not os.path.exists(repo):
+        raise FsarenaError(f"--age-repo {repo}: no such directory; give a local git repository")
+    if not os.path.isdir(repo):
+        raise FsarenaError(f"--age-repo {repo}: not a directory; give a local git repository")
+    try:
+        _git(["git", "-C", repo, "rev-parse", "--git-dir"])
+    except FsarenaError:
+        raise FsarenaError(
+            f"--age-repo {repo}: not a git repository (git finds none there); give a local "
+            "git repository, its work tree or a bare one"
+        ) from None
+    try:
+        line = _git(["git", "-C", repo, "rev-list", "--first-parent", "--reverse",
+                     f"--max-count={commits + 1}", "HEAD"]).split()  # fmt: skip
+    except FsarenaError:
+        line = []  # no commit on HEAD yet
+    if len(line) < commits + 1:
+        raise FsarenaError(
+            f"--age-repo {repo}: {commits} commits to replay, but HEAD's first-parent line has "
+            f"{max(len(line) - 1, 0)} after its first; lower the aging profile's commits, or "
+            "give a repository with a longer history"
+        )
+    return line
+
+
 def _copy_real(spec: GitRepoSpec, bare: Path) -> None:
     """A bare copy of the user's repository, with `first`, `last` and main on the range."""
-    if not Path(spec.repo).is_dir():
-        raise FsarenaError(f"--age-repo {spec.repo}: no such directory; give a git repository")
+    line = replay_line(spec.repo, spec.commits)
     shutil.rmtree(bare, ignore_errors=True)
     bare.parent.mkdir(parents=True, exist_ok=True)
-    line = _git(["git", "-C", spec.repo, "rev-list", "--first-parent", "--reverse",
-                 f"--max-count={spec.commits + 1}", "HEAD"]).split()  # fmt: skip
-    if len(line) < spec.commits + 1:
-        raise FsarenaError(
-            f"--age-repo {spec.repo}: {spec.commits} commits to replay, but HEAD's first-parent "
-            f"line has {len(line) - 1} after its first; lower the aging profile's commits"
-        )
     try:
         _git(["git", "clone", "-q", "--bare", "--no-local", "--single-branch", "--no-tags",
               spec.repo, str(bare)])  # fmt: skip

@@ -23,6 +23,7 @@ import contextlib
 import json
 import os
 import re
+import shlex
 import signal
 import sys
 import tarfile
@@ -214,8 +215,6 @@ def _stop_said(res: dict[str, Any]) -> str:
 
 
 def _extravars(fleet: FleetRun, archive: Path, stamp: str) -> dict[str, Any]:
-    import shlex
-
     return {
         "fsarena_version": f"fsarena, version {fleet.build}",
         "fsarena_archive": str(archive),
@@ -224,6 +223,20 @@ def _extravars(fleet: FleetRun, archive: Path, stamp: str) -> dict[str, Any]:
         "fsarena_timeout": fleet.timeout_s,
         "fsarena_stamp": stamp,
     }
+
+
+def _tied_playbook(private: Path) -> Path:
+    """A directory whose `ansible-playbook` dies with the controller (fleet.launcher)."""
+    real = Path(sys.executable).parent / "ansible-playbook"
+    bin_dir = private / "bin"
+    bin_dir.mkdir()
+    shim = bin_dir / "ansible-playbook"
+    shim.write_text(
+        f"#!/bin/sh\nexec {shlex.quote(sys.executable)} -m fsarena.fleet.launcher "
+        f'{shlex.quote(str(real))} "$@"\n'
+    )
+    shim.chmod(0o755)
+    return bin_dir
 
 
 def _start(fleet: FleetRun, playbook: str, private: Path, extravars: dict[str, Any],
@@ -264,13 +277,15 @@ def execute(fleet: FleetRun, say: Callable[[str], None], stop: StopRequests) -> 
     """
     if not fleet.inventory.is_file():
         raise FsarenaError(f"no inventory at {fleet.inventory}; give an Ansible inventory file")
-    # ansible-runner starts ansible-playbook by name: the one beside this Python.
-    os.environ["PATH"] = f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}"
     fleet.fetch_dir.mkdir(parents=True, exist_ok=True)
     stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
     cancelled = threading.Event()
     with tempfile.TemporaryDirectory(prefix="fsarena-fleet-") as tmp:
         private = Path(tmp)
+        # ansible-runner starts ansible-playbook by name: the one beside this Python,
+        # through a launcher that ends it when this process dies.
+        bin_dir = _tied_playbook(private)
+        os.environ["PATH"] = f"{bin_dir}:{os.environ.get('PATH', '')}"
         extravars = _extravars(fleet, _archive(private, fleet.build), stamp)
         try:
             if stop.signum:  # nothing was started on any host yet

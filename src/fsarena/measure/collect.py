@@ -173,7 +173,7 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
 GROUP_GONE_S = 10.0  # at most this long for a killed command's processes to be gone
 
 
-def _wait_group_gone(pgid: int, timeout_s: float = GROUP_GONE_S) -> None:
+def wait_group_gone(pgid: int, timeout_s: float = GROUP_GONE_S) -> None:
     """Until no process of the group is left (a killed cp ends once its I/O returns).
 
     Waiting for the launcher is not enough: the command it ran (and what that started)
@@ -261,7 +261,7 @@ def _run_one(cmd: Command, deadline: float) -> _Outcome:
     except BaseException:
         _kill_group(proc)
         proc.wait()
-        _wait_group_gone(proc.pid)
+        wait_group_gone(proc.pid)
         errors.close()
         if report is not None:
             report.close()

@@ -18,6 +18,7 @@ import json
 import os
 import select
 import shutil
+import signal
 import subprocess
 import tempfile
 import threading
@@ -29,7 +30,7 @@ from typing import TYPE_CHECKING
 from fsarena.errors import FsarenaError
 from fsarena.interrupt import deferred, whole
 from fsarena.measure import cgroups, mounts, tooltext
-from fsarena.measure.collect import Command, Timed, measure_commands
+from fsarena.measure.collect import Command, Timed, measure_commands, wait_group_gone
 from fsarena.measure.ledger import Ledger, loops_backed_by
 from fsarena.measure.native import find_native_tool
 from fsarena.measure.seams import (
@@ -56,7 +57,14 @@ if TYPE_CHECKING:
     from fsarena.datasets.spec import DatasetSpec
 
 
-def _run(argv: Sequence[str], timeout_s: float | None = None) -> subprocess.CompletedProcess[str]:
+def _run(
+    argv: Sequence[str],
+    timeout_s: float | None = None,
+    *,
+    group: bool = False,
+    cwd: str | None = None,
+    env: dict[str, str] | None = None,
+) -> subprocess.CompletedProcess[str]:
     # Output goes to files, not pipes: a command that leaves a daemon behind (a
     # FUSE mount) would hold a pipe open, and reading it would wait for umount.
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
@@ -66,8 +74,9 @@ def _run(argv: Sequence[str], timeout_s: float | None = None) -> subprocess.Comp
         with deferred() as held:
             try:
                 proc = subprocess.Popen(
-                    list(argv), stdin=subprocess.DEVNULL, stdout=out, stderr=err
-                )
+                    list(argv), stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                    cwd=cwd, env=env, start_new_session=group,
+                )  # fmt: skip
             except FileNotFoundError as exc:
                 raise FsarenaError(f"command not found: {argv[0]}; run `fsarena check`") from exc
         with proc:
@@ -75,8 +84,7 @@ def _run(argv: Sequence[str], timeout_s: float | None = None) -> subprocess.Comp
                 held.check()
                 returncode = wait_exited(proc, timeout_s)
             except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+                _stop(proc, group)
                 raise FsarenaError(
                     f"`{' '.join(argv)}` timed out after {timeout_s:.0f} s"
                 ) from None
@@ -85,8 +93,7 @@ def _run(argv: Sequence[str], timeout_s: float | None = None) -> subprocess.Comp
                 # (a mount half done), then it stops with fsarena.
                 with contextlib.suppress(subprocess.TimeoutExpired):
                     proc.wait(0.25)
-                proc.kill()
-                proc.wait()
+                _stop(proc, group)
                 raise
         out.seek(0)
         err.seek(0)
@@ -98,6 +105,29 @@ def _run(argv: Sequence[str], timeout_s: float | None = None) -> subprocess.Comp
             out.read().decode(errors="replace"),
             err.read().decode(errors="replace"),
         )
+
+
+def _stop(proc: subprocess.Popen[bytes], group: bool) -> None:
+    """Kill a helper; one started as a group, with every process it started, until all
+    are gone (none of them may still write on a filesystem the teardown unmounts)."""
+    if group:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
+    proc.kill()
+    proc.wait()
+    if group:
+        wait_group_gone(proc.pid)
+
+
+def run_helper_group(
+    argv: Sequence[str], cwd: str | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """A helper that starts helpers of its own (`git pull`: fetch, upload-pack, index-pack),
+    in a process group of its own: a stop signal kills the whole group, and waits until
+    it is gone, before the teardown unmounts what they were writing on. (A stop killed
+    `git pull` alone: its children wrote on, the filesystem stayed busy past the
+    teardown's patience, and its loop device was left attached to a deleted image.)"""
+    return _run(argv, group=True, cwd=cwd, env=env)
 
 
 def _still_attached(image: str) -> bool:
@@ -294,14 +324,27 @@ class RealExecutor:
                 f"if an earlier run left it, `fsarena cleanup --workdir {Path(path).parent.parent}`"
                 ", else choose another --workdir"
             )
-        if self._take_spare(path, size_bytes):
-            return
-        self.track("image", path)
+        self.track("image", path)  # before it exists, as every resource
+        made: list[str] = []  # the name, once this call made a file there (O_EXCL, link)
+        try:
+            # Whole: a stop that comes meanwhile is raised once the image is made (and
+            # removed just below); cut short, a half-made image outlived its record.
+            with whole():
+                if not self._take_spare(path, size_bytes, made):
+                    self._allocate(path, size_bytes, made)
+        except BaseException:
+            for name in made:  # never a file this call did not make
+                with contextlib.suppress(OSError):
+                    os.unlink(name)
+            self.untrack("image", path)
+            raise
+
+    def _allocate(self, path: str, size_bytes: int, made: list[str]) -> None:
         try:
             with open(path, "xb") as f:
+                made.append(path)
                 f.truncate(size_bytes)
         except OSError as exc:
-            self.untrack("image", path)
             raise FsarenaError(
                 f"cannot create image {path}: {exc.strerror}; choose another --workdir"
             ) from exc
@@ -344,7 +387,7 @@ class RealExecutor:
         self.untrack("image", path)
         self.spare = (spare, size)
 
-    def _take_spare(self, path: str, size_bytes: int) -> bool:
+    def _take_spare(self, path: str, size_bytes: int, made: list[str]) -> bool:
         """Give the spare image the name path, if it has this size; else delete it."""
         if self.spare is None:
             return False
@@ -353,8 +396,8 @@ class RealExecutor:
         if size != size_bytes or Path(spare).parent != Path(path).parent:
             self.remove_path(spare)
             return False
-        self.track("image", path)
-        os.link(spare, path)  # path was checked free by the caller
+        os.link(spare, path)  # path was checked free by the caller; link never replaces
+        made.append(path)
         os.unlink(spare)
         self.untrack("image", spare)
         return True

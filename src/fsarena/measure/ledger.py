@@ -19,6 +19,12 @@ number that may since belong to someone else). A mount's undo is ours.py's
 device, a FUSE daemon), add one function to UNDO and call `track(kind, ident)`
 before creating it and `untrack(kind, ident)` after undoing it.
 
+The state file lives in the work directory, which can fill or turn read-only under
+a run (another process's writes, a remount). Recording a resource that cannot be
+written stops the run before the resource exists (WorkdirUnwritable); forgetting one
+that was undone keeps the truth in memory (the file then still names a resource that
+is gone, which cleanup finds gone) and writes it again once there is room.
+
 Child processes of a run carry FSARENA_WORKDIR in their environment, so that
 cleanup can find a task's processes that outlived a killed run (they hold
 mounts busy) without recording each process inside a timed region.
@@ -29,6 +35,7 @@ This module uses the standard library only (and util-linux's JSON output).
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import shutil
@@ -47,6 +54,61 @@ from fsarena.measure import servers, sysctls
 
 STATE_FILE = "state.json"
 MARKER = "FSARENA_WORKDIR"  # environment variable inherited by every child of a run
+
+
+# What a full or read-only work directory answers a write with.
+UNWRITABLE_ERRNOS = (errno.ENOSPC, errno.EDQUOT, errno.EROFS)
+ROOM_FLOOR_BYTES = 1 << 20  # less free than this (for root) is a full work directory
+
+
+class WorkdirUnwritable(BaseException):
+    """The work directory's filesystem refused a write the run needs (full, read-only).
+
+    A BaseException, as KeyboardInterrupt is: nothing further can be made there, so
+    the run stops the way Ctrl-C stops it, through every teardown, and no task's error
+    handler takes it for that task's own failure. `why` says the work directory's state
+    ("the work directory W is full (12 KiB free)"), `error` the write that failed.
+    """
+
+    def __init__(self, workdir: str, why: str, error: OSError | None = None) -> None:
+        failed = ""
+        if error is not None:
+            where = f" ({error.filename})" if error.filename else ""
+            failed = f": {error.strerror or error}{where}"
+        super().__init__(f"{why}{failed}")
+        self.workdir = workdir
+        self.why = why
+        self.error = error
+
+
+def workdir_trouble(workdir: str) -> str:
+    """Why the work directory's filesystem cannot take a write now ("" when it can):
+    "read-only", or "full (N KiB free)" with less than ROOM_FLOOR_BYTES left for root."""
+    try:
+        st = os.statvfs(_existing(workdir))
+    except OSError:
+        return ""
+    if st.f_flag & os.ST_RDONLY:
+        return f"the work directory {workdir} is on a read-only filesystem"
+    free = st.f_bfree * st.f_frsize
+    if free < ROOM_FLOOR_BYTES:
+        return f"the work directory {workdir} is full ({free >> 10} KiB free)"
+    return ""
+
+
+def unwritable(exc: OSError, workdir: str) -> WorkdirUnwritable | None:
+    """The stop a failed write means, when it failed because the work directory is full
+    or read-only (a full test filesystem, inside an image, is the task's own fault)."""
+    if exc.errno not in UNWRITABLE_ERRNOS:
+        return None
+    why = workdir_trouble(workdir)
+    return WorkdirUnwritable(workdir, why, exc) if why else None
+
+
+def _existing(path: str) -> str:
+    while not os.path.exists(path) and path not in ("", "/"):
+        path = os.path.dirname(path)
+    return path or "/"
 
 
 @dataclass(frozen=True)
@@ -208,8 +270,21 @@ class Ledger:
         self.workdir = os.path.abspath(workdir)
         self.path = Path(self.workdir, STATE_FILE)
         self._lock = threading.Lock()
+        # The truth when the file could not be written (the work directory full or
+        # read-only): the file then lists resources already undone. None: the file is it.
+        self._unwritten: list[Entry] | None = None
 
     def entries(self) -> list[Entry]:
+        if self._unwritten is not None:
+            return list(self._unwritten)
+        return self._read()
+
+    @property
+    def behind(self) -> bool:
+        """The file still names resources this process has undone (it could not be written)."""
+        return self._unwritten is not None
+
+    def _read(self) -> list[Entry]:
         try:
             raw = json.loads(self.path.read_text())
         except FileNotFoundError:
@@ -226,7 +301,11 @@ class Ledger:
         ]
 
     def track(self, kind: str, ident: str, source: str = "") -> None:
-        """Record a resource before creating it (a mount with the device it mounts)."""
+        """Record a resource before creating it (a mount with the device it mounts).
+
+        A work directory that cannot take the record stops the run (WorkdirUnwritable)
+        before the resource exists: nothing is ever made that the ledger does not name.
+        """
         if kind != "mount" and kind not in UNDO:  # a mount: a mount point and its source
             raise ValueError(f"no undo registered for resource kind {kind!r}")
         with self._lock:
@@ -234,15 +313,41 @@ class Ledger:
             same = [e for e in entries if (e.kind, e.ident) == (kind, ident)]
             if same != [Entry(kind, ident, source)]:
                 others = [e for e in entries if (e.kind, e.ident) != (kind, ident)]
-                self._write([*others, Entry(kind, ident, source)])
+                try:
+                    self._write([*others, Entry(kind, ident, source)])
+                except OSError as exc:
+                    why = workdir_trouble(self.workdir) or f"cannot write {self.path}"
+                    raise WorkdirUnwritable(self.workdir, why, exc) from exc
+                self._unwritten = None
 
     def untrack(self, kind: str, ident: str) -> None:
-        """Forget a resource once it is undone."""
+        """Forget a resource once it is undone.
+
+        When the file cannot be written, the truth stays here (entries(), what the
+        run's teardown reports) and the file names a resource that is gone, which
+        cleanup finds gone and forgets; `flush()` writes it once there is room.
+        """
         with self._lock:
             entries = self.entries()
             kept = [e for e in entries if (e.kind, e.ident) != (kind, ident)]
             if kept != entries:
-                self._write(kept)
+                self._write_or_keep(kept)
+
+    def flush(self) -> OSError | None:
+        """Write the truth kept in memory, if a write failed; the error if it fails again."""
+        with self._lock:
+            if self._unwritten is None:
+                return None
+            return self._write_or_keep(self._unwritten)
+
+    def _write_or_keep(self, entries: list[Entry]) -> OSError | None:
+        try:
+            self._write(entries)
+        except OSError as exc:
+            self._unwritten = entries
+            return exc
+        self._unwritten = None
+        return None
 
     def _write(self, entries: list[Entry]) -> None:
         if not entries:
@@ -251,11 +356,15 @@ class Ledger:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         data = {"resources": [_as_dict(e) for e in entries]}
         fd, tmp = tempfile.mkstemp(prefix=".state.", dir=self.workdir)
-        with os.fdopen(fd, "w") as f:
-            json.dump(data, f, indent=1)
-            f.flush()
-            os.fsync(f.fileno())  # survives a power cut, not only a kill
-        os.replace(tmp, self.path)
+        try:
+            with os.fdopen(fd, "w") as f:
+                json.dump(data, f, indent=1)
+                f.flush()
+                os.fsync(f.fileno())  # survives a power cut, not only a kill
+            os.replace(tmp, self.path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)  # a full disk left one empty file per try
+            raise
 
     def mark_children(self) -> None:
         """Make every child process of this run findable by `cleanup` (see module doc)."""

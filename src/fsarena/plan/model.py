@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError,
 
 from fsarena import stopping
 from fsarena.aging.profiles import AgeProfile, resolve_age
+from fsarena.datasets.gitrepo import replay_line
 from fsarena.datasets.spec import DatasetSpec
 from fsarena.errors import FsarenaError
 from fsarena.filesystems.profiles import FilesystemProfile
@@ -288,10 +289,7 @@ def real_history(
             f"--age-repo replays a git history, but aging profile {age.name} is a {age.kind} "
             'profile: use --age git-replay (or a .toml profile with kind = "git-replay")'
         )
-    if not (
-        os.path.isdir(os.path.join(path, ".git")) or os.path.isfile(os.path.join(path, "HEAD"))
-    ):
-        raise FsarenaError(f"--age-repo {path}: not a git repository (no .git nor HEAD in it)")
+    replay_line(path, age.commits)  # a path, a repository, a history long enough: now, not mid-run
     repo = os.path.abspath(path)
     return {
         age.repository: {**datasets.get(age.repository, {}), "repo": repo, "commits": age.commits},

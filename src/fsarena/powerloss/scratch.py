@@ -84,14 +84,15 @@ def tmpfs(path: Path, size_bytes: int) -> Iterator[Path]:
         raise FsarenaError(f"{path} is already a mount point; is another power-loss test using it?")
     ledger = Ledger(str(path.parent))
     ledger.track("mount", str(path), TMPFS_NAME)
-    call(["mount", "-t", "tmpfs", "-o", f"size={size_bytes},mode=0700", TMPFS_NAME, str(path)])
-    try:
+    try:  # the mount inside: a stop that lands once it is made still unmounts it
+        call(["mount", "-t", "tmpfs", "-o", f"size={size_bytes},mode=0700", TMPFS_NAME, str(path)])
         yield path
     finally:
         # A Ctrl-C between `losetup --show` attaching a device and printing its
         # name leaves a loop device nobody knows of, holding the tmpfs busy.
         release_under(str(path))
-        _umount_when_free(path)
+        if is_mounted(path):
+            _umount_when_free(path)
         ledger.untrack("mount", str(path))
 
 

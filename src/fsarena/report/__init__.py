@@ -12,13 +12,11 @@ the renderers, and the statistics under them, load when a report is made.
 from __future__ import annotations
 
 import importlib
-import os
-import shutil
-import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from fsarena.interrupt import whole
 from fsarena.report.formats import BY_NAME, FORMATS
 
 if TYPE_CHECKING:  # loaded at run time by __getattr__, when first asked for
@@ -61,59 +59,49 @@ def render_comparison(comparison: Comparison, fmt: str) -> str:
 
 def asset_dir_for(path: Path) -> Path:
     """Where a report's chart files go: report.html -> report-charts/ beside it."""
-    return path.with_name(f"{path.stem}-charts")
+    from fsarena.session.outputs import derived
+
+    return derived(path, "-charts")
 
 
 def write(
-    session: Session, fmt: str, path: Path, comparison: Comparison | None = None
+    session: Session,
+    fmt: str,
+    path: Path,
+    comparison: Comparison | None = None,
+    force: bool = False,
 ) -> list[Path]:
-    """Write a report to a file (atomically), with its chart files if the format has them."""
+    """Write a report to a file (whole), with its chart files if the format has them.
+
+    Where each goes follows session.outputs' rule: over nothing, an empty file, or a
+    report fsarena wrote; force replaces the file the user named, never its charts.
+    Both are checked before either is written.
+    """
     from fsarena.report.comparison import build
+    from fsarena.session.outputs import require_free, write_file, write_tree
 
+    if not force:
+        require_free(path, "report")
+    assets = asset_dir_for(path) if BY_NAME[fmt].bundles else None
+    if assets is not None:
+        require_free(assets, "report's chart directory", "move it away, or give another name")
     comparison = build(session) if comparison is None else comparison
-    written = []
-    if BY_NAME[fmt].bundles:
-        assets = asset_dir_for(path)
-        bundle: Callable[[Comparison, str | None], tuple[str, Sequence[Chart]]]
-        bundle = _module(fmt).bundle
-        content, charts = bundle(comparison, assets.name)
-        _write_charts(charts, assets)
-        written.append(assets)
-    else:
-        content = exporter(fmt)(comparison)
-    _write_atomic(path, content)
-    return [path, *written]
+    if assets is None:
+        write_file(path, exporter(fmt)(comparison), "report", force)
+        return [path]
+    bundle: Callable[[Comparison, str | None], tuple[str, Sequence[Chart]]]
+    bundle = _module(fmt).bundle
+    content, charts = bundle(comparison, assets.name)
+    with whole():  # the page and its charts together: a stop waits for both
+        write_tree(assets, _chart_files(charts), "report's chart directory")
+        write_file(path, content, "report", force)
+    return [path, assets]
 
 
-def _write_charts(charts: Sequence[Chart], directory: Path) -> None:
-    """Replace the chart directory whole: a failure leaves the old one, never a mix."""
-    directory.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{directory.name}.", dir=directory.parent))
-    try:
-        for chart in charts:
-            (tmp / f"{chart.name}.svg").write_text(chart.svg + "\n")
-            if chart.png is not None:
-                (tmp / f"{chart.name}.png").write_bytes(chart.png)
-        tmp.chmod(0o755)
-        if directory.exists():
-            shutil.rmtree(directory)
-        os.replace(tmp, directory)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-
-
-def _write_atomic(path: Path, content: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write(content)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+def _chart_files(charts: Sequence[Chart]) -> dict[str, bytes]:
+    files = {f"{chart.name}.svg": (chart.svg + "\n").encode() for chart in charts}
+    files |= {f"{chart.name}.png": chart.png for chart in charts if chart.png is not None}
+    return files
 
 
 __all__ = [

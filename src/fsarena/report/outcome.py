@@ -163,6 +163,12 @@ def _fixes(session: Session, causes: tuple[Cause, ...]) -> list[str]:
         if FIX_MARK in cause.reason:  # a host fault (tasks.base.HostFault): its own fix, first
             fixes.insert(0, cause.reason.split(FIX_MARK, 1)[1])
             continue
+        if cause.fault == "workdir":  # the host's work directory, not the target, was full
+            fixes.append(
+                f"make room in the work directory {session.plan.workdir or '(--workdir)'}: "
+                "its filesystem was full (or read-only), not the test filesystem"
+            )
+            continue
         if cause.fault in ("enospc", "timeout"):
             fixes.append(_bigger(session, cause.fault))
             continue

@@ -28,7 +28,7 @@ from statistics import fmean
 from fsarena.errors import FsarenaError
 from fsarena.plan.model import AGED_TASKS, Plan
 from fsarena.run.agingprobe import ProbedRate
-from fsarena.session.file import Session, load
+from fsarena.session.file import Session, load, session_files
 from fsarena.stopping import MIN_ROUNDS
 
 NO_ESTIMATE = "no estimate yet: no earlier session"
@@ -186,7 +186,7 @@ def _finished(path: Path) -> Session | None:
 
 
 def _newest(results_dir: Path) -> list[Path]:
-    return sorted(results_dir.glob("*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
+    return session_files(results_dir, newest_first=True)
 
 
 def report_reserve(results_dir: Path) -> float:

@@ -76,6 +76,12 @@ def classify(error: str) -> Fault | None:
     return None
 
 
+def unexplained(error: str, code: str) -> str:
+    """The error text without the reason explain() put before it (the tool's own words)."""
+    reason = next((f.reason for f in FAULTS if f.code == code), "")
+    return error.removeprefix(f"{reason}: ") if reason else error
+
+
 def explain(error: str) -> tuple[str, str]:
     """(code, error text prefixed with its plain reason) for a failed run."""
     fault = classify(error)

@@ -150,6 +150,23 @@ def refuse_leftovers(found: Claims) -> None:
             f"{blocking[0]}; it is where this run would work: nothing was started "
             "(or use another --workdir)"
         )
+    if strays := unrecorded_images(found.workdir):
+        raise FsarenaError(
+            f"{strays[0]} is not fsarena's (no run's ledger recorded it) and lies where this "
+            f"run makes its images; nothing was started: move it away, or use another --workdir"
+        )
+
+
+def unrecorded_images(workdir: str) -> list[str]:
+    """Files in WORKDIR/images that no ledger records: a run makes its images there under
+    fixed names (images/ext4-r1.img), never over a file it did not make."""
+    from fsarena.measure.ledger import Ledger
+
+    folder = Path(workdir, "images")
+    if not folder.is_dir():
+        return []
+    recorded = {e.ident for e in Ledger(workdir).entries()}
+    return sorted(str(p) for p in folder.iterdir() if str(p) not in recorded)
 
 
 def check_leftovers(workdir: str) -> CheckResult:
@@ -201,10 +218,17 @@ def check_device(device: str, workdir: str) -> CheckResult:
 @contextlib.contextmanager
 def workdir_lock(workdir: str) -> Iterator[None]:
     """One run per work directory: two would share mount points and images."""
-    Path(workdir).mkdir(parents=True, exist_ok=True)
     from fsarena.measure.ours import LOCK_FILE
 
-    with open(Path(workdir, LOCK_FILE), "w") as handle:
+    try:
+        Path(workdir).mkdir(parents=True, exist_ok=True)
+        handle = open(Path(workdir, LOCK_FILE), "w")  # noqa: SIM115 (closed below)
+    except OSError as exc:
+        raise FsarenaError(
+            f"cannot use the work directory {workdir}: {exc.strerror} ({exc.filename}); "
+            "give a writable --workdir"
+        ) from None
+    with handle:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

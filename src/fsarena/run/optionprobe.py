@@ -23,6 +23,7 @@ from pathlib import Path
 from fsarena.errors import FsarenaError
 from fsarena.filesystems.options import Option, configuration
 from fsarena.filesystems.profiles import PROFILES, FilesystemProfile
+from fsarena.interrupt import whole
 from fsarena.measure.executor import Executor
 from fsarena.targets import LoopTarget
 from fsarena.tasks.base import set_attributes
@@ -86,18 +87,26 @@ def _try(executor: Executor, fs: str, option: Option, device: str, mountpoint: s
         executor.track("mount", mountpoint, device)
         try:
             executor.call(variant.mount_argv(device, mountpoint))
-            try:
-                step = "chattr"
-                _try_attributes(executor, variant, mountpoint)
-            finally:
-                executor.call(("umount", mountpoint))
+            step = "chattr"
+            _try_attributes(executor, variant, mountpoint)
         finally:
-            executor.untrack("mount", mountpoint)
-            if variant.after_umount:  # btrfs: the kernel forgets the device's fsid
-                executor.call(variant.after_umount_argv(device))
+            _unmount(executor, variant, device, mountpoint)
     except FsarenaError as exc:
         return Probed(fs, option.name, False, str(exc), step, time.monotonic() - started)
     return Probed(fs, option.name, True, seconds=time.monotonic() - started)
+
+
+def _unmount(executor: Executor, variant: FilesystemProfile, device: str, mountpoint: str) -> None:
+    """Whatever the mount did (a stop signal can land once the mount is made and before
+    its caller knows): unmounted if mounted, then forgotten; a stop waits for the step."""
+    with whole():
+        try:
+            if executor.is_mounted(mountpoint):
+                executor.call(("umount", mountpoint))
+            executor.untrack("mount", mountpoint)
+        finally:
+            if variant.after_umount:  # btrfs: the kernel forgets the device's fsid
+                executor.call(variant.after_umount_argv(device))
 
 
 def _try_attributes(executor: Executor, profile: FilesystemProfile, mountpoint: str) -> None:

@@ -237,6 +237,13 @@ def _check_util_linux() -> CheckResult:
 def _check_workdir(workdir: str, need_bytes: int) -> CheckResult:
     parent = existing_parent(workdir)
     st = os.statvfs(parent)
+    if st.f_flag & os.ST_RDONLY:  # as the results directory is checked (check_results_dir)
+        return CheckResult(
+            "work directory",
+            False,
+            f"{workdir} is not writable (read-only filesystem at {parent})",
+            "give a writable --workdir",
+        )
     free = st.f_bavail * st.f_frsize
     ok = free >= need_bytes
     detail = f"{workdir}: {free / 1e9:.1f} GB free, about {need_bytes / 1e9:.1f} GB needed"
@@ -281,9 +288,7 @@ def check_results_dir(directory: str, runs: int, probe: bool) -> CheckResult:
         return CheckResult(name, False, f"{which} not writable ({why})", _OTHER_RESULTS_DIR)
     if probe:
         try:
-            where.mkdir(parents=True, exist_ok=True)
-            with tempfile.TemporaryFile(dir=where):
-                pass
+            _try_writing(where)
         except OSError as exc:
             return CheckResult(
                 name, False, f"{where}: cannot write there: {exc.strerror}", _OTHER_RESULTS_DIR
@@ -299,6 +304,21 @@ def check_results_dir(directory: str, runs: int, probe: bool) -> CheckResult:
 
 
 _OTHER_RESULTS_DIR = "give a writable --results-dir (or --output)"
+
+
+def _try_writing(where: Path) -> None:
+    """Make the directory and a file in it, then undo what was made: a run refused after
+    this check (a full work directory) leaves no empty results directory behind; the
+    session's first save makes it again."""
+    made = [d for d in (where, *where.parents) if not d.exists()]
+    try:
+        where.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=where):
+            pass
+    finally:
+        for directory in made:  # deepest first
+            with contextlib.suppress(OSError):
+                directory.rmdir()
 
 
 def _size(n: int) -> str:

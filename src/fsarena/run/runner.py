@@ -50,6 +50,7 @@ from fsarena.analysis.adaptive import SessionProgress, next_round_fits, round_fo
 from fsarena.errors import FsarenaError
 from fsarena.interrupt import checkpoint
 from fsarena.measure.executor import Executor
+from fsarena.measure.ledger import WorkdirUnwritable, unwritable
 from fsarena.plan.model import Plan
 from fsarena.run import cold
 from fsarena.run.aging_phase import age, aging_plan, remove_snapshots, snapshot_path
@@ -61,6 +62,7 @@ from fsarena.run.scope import RunScope, SessionUnsaved
 from fsarena.run.sequence import FsSequence
 from fsarena.run.source import PreparedSource, prepare_source
 from fsarena.session.file import Session
+from fsarena.session.outputs import derived
 from fsarena.session.records import RoundTiming, StopRecord
 from fsarena.targets import (
     GuestTarget,
@@ -161,7 +163,13 @@ class Runner:
             self.session.status = "interrupted"
             self._stopped(f"the session could not be saved: {exc}")
             raise
+        except WorkdirUnwritable as exc:  # resumable too, once there is room
+            self._stopped_by_workdir(exc)
+            raise
         except BaseException as exc:
+            if isinstance(exc, OSError) and (full := unwritable(exc, self.plan.workdir)):
+                self._stopped_by_workdir(full)  # fsarena's own write there (a cache, fio's)
+                raise full from exc
             self.session.status = "failed"
             self._stopped(f"stopped by an error: {exc or type(exc).__name__}")
             raise
@@ -192,6 +200,10 @@ class Runner:
             code=self.session.status, text=f"{why}, after {runs} of {self._planned()} runs",
             rounds=len(self.session.order),
         )  # fmt: skip
+
+    def _stopped_by_workdir(self, exc: WorkdirUnwritable) -> None:
+        self.session.status = "interrupted"
+        self._stopped(f"the work directory could not be written: {exc}")
 
     def _planned(self) -> int:
         reps = max(self.plan.repetitions, len(self.session.order))
@@ -409,7 +421,7 @@ class Runner:
                 scratch=scope.workdir("scratch"),
                 datasets=source.datasets,
                 executor=executor,
-                artifacts_dir=str(self.session_path.with_suffix("")) + "-files",
+                artifacts_dir=str(derived(self.session_path, "-files")),
                 aging=aging_plan(scope, profile),
                 hash_content=repetition == 1,  # copies hashed once per filesystem (issue 14)
             )

@@ -16,9 +16,10 @@ from pathlib import Path
 from fsarena.errors import FsarenaError
 from fsarena.interrupt import whole
 from fsarena.measure.executor import Executor
+from fsarena.measure.ledger import WorkdirUnwritable, workdir_trouble
 from fsarena.plan.model import Plan
 from fsarena.run.events import Event, now
-from fsarena.run.faults import explain
+from fsarena.run.faults import explain, unexplained
 from fsarena.run.owntime import OwnTime
 from fsarena.session.file import Run, RunStatus, Session
 from fsarena.session.journal import Journal
@@ -85,10 +86,22 @@ class RunScope:
         return self.session.warmup if warmup else self.session.runs
 
     def record(self, run: Run, warmup: bool = False) -> None:
-        """Keep one run, save the session at once, and tell the user."""
+        """Keep one run, save the session at once, and tell the user.
+
+        A run that failed while the work directory was full or read-only failed for
+        that, whatever its tool said (a loop device's writes fail inside the image when
+        the host's file cannot grow): it says so, and the run stops there (resumable),
+        for every later sequence would fail the same way.
+        """
+        trouble = workdir_trouble(self.plan.workdir) if run.status == "failed" else ""
+        if trouble:
+            error = f"{trouble}: {unexplained(run.error, run.fault)}"
+            run = run.model_copy(update={"fault": "workdir", "error": error})
         self.runs(warmup).append(run)
         self.save()
         self.say(Event("run", f"{run.filesystem} {run.task}: {run.status}", run))
+        if trouble:
+            raise WorkdirUnwritable(self.plan.workdir, trouble)
 
     def record_all(self, label: str, repetition: int, why: str, status: RunStatus) -> None:
         """A sequence that could not start: its first task carries the reason, the rest follow."""

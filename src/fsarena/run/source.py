@@ -50,7 +50,12 @@ def resolved_specs(scope: RunScope) -> tuple[dict[str, DatasetSpec], dict[str, s
         if isinstance(spec, TarballSpec | GitRepoSpec):
             specs[name] = replace(spec, source_bytes=specs[spec.of].total_bytes)
         if isinstance(spec, GitRepoSpec):
-            origins[name] = f"git history built from dataset {spec.of} ({origins[spec.of]})"
+            origins[name] = (
+                f"the git repository {spec.repo}: its newest {spec.commits} commits on HEAD's "
+                "first-parent line (real history)"
+                if spec.repo
+                else f"git history built from dataset {spec.of} ({origins[spec.of]})"
+            )
     return specs, origins
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import statistics
 import tempfile
 from pathlib import Path
@@ -23,6 +24,7 @@ from fsarena.errors import FsarenaError, not_text
 from fsarena.measure.collect import Measurement
 from fsarena.measure.metrics import ceiling_tolerance, metric_value
 from fsarena.session.journal import merge
+from fsarena.session.outputs import in_the_way
 from fsarena.session.records import (
     AgingRecord,
     ComparisonRecord,
@@ -382,11 +384,17 @@ def claim(path: Path, *, rename: bool) -> Path:
     same second with one results directory never share a file: with rename, the second
     gets NAME-2.json (then -3, ...); without (a name the user gave), an existing file
     is refused. Replacing a file on purpose is `save` (--force); continuing one is
-    --resume.
+    --resume. A name whose derived files (its HTML report and charts beside it,
+    session.outputs.DERIVED) would land on something fsarena did not write is passed
+    over too, or refused (require_derived_free).
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     for n in range(1, MAX_SUFFIX + 1):
         candidate = path if n == 1 else path.with_name(f"{path.stem}-{n}{path.suffix}")
+        if rename and in_the_way(candidate):
+            continue
+        if not rename:
+            require_derived_free(candidate)
         try:
             os.close(os.open(candidate, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
         except FileExistsError:
@@ -401,6 +409,16 @@ def claim(path: Path, *, rename: bool) -> Path:
 
 
 MAX_SUFFIX = 1000  # NAME-2 .. NAME-1000: beyond, something is starting runs in a loop
+
+
+def require_derived_free(path: Path) -> None:
+    """Refuse a session name whose reports would replace what fsarena did not write."""
+    if blocking := in_the_way(path):
+        raise FsarenaError(
+            f"{'; '.join(blocking)} exists and fsarena did not write it (or it changed since): "
+            f"fsarena never replaces or deletes what it did not write, and the session {path} "
+            "would put its own there; move it away, or give another --output"
+        )
 
 
 def refusal(path: Path, what: str) -> str:
@@ -457,6 +475,26 @@ def read_json(path: Path) -> dict[str, Any]:
     return merge(raw, path)
 
 
+def session_files(directory: Path, newest_first: bool = False) -> list[Path]:
+    """The *.json files of a directory that can be session files, by name (or newest first).
+
+    Symbolic links are followed; what is not a regular file then (a dangling link, a
+    directory or a FIFO named *.json) is no session file and is passed over: it must
+    not stop a run's estimate, a report or an import of the directory.
+    """
+    found = []
+    for path in directory.glob("*.json"):
+        try:
+            st = path.stat()
+        except OSError:  # dangling, or gone since the listing
+            continue
+        if stat.S_ISREG(st.st_mode):
+            found.append((st.st_mtime, path))
+    if newest_first:
+        return [p for _, p in sorted(found, key=lambda mp: mp[0], reverse=True)]
+    return sorted(p for _, p in found)
+
+
 def latest(directory: Path) -> Path:
     """The newest session file in a directory."""
     return newest(directory)[0]
@@ -469,7 +507,7 @@ def newest(directory: Path) -> tuple[Path, list[tuple[Path, str]]]:
     older one that has some; if none has, the newest session is the answer.
     Files that are not sessions (e.g. a JSON summary written there) are passed over.
     """
-    files = sorted(directory.glob("*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
+    files = session_files(directory, newest_first=True)
     passed: list[tuple[Path, str]] = []
     first_session: Path | None = None
     for path in files:

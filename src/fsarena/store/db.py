@@ -8,8 +8,9 @@ schema version first (store.schema.MIGRATIONS).
 from __future__ import annotations
 
 import sqlite3
+import time
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,9 @@ from fsarena.errors import FsarenaError
 from fsarena.store.schema import CREATE_VERSION_TABLE, MIGRATIONS
 
 Row = tuple[Any, ...]
+ADVISORY_LOCK = 0x66736172656E61  # "fsarena": PostgreSQL's key for exclusive transactions
+BUSY_TIMEOUT_S = 60.0  # how long a write waits for another writer's transaction to end
+BUSY_STEP_S = 0.5  # SQLite's own wait for a lock, at most, between two checks for a signal
 
 
 class Store:
@@ -55,32 +59,66 @@ class Store:
         return [tuple(r) for r in cur.fetchall()]
 
     @contextmanager
-    def transaction(self) -> Iterator[None]:
-        """All or nothing: a failed import leaves the store as it was."""
+    def transaction(self, exclusive: bool = False) -> Iterator[None]:
+        """All or nothing: a failed import leaves the store as it was.
+
+        exclusive: one such transaction at a time, across processes, from its first
+        statement (SQLite's BEGIN IMMEDIATE; PostgreSQL's transaction-level advisory
+        lock): what it reads cannot change before it writes (an import checks that a
+        session is not there yet, then inserts it; two imports of one session at once
+        both found it absent, and the second insert failed on the key).
+        """
         if self.postgres:
             with self._conn.transaction():
+                if exclusive:
+                    self._conn.execute("SELECT pg_advisory_xact_lock(%s)", (ADVISORY_LOCK,))
                 yield
             return
-        self._conn.execute("BEGIN")
+        self._patiently("BEGIN IMMEDIATE" if exclusive else "BEGIN")
         try:
             yield
-        except BaseException:
-            self._conn.execute("ROLLBACK")
+            self._patiently("COMMIT")
+        except BaseException as exc:
+            with suppress(sqlite3.Error):  # a stop that landed in COMMIT or BEGIN itself
+                self._conn.execute("ROLLBACK")
+            if isinstance(exc, sqlite3.OperationalError):  # full, read-only, locked too long
+                raise FsarenaError(
+                    f"cannot write the store {self.url}: {exc}; it is as it was before this "
+                    "write: make room there (or wait for its other writer), or give another "
+                    "--store"
+                ) from None
             raise
-        self._conn.execute("COMMIT")
+
+    def _patiently(self, statement: str) -> None:
+        """A statement that waits for another writer's lock, up to BUSY_TIMEOUT_S.
+
+        Waited here, in steps of at most BUSY_STEP_S, not in SQLite's own busy handler:
+        a stop signal waited there until the whole timeout had passed (Python runs its
+        handler between steps).
+        """
+        deadline = time.monotonic() + BUSY_TIMEOUT_S
+        while True:
+            try:
+                self._conn.execute(statement)
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.01)
 
     def version(self) -> int:
         rows = self.query("SELECT max(version) FROM schema_version")
         return int(rows[0][0] or 0)
 
     def migrate(self) -> None:
-        """Apply every migration step after the store's version, each in its own transaction."""
-        with self.transaction():
+        """Apply every migration step after the store's version, each in its own transaction
+        (exclusive: two processes opening a new store at once apply each step once)."""
+        with self.transaction(exclusive=True):
             self.execute(CREATE_VERSION_TABLE)
         for number, steps in enumerate(MIGRATIONS, start=1):
-            if self.version() >= number:
-                continue
-            with self.transaction():
+            with self.transaction(exclusive=True):
+                if self.version() >= number:
+                    continue
                 for step in steps:
                     self.execute(step)
                 self.execute("INSERT INTO schema_version (version) VALUES (?)", (number,))
@@ -112,25 +150,30 @@ def open_store(url: str, create: bool = True) -> Store:
                 f"fsarena's {len(MIGRATIONS)}; upgrade fsarena to use it"
             )
     except sqlite3.DatabaseError as exc:
-        store._conn.close()
-        if made:  # a store this call began and could not finish: no empty file left behind
-            Path(url).unlink(missing_ok=True)
-            Path(f"{url}-journal").unlink(missing_ok=True)
+        _abandon(store, url, made)
         if isinstance(exc, sqlite3.OperationalError):  # full, read-only, locked
             raise FsarenaError(f"cannot use the store {url}: {exc}; give another --store") from None
         # "file is not a database": a session file, a report, anything but a store
         raise FsarenaError(f"{url} is not an fsarena store ({exc}); give another --store") from None
-    except BaseException:
-        store._conn.close()
+    except BaseException:  # a write Store.transaction refused in one line, a stop
+        _abandon(store, url, made)
         raise
     return store
+
+
+def _abandon(store: Store, url: str, made: bool) -> None:
+    """Close a store this call could not finish opening; one it began, no file left of."""
+    store._conn.close()
+    if made:
+        Path(url).unlink(missing_ok=True)
+        Path(f"{url}-journal").unlink(missing_ok=True)
 
 
 def _connect_sqlite(path: str) -> Store:
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     try:
         # Autocommit mode: transactions are explicit (Store.transaction), for both engines.
-        conn = sqlite3.connect(path, isolation_level=None)
+        conn = sqlite3.connect(path, isolation_level=None, timeout=BUSY_STEP_S)
         conn.execute("PRAGMA foreign_keys = ON")
     except sqlite3.Error as exc:
         raise FsarenaError(f"cannot open the store {path}: {exc}; give another --store") from exc

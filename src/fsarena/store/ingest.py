@@ -107,25 +107,29 @@ def _progress(status: str, finished_at: str | None, runs: int) -> tuple[int, boo
 
 
 def import_session(store: Store, path: Path) -> Imported:
-    """Add one session file to the store, or replace an earlier version of the same session."""
+    """Add one session file to the store, or replace an earlier version of the same session.
+
+    The check (is it there, is a later version there) and the insert are one exclusive
+    transaction: concurrent imports of one session add it once.
+    """
     session = load(path)
     digest = content_digest(path)
     runs = len(session.runs)
     identity = (host_row(session.host)[0], session.created_at, _plan(session))
-    found = store.query(_SAME_SESSION, identity)
-    # By content too: a row an older fsarena wrote may hold the plan in another form.
-    if store.query("SELECT 1 FROM sessions WHERE session_id = ?", (digest,)):
-        return Imported(path, digest, False, runs, "already in the store")
-    mine = _progress(session.status, session.finished_at, runs)
-    later = [f for f in found if _progress(f[1], f[2], int(f[3])) > mine]
-    if later:
-        sid, status, _, n = later[0]
-        return Imported(
-            path, digest, False, runs,
-            f"not added: a later version of this session is in the store ({sid}: {status}, "
-            f"{n} runs)",
-        )  # fmt: skip
-    with store.transaction():
+    with store.transaction(exclusive=True):
+        found = store.query(_SAME_SESSION, identity)
+        # By content too: a row an older fsarena wrote may hold the plan in another form.
+        if store.query("SELECT 1 FROM sessions WHERE session_id = ?", (digest,)):
+            return Imported(path, digest, False, runs, "already in the store")
+        mine = _progress(session.status, session.finished_at, runs)
+        later = [f for f in found if _progress(f[1], f[2], int(f[3])) > mine]
+        if later:
+            sid, status, _, n = later[0]
+            return Imported(
+                path, digest, False, runs,
+                f"not added: a later version of this session is in the store ({sid}: "
+                f"{status}, {n} runs)",
+            )  # fmt: skip
         for sid, *_ in found:
             _delete(store, sid)
         _insert(store, session, digest, path)

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fsarena.errors import FsarenaError
+from fsarena.interrupt import whole
 from fsarena.measure.executor import Executor
 
 
@@ -31,6 +32,8 @@ class LoopTarget:
     kind = "loop-image"
 
     def setup(self, executor: Executor) -> str:
+        """The image made (or restored) and attached; a stop meanwhile leaves nothing that
+        teardown does not remove (create_image removes what it made itself)."""
         if self.restore_from is None:
             executor.create_image(self.image, self.size_bytes)  # refuses an existing file
         else:
@@ -40,7 +43,9 @@ class LoopTarget:
                     f"{self.image} exists and this run did not make it; remove it or "
                     "choose another --workdir"
                 )
-            executor.track("image", self.image)  # `fsarena cleanup` removes it after a crash
+            with whole():  # recorded and ours at once: teardown deletes a half-made copy
+                executor.track("image", self.image)  # `fsarena cleanup` removes it after a crash
+                self.created = True
             executor.copy_image(self.restore_from, self.image)
             # Its holes allocated too, as a new image's are (create_image): the aged
             # repetition's timed writes must not allocate on the host either. Where the

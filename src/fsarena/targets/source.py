@@ -77,7 +77,9 @@ class Source:
 
     def teardown(self, executor: Executor) -> None:
         """Undo only what setup made: an image that was there before is not this run's."""
-        if self.mounted:
+        # Mounted, or a stop landed once the mount was made and before `mounted` was set
+        # (the run refused to start over a mount not its own there).
+        if self.mounted or executor.is_mounted(self.mountpoint):
             executor.call(["umount", self.mountpoint])
             self.mounted = False
         executor.untrack("mount", self.mountpoint)

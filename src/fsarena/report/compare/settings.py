@@ -13,8 +13,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from fsarena.errors import FsarenaError
+from fsarena.session.digest import session_digest, short
 from fsarena.session.file import Session
-from fsarena.session.records import given
+from fsarena.session.records import ProfileRecord, given
 
 Labelled = Sequence[tuple[str, Session]]
 
@@ -102,6 +103,43 @@ def _tools(labelled: Labelled) -> list[str]:
     return out
 
 
+def _same_start(labelled: Labelled) -> list[str]:
+    """Sessions that started at the same moment on the same host: the same session (the
+    same measured content, session.digest) or a copy that differs from it."""
+    out = []
+    seen: dict[tuple[str, str], tuple[str, str]] = {}
+    for label, s in labelled:
+        key = (s.created_at, s.host.hostname)
+        digest = session_digest(s)
+        if key in seen:
+            first, first_digest = seen[key]
+            if digest == first_digest:
+                out.append(
+                    f"{first} and {label} are the same session (started {s.created_at}, "
+                    f"content digest {short(digest)}): they can only agree; did you mean "
+                    "another file?"
+                )
+            else:
+                out.append(
+                    f"{first} and {label} have the same start time ({s.created_at}, host "
+                    f"{s.host.hostname or '?'}) but different content (digests "
+                    f"{short(first_digest)} and {short(digest)}): one is a changed copy of "
+                    "the other, or the same session at another stage (fetched mid-run, "
+                    "resumed); compare them knowing that"
+                )
+        seen.setdefault(key, (label, digest))
+    return out
+
+
+def same_session(labelled: Labelled) -> str:
+    """Why these sessions are one and the same (their measured content), or ""."""
+    digests = {session_digest(s) for _, s in labelled}
+    if len(digests) != 1 or len(labelled) < 2:
+        return ""
+    labels = " and ".join(label for label, _ in labelled)
+    return f"{labels} are the same session (content digest {short(digests.pop())})"
+
+
 def differences(labelled: Labelled) -> list[str]:
     """Every setting that differs between the sessions, as 'scale: s1 0.5, s2 0.01'."""
     out = []
@@ -111,6 +149,33 @@ def differences(labelled: Labelled) -> list[str]:
             out.append(f"{what}: " + ", ".join(f"{label} {v}" for label, v in values))
     if tools := _tools(labelled):
         out.append("tool versions: " + ", ".join(tools))
+    return out + _profiles(labelled)
+
+
+# How a filesystem was made and mounted, as recorded with each session (profiles_as_run).
+PROFILE_SETTINGS: tuple[tuple[str, Callable[[ProfileRecord], str]], ...] = (
+    ("mkfs", lambda p: " ".join(p.mkfs) or "?"),
+    ("mount options", lambda p: ",".join(p.mount_options) or "(none)"),
+    ("driver", lambda p: p.driver or "kernel"),
+    ("image size", lambda p: f"{p.image_size_bytes >> 20} MiB" if p.image_size_bytes else "?"),
+)
+
+
+def _profiles(labelled: Labelled) -> list[str]:
+    """Each filesystem of several sessions whose mkfs, mount options, driver or image size
+    differ, as "ext4 mount options: s1 defaults, s2 noatime"."""
+    out = []
+    names = dict.fromkeys(fs for _, s in labelled for fs in s.filesystems())
+    for fs in names:
+        having = [
+            (label, s.profiles_as_run[fs]) for label, s in labelled if fs in s.profiles_as_run
+        ]
+        if len(having) < 2:
+            continue
+        for what, read in PROFILE_SETTINGS:
+            values = [(label, read(profile)) for label, profile in having]
+            if len({v for _, v in values}) > 1:
+                out.append(f"{fs} {what}: " + ", ".join(f"{label} {v}" for label, v in values))
     return out
 
 
@@ -120,15 +185,7 @@ def warnings(labelled: Labelled) -> list[str]:
     for what, read, warning in SETTINGS:
         if warning and len({read(s) for _, s in labelled}) > 1:
             out.append(warning[0].upper() + warning[1:] + f" ({what} differs).")
-    seen: dict[tuple[str, str], str] = {}
-    for label, s in labelled:
-        key = (s.created_at, s.host.hostname)
-        if key in seen:
-            out.append(
-                f"{seen[key]} and {label} are the same session (started {s.created_at}): "
-                "they can only agree; did you mean another file?"
-            )
-        seen.setdefault(key, label)
+    out += _same_start(labelled)
     out += [
         f"Session {label} is {s.status}: some of its runs are missing."
         for label, s in labelled
