@@ -50,16 +50,21 @@ def _duration(seconds: float) -> str:
 def _whole_rounds(earlier: Session, plan: Plan, ratio: float, rounds: int) -> str:
     """The wall time of whole rounds (fsarena's own work included), from a session's timing.
 
-    Only when the earlier run compared the same filesystems at the same scale: a
-    round's untimed work (verification, set-up) does not scale like its tasks.
+    Only when the earlier run compared the same filesystems at the same scale (a round's
+    untimed work, verification and set-up, does not scale like its tasks), or, for a
+    sweep, its defaults alone: its configurations are those filesystems with an option,
+    counted at the defaults' pace per sequence.
     """
     measured = [r.wall_s for r in earlier.timing.rounds if not r.warmup]
-    same = earlier.plan.filesystems == plan.filesystems and ratio == 1
-    same = same and _age_name(earlier) == (plan.age.name if plan.age else None)
-    if not measured or not same:
+    ran = earlier.plan.filesystems
+    same = ran in (plan.filesystems, plan.warmup_sequences() if plan.tune else None)
+    same = same and ratio == 1 and _age_name(earlier) == (plan.age.name if plan.age else None)
+    if not measured or not same or not ran:
         return ""
     per_round = fmean(measured)
-    total_s = float(earlier.timing.setup_s or 0) + per_round * rounds
+    sequences = plan.planned_sequences()
+    per_sequence = per_round / len(ran)
+    total_s = float(earlier.timing.setup_s or 0) + per_sequence * sequences
     warning = ""
     if plan.time_budget_s and total_s > plan.time_budget_s:
         warning = (
@@ -67,9 +72,29 @@ def _whole_rounds(earlier: Session, plan: Plan, ratio: float, rounds: int) -> st
             f"{MIN_ROUNDS} rounds, too few to decide (a smaller --scale, or a larger "
             "--time-budget)"
         )
+    if ran == plan.filesystems:
+        how = f"{rounds} rounds of {_duration(per_round)} each"
+    else:
+        warm = "a warm-up round and " if plan.warmup_rounds else ""
+        how = (
+            f"{warm}{plan.repetitions} rounds, {sequences} sequences of "
+            f"{_duration(per_sequence)} each at the pace of {', '.join(ran)} alone"
+        )
     return (
-        f"about {_duration(total_s)} for {rounds} rounds of {_duration(per_round)} each "
-        f"(measured whole rounds, verification and set-up included){warning}"
+        f"about {_duration(total_s)} for {how} (measured whole rounds, verification and "
+        f"set-up included){warning}"
+    )
+
+
+def _more(plan: Plan) -> str:
+    """What may follow the planned rounds: more, up to the ceiling, within the budget."""
+    if not plan.time_budget_s or not (plan.decisive or plan.target_ci_pct):
+        return ""
+    if plan.max_repetitions_or_default <= plan.repetitions:
+        return "; no more rounds (the ceiling)"
+    return (
+        f"; more rounds (up to {plan.max_repetitions_or_default}) only within the "
+        f"{_duration(plan.time_budget_s)} budget"
     )
 
 
@@ -217,16 +242,12 @@ def estimate(plan: Plan, results_dir: Path, probed: ProbedRate | None = None) ->
             continue
         ratio = plan.scale / float(earlier_scale)
         rounds = plan.repetitions + plan.warmup_rounds
-        sequences = len(plan.sequences()) * rounds
+        sequences = plan.planned_sequences()  # a sweep warms up on its defaults alone
         ratios = {t: _tree_ratio(plan, earlier) if t in AGED_TASKS else ratio for t in known}
         timed_s = sum(means[t] * ratios[t] for t in known) * sequences
         missing = [t for t in plan.tasks if t not in means and plan.task_class(t).timed]
         gaps = f"; no times for {', '.join(missing)}" if missing else ""
-        more = (
-            f"; more rounds only within the {_duration(plan.time_budget_s)} budget"
-            if plan.time_budget_s and (plan.decisive or plan.target_ci_pct)
-            else ""
-        )
+        more = _more(plan)
         if whole := _whole_rounds(earlier, plan, ratio, rounds):
             slower = _slower_now(plan, aging_cost(paths, plan), probed) if plan.age else ""
             return f"{whole}{'' if 'PAST' in whole else more}, from {path.name}{slower}{gaps}"
