@@ -24,6 +24,7 @@ import pytest
 
 from fsarena.analysis.verdicts import Verdicts
 from fsarena.measure.collect import Command, Timed
+from fsarena.measure.executor import SpaceInfo
 from fsarena.plan.model import make_plan
 from fsarena.report import html, markdown, text
 from fsarena.report import json as json_report
@@ -37,6 +38,7 @@ from tests.fakes import FakeExecutor
 from tests.race_model import RaceScenario, empty_session
 
 SPACE = "compsize_disk_added_bytes"
+MIB = 1 << 20
 
 
 def _session(
@@ -319,6 +321,38 @@ def test_weighing_space_decides_on_space_beside_time(tmp_path: Path) -> None:
     tune = verdicts.answer.tune
     line = next(line for line in tune if line.startswith("btrfs-noatime: "))
     assert "the defaults for your workload" in line and "faster" not in line, line
+
+
+class Spaced(Configured):
+    """Capacity per filesystem (the one mounted at MOUNTPOINT): the same every round."""
+
+    def __init__(self, free_mib: Mapping[str, int], seed: int) -> None:
+        super().__init__({}, 0.02, seed)
+        self.free_mib = free_mib
+
+    def space(self, mountpoint: str) -> SpaceInfo:
+        free = self.free_mib[Path(mountpoint).name] * MIB
+        return SpaceInfo(1000 * MIB, free, free)
+
+
+def test_weighing_space_works_in_a_run_too(tmp_path: Path) -> None:
+    """`fsarena run --weigh space=1,large_files=1`: xfs leaves 95 % of its device
+    available, ext4 90 %, every round: the space kind names xfs by exactly that ratio,
+    and the workload weighs it beside the (equal) times."""
+    suite = tmp_path / "space.toml"
+    suite.write_text('name = "space"\ntasks = ["mkfs", "mount", "capacity_initial", '
+                     '"iso_copy_in", "umount"]\n')  # fmt: skip
+    made = make_plan(str(suite), ["ext4", "xfs"], 3, 0.001, 5, str(tmp_path / "w"),
+                     decisive=True, max_repetitions=4, time_budget_s=36000.0,
+                     weights={"space": 1.0, "large_files": 1.0})  # fmt: skip
+    path = tmp_path / "s.json"
+    executor = Spaced({"ext4": 900, "xfs": 950}, 5)
+    Runner(made, executor, new_session(made, {}, {}), path, "tmpfs").run()
+    answer = _verdicts(load(path)).answer
+    space = next(k for k in answer.kinds if k.kind == "space")
+    assert space.weight == 1.0 and space.status == "win" and space.winners == ("xfs",)
+    assert space.ratio == pytest.approx(95 / 90) and space.low == space.high == space.ratio
+    assert "(weights: large files 1, space efficiency 1)" in answer.recommendation
 
 
 def test_compsize_figures_recorded_by_the_runner_make_the_trade(tmp_path: Path) -> None:
