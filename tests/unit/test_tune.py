@@ -178,6 +178,20 @@ def test_the_estimate_counts_the_warm_up_on_the_defaults_alone(tmp_path: Path) -
         "of btrfs alone"
     ), said  # 20 s + 10 x 90 s
     assert "no more rounds (the ceiling)" in said
+    # --options all: 14 configurations, 43 sequences for the warm-up and 3 rounds (65 min),
+    # past the 30 min budget, which stops it after 2 rounds (1 + 28 sequences: 44 min).
+    every = sweep("server-2026", ["btrfs"], [ALL], None, SERVER_KINDS)
+    plan = plan.model_copy(update={"filesystems": every.filesystems,
+                                   "tune": {"btrfs": every.filesystems},
+                                   "variants": make_plan(every.suite, every.filesystems, 3,
+                                                         0.1, 1, "/w").variants})  # fmt: skip
+    said = estimate(plan, results)
+    assert said.startswith(
+        "about 65 min for a warm-up round and 3 rounds, 43 sequences of 90 s each at the "
+        "pace of btrfs alone (measured whole rounds, verification and set-up included), PAST "
+        "the 30 min budget: the budget stops it after 2 rounds, about 44 min, too few to "
+        "decide"
+    ), said
 
 
 def test_the_pace_after_a_warm_up_of_the_defaults_is_scaled_to_a_whole_round() -> None:

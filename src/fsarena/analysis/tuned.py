@@ -37,9 +37,10 @@ from fsarena.analysis.decision import EQUAL, Decision, Family
 from fsarena.analysis.evidence import Index
 from fsarena.analysis.kinds import PRACTICAL, KindVerdict
 from fsarena.analysis.phrases import names, number
+from fsarena.analysis.race import eliminating
 from fsarena.analysis.ranking import Ranking
 from fsarena.session.file import Session
-from fsarena.session.records import DropRecord
+from fsarena.session.records import DropRecord, PlanRecord
 
 WORKLOAD = "your workload"
 SPACE_METRIC = "compsize_disk_added_bytes"  # what a writing task added on disk (compsize)
@@ -58,9 +59,6 @@ class Against:
 
     def faster(self) -> bool:
         return self.shown and self.high < 1
-
-    def slower(self) -> bool:
-        return self.shown and self.low > 1
 
 
 @dataclass(frozen=True)
@@ -164,9 +162,10 @@ def _interval(low: float, high: float) -> str:
 
 
 def _pct(fraction: float) -> str:
+    """'4.6 %', or as a ratio past 100 % ('9.04×'), as the answer says its sizes."""
     if math.isinf(fraction) or fraction >= 99:
         return "100× or more"
-    return f"{number(100 * fraction, 2)} %"
+    return f"{number(100 * fraction, 2)} %" if fraction < 1 else _x(1 + fraction)
 
 
 def _mb(value: float) -> str:
@@ -359,17 +358,16 @@ def first_line(defaults: str, table: Sequence[Row], family: Family, w: Words) ->
     return line
 
 
-def eliminated_line(table: Sequence[Row], rounds: int, eliminating: bool) -> str:
-    """Which configurations left the running, and after which round, or that none did."""
-    gone = sorted(
-        (r for r in table if r.drop is not None), key=lambda r: r.drop.after_rounds if r.drop else 0
-    )
+def eliminated_line(table: Sequence[Row], rounds: int, plan: PlanRecord) -> str:
+    """Which configurations left the running, and after which round, or why none did."""
+    gone = sorted((r for r in table if r.drop), key=lambda r: r.drop.after_rounds if r.drop else 0)
     if gone:
         return "eliminated (not measured after): " + ", ".join(
             f"{r.configuration} after {r.drop.after_rounds} rounds" for r in gone if r.drop
         )
-    if not eliminating:
-        return f"eliminated: none (--no-race: every configuration measured in all {rounds} rounds)"
+    if not eliminating(plan):
+        why = "--no-race" if plan.decisive and not plan.race else "a fixed number of rounds"
+        return f"eliminated: none ({why}: every configuration measured in all {rounds} rounds)"
     return (
         f"eliminated: none in {rounds} rounds (a configuration leaves the running once shown "
         "behind the best at a look)"
@@ -420,7 +418,7 @@ def tune_lines(
             continue
         table = rows(index, decision, weighed, defaults, swept, drops)
         out.append(first_line(defaults, table, decision.workload, w))
-        out.append(eliminated_line(table, len(session.order), bool(plan.race)))
+        out.append(eliminated_line(table, len(session.order), plan))
         out += [row_line(r, defaults, w) for r in table if r.configuration != defaults or r.space]
         if len(weighed) > 1:
             contenders = [c for c in swept if c not in drops]

@@ -65,24 +65,37 @@ def _whole_rounds(earlier: Session, plan: Plan, ratio: float, rounds: int) -> st
     sequences = plan.planned_sequences()
     per_sequence = per_round / len(ran)
     total_s = float(earlier.timing.setup_s or 0) + per_sequence * sequences
-    warning = ""
-    if plan.time_budget_s and total_s > plan.time_budget_s:
-        warning = (
-            f", PAST the {_duration(plan.time_budget_s)} budget: the budget stops it after "
-            f"{MIN_ROUNDS} rounds, too few to decide (a smaller --scale, or a larger "
-            "--time-budget)"
-        )
-    if ran == plan.filesystems:
+    warning = _past_budget(plan, total_s, per_sequence)
+    if ran == plan.filesystems and plan.warmup_sequences() == plan.sequences():
         how = f"{rounds} rounds of {_duration(per_round)} each"
     else:
         warm = "a warm-up round and " if plan.warmup_rounds else ""
         how = (
             f"{warm}{plan.repetitions} rounds, {sequences} sequences of "
-            f"{_duration(per_sequence)} each at the pace of {', '.join(ran)} alone"
+            f"{_duration(per_sequence)} each at the pace "
+            + ("of that run" if ran == plan.filesystems else f"of {', '.join(ran)} alone")
         )
     return (
         f"about {_duration(total_s)} for {how} (measured whole rounds, verification and "
         f"set-up included){warning}"
+    )
+
+
+def _past_budget(plan: Plan, total_s: float, per_sequence: float) -> str:
+    """Where a decisive run's budget cuts its planned rounds: past MIN_ROUNDS, before a
+    round that would end past it (stopping.Decisive.budget_stops, at the mean pace)."""
+    budget = plan.time_budget_s
+    if not budget or not plan.decisive or total_s <= budget:
+        return ""
+    round_s = per_sequence * len(plan.sequences())
+    rounds = plan.repetitions
+    while rounds > MIN_ROUNDS and total_s > budget:
+        rounds, total_s = rounds - 1, total_s - round_s
+    few = ", too few to decide" if rounds <= MIN_ROUNDS else ""
+    return (
+        f", PAST the {_duration(budget)} budget: the budget stops it after {rounds} rounds, "
+        f"about {_duration(total_s)}{few} (a smaller --scale, fewer options or filesystems, "
+        "or a larger --time-budget)"
     )
 
 
@@ -251,7 +264,8 @@ def estimate(plan: Plan, results_dir: Path, probed: ProbedRate | None = None) ->
         if whole := _whole_rounds(earlier, plan, ratio, rounds):
             slower = _slower_now(plan, aging_cost(paths, plan), probed) if plan.age else ""
             return f"{whole}{'' if 'PAST' in whole else more}, from {path.name}{slower}{gaps}"
-        return _parts(plan, paths, earlier, path.name, timed_s, rounds, probed) + more + gaps
+        parts = _parts(plan, paths, earlier, path.name, timed_s, rounds, probed)
+        return parts + ("" if "PAST" in parts else more) + gaps
     unknown = f"{NO_ESTIMATE} in {results_dir} ran these tasks"
     cost, how = slower_rate(None, probed, plan.age.kind) if plan.age else (None, "")
     if cost is None and plan.age is not None and plan.age.kind == "git-replay":
@@ -280,12 +294,16 @@ def _parts(
         if factor
         else "; fsarena's own untimed work not included (no round timing there)"
     )
+    which = f"the first {rounds} rounds"
+    if plan.warmup_rounds and plan.warmup_sequences() != plan.sequences():
+        which = f"a warm-up round on the defaults and {plan.repetitions} rounds"
     tasks = (
-        f"{_duration(timed_s)} of timed tasks for the first {rounds} rounds{own}, from {name} "
+        f"{_duration(timed_s)} of timed tasks for {which}{own}, from {name} "
         f"(scale {earlier.plan.scale}, times scaled linearly to {plan.scale})"
     )
     if plan.age is None:
-        return f"about {_duration(tasks_s)}: {tasks}"
+        cut = _past_budget(plan, tasks_s, tasks_s / plan.planned_sequences())
+        return f"about {_duration(tasks_s)}: {tasks}{cut}"
     cost, how = slower_rate(aging_cost(paths, plan), probed, plan.age.kind)
     if cost is None:
         pulls = (
