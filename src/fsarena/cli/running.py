@@ -100,8 +100,7 @@ def _new_or_resumed(ctx: click.Context, opts: dict[str, Any]) -> tuple[Plan, Pat
         opts["dry_run"],
     )
     require_proportional(plan)
-    if opts.get("tune"):
-        plan = _sweep_budget(plan, opts)
+    plan = _sweep_budget(plan, opts) if opts.get("tune") else plan
     if opts["output"]:
         output = Path(opts["output"])
         if output.exists() and not opts["force"]:

@@ -132,18 +132,8 @@ def sweep(
             )
             names.append(name)
             chosen[name] = o
-    if not wanted and picked is None and kinds is not None:
-        raise FsarenaError(
-            f"no option of {', '.join(filesystems)} is meant for the kinds of work this "
-            f"workload weighs ({', '.join(kinds) or 'none'}): name options with --options "
-            "NAME,... or sweep them all with --options all"
-        )
     if len(names) == len(filesystems):
-        raise FsarenaError(
-            "no option to sweep"
-            + ("; " + "; ".join(left_out) if left_out else "")
-            + ": pick others with --options"
-        )
+        raise _nothing_to_sweep(filesystems, left_out, kinds if not wanted and not picked else None)
     table_of = {**{fs: Variant() for fs in filesystems}, **variants}
     return Sweep(
         base.model_copy(update={"filesystems": table_of, "name": base.name}),
@@ -151,6 +141,20 @@ def sweep(
         left_out,
         chosen,
     )
+
+
+def _nothing_to_sweep(
+    filesystems: list[str], left_out: list[str], kinds: Collection[str] | None
+) -> FsarenaError:
+    """Why a sweep has no configuration: no default option for the KINDS, or all refused."""
+    if kinds is not None:
+        return FsarenaError(
+            f"no option of {', '.join(filesystems)} is meant for the kinds of work this "
+            f"workload weighs ({', '.join(kinds) or 'none'}): name options with --options "
+            "NAME,... or sweep them all with --options all"
+        )
+    refused = "; " + "; ".join(left_out) if left_out else ""
+    return FsarenaError(f"no option to sweep{refused}: pick others with --options")
 
 
 def _base_mount(fs: str) -> list[str]:
