@@ -15,7 +15,10 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
+
+import pytest
 
 from fsarena.filesystems.options import options_for, user_option
 from fsarena.measure.executor import RealExecutor
@@ -89,3 +92,10 @@ def test_tune_leaves_a_refused_option_out_and_applies_chattr(workdir: Path, tmp_
     assert zstd["compsize_disk_bytes"] < plain["compsize_disk_bytes"]  # text-like data
     assert "Compression: kernel_tar_copy, time against space" in out.stdout
     assert "compressible: generated text-like files" in out.stdout
+    # The tune's answer: the space compsize counted, beside the time, against the defaults.
+    flat = " ".join(out.stdout.split())
+    found = re.search(r"btrfs-compress-zstd-1: [^;]*; (\d+) % less space \(([\d.,]+) MB "
+                      r"against ([\d.,]+) MB, compsize\)", flat)  # fmt: skip
+    assert found, flat[flat.find("Tuning") :][:1500]
+    saved = 100 * (1 - zstd["compsize_disk_added_bytes"] / plain["compsize_disk_added_bytes"])
+    assert int(found.group(1)) == pytest.approx(saved, abs=1)

@@ -95,8 +95,8 @@ def _new_or_resumed(ctx: click.Context, opts: dict[str, Any]) -> tuple[Plan, Pat
     names = fs_names(opts["fs_list"])
     tuned: dict[str, Any] = {}
     if opts.get("tune"):
-        suite, names, opts["not_swept"], groups = _swept(
-            suite, names, opts.get("options"), opts.get("refused")
+        suite, names, opts["not_swept"], groups, opts["swept_options"] = _swept(
+            suite, names, opts.get("options"), opts.get("refused"), opts.get("kinds")
         )
         tuned = {"tune": groups, "race": opts.get("race", True)}
     plan = _with_drivers(
@@ -125,6 +125,7 @@ def _new_or_resumed(ctx: click.Context, opts: dict[str, Any]) -> tuple[Plan, Pat
     measured = {plan.task_class(name).kind for name in plan.tasks}
     require_measured(plan.weights if opts["weigh"] or opts["workload"] else None,
                      opts["weigh"], measured, "the plan")  # fmt: skip
+    plan = _sweep_budget(plan, opts) if opts.get("tune") else plan
     if opts["output"]:
         return plan, _output(opts["output"], opts["force"]), None
     # A proposal: the name is claimed when the session is first saved (session.file.create).
@@ -145,32 +146,99 @@ def _output(output: str, force: bool) -> Path:
 
 
 def _swept(
-    suite: Any, names: list[str] | None, options: str | None, refused: Any
-) -> tuple[Any, list[str], list[str], dict[str, list[str]]]:
+    suite: Any, names: list[str] | None, options: str | None, refused: Any, kinds: Any
+) -> tuple[Any, list[str], list[str], dict[str, list[str]], str]:
     """`fsarena tune`: the suite with each filesystem's configurations as variants, the
-    options left out (refused by the probe), each with why, and the race's groups."""
+    options left out (refused by the probe), each with why, the sweep's groups, and what
+    the default sweep chose in words ("" when --options named them)."""
+    from fsarena.filesystems.options import options_for
     from fsarena.plan.tuning import sweep
 
     if not names:
         raise FsarenaError(
             "tune sweeps the options of the filesystems named with --fs, e.g. --fs btrfs"
         )
-    swept = sweep(suite, names, fs_names(options, "--options"), refused)
-    # Each filesystem's defaults, then its configurations: the race's groups (analysis.race).
+    swept = sweep(suite, names, fs_names(options, "--options"), refused, kinds)
+    said = ""
+    if options is None:  # the default sweep: say what it chose, and what else there is
+        chosen = set(swept.options.values())
+        others = [o.name for fs in names for o in options_for(fs) if o not in chosen]
+        said = (
+            f"options: one per setting, for the kinds of work this workload weighs "
+            f"({', '.join(kinds)}): {', '.join(o.name for o in swept.options.values())}; "
+            f"not swept: {', '.join(others) or 'none'} (--options NAME,... or --options all)"
+        )
+    # Each filesystem's defaults, then its configurations (analysis.tuned, analysis.race).
     groups: dict[str, list[str]] = {}
     for name in swept.filesystems:
         if name in names:
             groups[name] = [name]
         elif groups:
             groups[list(groups)[-1]].append(name)
-    return swept.suite, swept.filesystems, swept.left_out, groups
+    return swept.suite, swept.filesystems, swept.left_out, groups, said
 
 
 def _say_swept(opts: dict[str, Any], plan: Plan) -> None:
     """tune: what the sweep left out (the probe refused it) and the configurations raced."""
     for why in opts.get("not_swept") or []:
         click.echo(f"fsarena: not swept: {why}", err=True)
+    if opts.get("swept_options"):  # the default sweep: what it chose, and what else there is
+        click.echo(f"fsarena: {opts['swept_options']}", err=True)
     click.echo(f"fsarena: configurations: {', '.join(plan.filesystems)}", err=True)
+
+
+def _workload_kinds(opts: dict[str, Any]) -> list[str]:
+    """The kinds of work a sweep is for: those the workload weighs (--weigh, --workload,
+    the suite's [weights]), else every workload kind of the suite's tasks (facts and
+    demonstrations weigh nothing by default: analysis.answer)."""
+    from fsarena.analysis.answer import FACT_KINDS, NEVER_WEIGHED
+    from fsarena.plan.suite import load_suite
+    from fsarena.plan.yours import user_suite
+    from fsarena.tasks import task_class
+
+    suite = user_suite(opts["suite"], opts["commands"], opts["prepare"], opts["data"])
+    suite = load_suite(suite) if isinstance(suite, str) else suite
+    given = weights(opts["weigh"], opts["workload"]) or suite.weights
+    if given:
+        return [k for k, w in given.items() if w > 0]
+    kinds = [task_class(t, suite.commands).kind for t in suite.tasks]
+    return list(dict.fromkeys(k for k in kinds if k not in (*FACT_KINDS, *NEVER_WEIGHED)))
+
+
+def _sweep_budget(plan: Plan, opts: dict[str, Any]) -> Plan:
+    """A decisive sweep's rounds and time: what BUDGET_RUNS runs of the defaults alone
+    hold, shared by the configurations (plan.tuning.rounds_within), unless given."""
+    from fsarena.plan.tuning import BUDGET_RUNS, rounds_within
+    from fsarena.stopping import DEFAULT_BUDGET_S
+
+    if not plan.stopping.eliminates:
+        return plan
+    update: dict[str, Any] = {}
+    swept, configurations = len(plan.tune), len(plan.filesystems)
+    fit = rounds_within(BUDGET_RUNS, plan.repetitions, swept, configurations)
+    if opts["max_repetitions"] is None:
+        update["max_repetitions"] = max(plan.repetitions, fit)
+    if opts["time_budget"] is None:
+        update["time_budget_s"] = BUDGET_RUNS * DEFAULT_BUDGET_S
+    plan = plan.model_copy(update=update)
+    sequences = plan.planned_sequences()
+    held = BUDGET_RUNS * (1 + plan.repetitions) * swept
+    if fit < plan.repetitions:
+        words = (
+            f"its {configurations} configurations need {sequences} sequences for the warm-up "
+            f"and {plan.repetitions} rounds, more than {BUDGET_RUNS} runs of the defaults "
+            f"alone ({held}): it will take longer; fewer options (--options) fit"
+        )
+    else:
+        words = (
+            f"{BUDGET_RUNS} runs of the defaults alone ({held} sequences), shared by "
+            f"{configurations} configurations: the warm-up round on the defaults, then up to "
+            f"{plan.stopping.ceiling} rounds ({len(plan.warmup_sequences())} + "
+            f"{plan.stopping.ceiling} x {configurations} sequences), fewer "
+            "sequences a round once configurations are eliminated"
+        )
+    click.echo(f"fsarena: the sweep's budget: {words}", err=True)
+    return plan
 
 
 def _sets_repetitions(suite: Any) -> bool:
@@ -532,31 +600,36 @@ def _stopped_before(name: str, workdir: str) -> str:
         click.Option(
             ["--options"],
             default=None,
-            help="Only these options of the table (comma-separated names as "
-            "`fsarena list options` shows them; default: all of them).",
+            help="These options of the table (comma-separated names as `fsarena list "
+            "options` shows them), or `all`; default: one per setting, among those meant "
+            "for the kinds of work the workload weighs.",
         ),
         click.Option(
             ["--race/--no-race"],
             default=True,
-            help="Drop the configurations shown more than 5 % behind after each round from "
-            "the third (5 % error over the whole race; the defaults are never dropped), or "
-            "measure every configuration in every round (--no-race: a full sweep).",
+            help="Eliminate between rounds the configurations shown behind the best, as "
+            "every decisive run does (the defaults are never eliminated), or measure every "
+            "configuration in every round (--no-race: a full sweep).",
         ),
     ]
 )
 @click.pass_context
 def tune(ctx: click.Context, /, **opts: Any) -> None:
-    """Which settings: the --fs filesystems' defaults against each of their options.
+    """Which settings: the --fs filesystems' defaults against their options.
 
-    Every option of the options table (`fsarena list options`) becomes one
-    configuration, run beside the filesystem's defaults as a variant of the suite,
-    in the same rounds and judged by the same answer: the best configuration per
-    kind of work, or the defaults as good as any of them. Each option is first
-    tried on a small image (mkfs, mount, chattr): one this kernel or mkfs refuses
-    is left out and said, with the tool's own words. Resume with `fsarena run
-    --resume SESSION`. Exit codes as `fsarena run`.
+    Each option swept (by default one per setting, among those the options table
+    means for the kinds of work your workload weighs; --options to choose) becomes
+    one configuration, run beside the filesystem's defaults as a variant of the
+    suite, in the same rounds, eliminated between rounds once shown behind, and
+    judged by the same answer: use a configuration, or keep the defaults, with
+    each configuration's time and space beside the defaults'. The sweep shares a
+    budget of three runs of the defaults alone. Each option is first tried on a
+    small image (mkfs, mount, chattr): one this kernel or mkfs refuses is left out
+    and said, with the tool's own words. Resume with `fsarena run --resume
+    SESSION`. Exit codes as `fsarena run`.
     """
-    ctx.invoke(run, tune=True, refused={}, resume_path=None, **opts)
+    kinds = _workload_kinds(opts)
+    ctx.invoke(run, tune=True, refused={}, kinds=kinds, resume_path=None, **opts)
 
 
 def _probe(opts: dict[str, Any]) -> dict[tuple[str, str], str]:
@@ -565,7 +638,7 @@ def _probe(opts: dict[str, Any]) -> dict[tuple[str, str], str]:
     from fsarena.run.optionprobe import probe_here
 
     names = fs_names(opts["fs_list"]) or []
-    wanted = picked_options(names, fs_names(opts["options"], "--options"))
+    wanted = picked_options(names, fs_names(opts["options"], "--options"), opts.get("kinds"))
     if not opts["quiet"]:
         click.echo(f"fsarena: trying {len(wanted)} options on small images first", err=True)
     probed = probe_here(os.path.abspath(opts["workdir"]), wanted)

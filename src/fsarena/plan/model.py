@@ -175,6 +175,21 @@ class Plan(BaseModel):
         aged = [self.aged_name(f) for f in self.filesystems] if self.age is not None else []
         return [*self.filesystems, *aged]
 
+    def warmup_sequences(self) -> list[str]:
+        """The warm-up round's sequences: every filesystem's, or a sweep's defaults only.
+
+        A sweep's configurations are its filesystems with an option: the warm-up is for the
+        host (cold caches, the tools' first use), which one sequence of each filesystem
+        warms for all of its configurations."""
+        if self.tune:
+            return [f for f in self.filesystems if f in self.tune] or list(self.filesystems)
+        return list(self.filesystems)
+
+    def planned_sequences(self) -> int:
+        """The sequences of the warm-up and the plan's rounds, before any more rounds."""
+        warm = len(self.warmup_sequences()) * self.warmup_rounds
+        return warm + len(self.sequences()) * self.repetitions
+
     def profiles(self) -> list[FilesystemProfile]:
         return [
             self._once(("profile", name), partial(self._profile, name)) for name in self.filesystems

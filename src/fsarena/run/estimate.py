@@ -50,26 +50,65 @@ def _duration(seconds: float) -> str:
 def _whole_rounds(earlier: Session, plan: Plan, ratio: float, rounds: int) -> str:
     """The wall time of whole rounds (fsarena's own work included), from a session's timing.
 
-    Only when the earlier run compared the same filesystems at the same scale: a
-    round's untimed work (verification, set-up) does not scale like its tasks.
+    Only when the earlier run compared the same filesystems at the same scale (a round's
+    untimed work, verification and set-up, does not scale like its tasks), or, for a
+    sweep, its defaults alone: its configurations are those filesystems with an option,
+    counted at the defaults' pace per sequence.
     """
     measured = [r.wall_s for r in earlier.timing.rounds if not r.warmup]
-    same = earlier.plan.filesystems == plan.filesystems and ratio == 1
-    same = same and _age_name(earlier) == (plan.age.name if plan.age else None)
-    if not measured or not same:
+    ran = earlier.plan.filesystems
+    same = ran in (plan.filesystems, plan.warmup_sequences() if plan.tune else None)
+    same = same and ratio == 1 and _age_name(earlier) == (plan.age.name if plan.age else None)
+    if not measured or not same or not ran:
         return ""
     per_round = fmean(measured)
-    total_s = float(earlier.timing.setup_s or 0) + per_round * rounds
-    warning = ""
-    if plan.time_budget_s and total_s > plan.time_budget_s:
-        warning = (
-            f", PAST the {_duration(plan.time_budget_s)} budget: the budget stops it after "
-            f"{MIN_ROUNDS} rounds, too few to decide (a smaller --scale, or a larger "
-            "--time-budget)"
+    sequences = plan.planned_sequences()
+    per_sequence = per_round / len(ran)
+    total_s = float(earlier.timing.setup_s or 0) + per_sequence * sequences
+    warning = _past_budget(plan, total_s, per_sequence)
+    if ran == plan.filesystems and plan.warmup_sequences() == plan.sequences():
+        how = f"{rounds} rounds of {_duration(per_round)} each"
+    else:
+        warm = "a warm-up round and " if plan.warmup_rounds else ""
+        how = (
+            f"{warm}{plan.repetitions} rounds, {sequences} sequences of "
+            f"{_duration(per_sequence)} each at the pace "
+            + ("of that run" if ran == plan.filesystems else f"of {', '.join(ran)} alone")
         )
     return (
-        f"about {_duration(total_s)} for {rounds} rounds of {_duration(per_round)} each "
-        f"(measured whole rounds, verification and set-up included){warning}"
+        f"about {_duration(total_s)} for {how} (measured whole rounds, verification and "
+        f"set-up included){warning}"
+    )
+
+
+def _past_budget(plan: Plan, total_s: float, per_sequence: float) -> str:
+    """Where a decisive run's budget cuts its planned rounds: past MIN_ROUNDS, before a
+    round that would end past it (stopping.Decisive.budget_stops, at the mean pace)."""
+    budget = plan.time_budget_s
+    if not budget or not plan.decisive or total_s <= budget:
+        return ""
+    round_s = per_sequence * len(plan.sequences())
+    rounds = plan.repetitions
+    while rounds > MIN_ROUNDS and total_s > budget:
+        rounds, total_s = rounds - 1, total_s - round_s
+    few = ", too few to decide" if rounds <= MIN_ROUNDS else ""
+    return (
+        f", PAST the {_duration(budget)} budget: the budget stops it after {rounds} rounds, "
+        f"about {_duration(total_s)}{few} (a smaller --scale, fewer options or filesystems, "
+        "or a larger --time-budget)"
+    )
+
+
+def _more(plan: Plan) -> str:
+    """What may follow the planned rounds: more, up to the ceiling, within the budget."""
+    rule = plan.stopping
+    if not plan.time_budget_s or not rule.adaptive:
+        return ""
+    if rule.ceiling <= plan.repetitions:
+        return "; no more rounds (the ceiling)"
+    return (
+        f"; more rounds (up to {rule.ceiling}) only within the "
+        f"{_duration(plan.time_budget_s)} budget"
     )
 
 
@@ -217,20 +256,17 @@ def estimate(plan: Plan, results_dir: Path, probed: ProbedRate | None = None) ->
             continue
         ratio = plan.scale / float(earlier_scale)
         rounds = plan.repetitions + plan.warmup_rounds
-        sequences = len(plan.sequences()) * rounds
+        sequences = plan.planned_sequences()  # a sweep warms up on its defaults alone
         ratios = {t: _tree_ratio(plan, earlier) if t in AGED_TASKS else ratio for t in known}
         timed_s = sum(means[t] * ratios[t] for t in known) * sequences
         missing = [t for t in plan.tasks if t not in means and plan.task_class(t).timed]
         gaps = f"; no times for {', '.join(missing)}" if missing else ""
-        more = (
-            f"; more rounds only within the {_duration(plan.time_budget_s)} budget"
-            if plan.time_budget_s and plan.stopping.adaptive
-            else ""
-        )
+        more = _more(plan)
         if whole := _whole_rounds(earlier, plan, ratio, rounds):
             slower = _slower_now(plan, aging_cost(paths, plan), probed) if plan.age else ""
             return f"{whole}{'' if 'PAST' in whole else more}, from {path.name}{slower}{gaps}"
-        return _parts(plan, paths, earlier, path.name, timed_s, rounds, probed) + more + gaps
+        parts = _parts(plan, paths, earlier, path.name, timed_s, rounds, probed)
+        return parts + ("" if "PAST" in parts else more) + gaps
     unknown = f"{NO_ESTIMATE} in {results_dir} ran these tasks"
     cost, how = slower_rate(None, probed, plan.age.kind) if plan.age else (None, "")
     if cost is None and plan.age is not None and plan.age.kind == "git-replay":
@@ -259,12 +295,16 @@ def _parts(
         if factor
         else "; fsarena's own untimed work not included (no round timing there)"
     )
+    which = f"the first {rounds} rounds"
+    if plan.warmup_rounds and plan.warmup_sequences() != plan.sequences():
+        which = f"a warm-up round on the defaults and {plan.repetitions} rounds"
     tasks = (
-        f"{_duration(timed_s)} of timed tasks for the first {rounds} rounds{own}, from {name} "
+        f"{_duration(timed_s)} of timed tasks for {which}{own}, from {name} "
         f"(scale {earlier.plan.scale}, times scaled linearly to {plan.scale})"
     )
     if plan.age is None:
-        return f"about {_duration(tasks_s)}: {tasks}"
+        cut = _past_budget(plan, tasks_s, tasks_s / plan.planned_sequences())
+        return f"about {_duration(tasks_s)}: {tasks}{cut}"
     cost, how = slower_rate(aging_cost(paths, plan), probed, plan.age.kind)
     if cost is None:
         pulls = (

@@ -37,8 +37,9 @@ def first_run_estimate(plan: Plan, write_bytes_per_s: float) -> str:
         return "no first-run estimate: the plan's tasks write no dataset of known size"
     per_round = written * len(plan.sequences()) / write_bytes_per_s
     rounds = plan.repetitions + plan.warmup_rounds
+    total = written * plan.planned_sequences() / write_bytes_per_s  # a sweep's warm-up: less
     bound = (
-        f"at least {_duration(per_round * rounds)} for {rounds} rounds, {_duration(per_round)} "
+        f"at least {_duration(total)} for {rounds} rounds, {_duration(per_round)} "
         f"each: the tasks write {written / 1e9:,.2f} GB per filesystem x "
         f"{len(plan.sequences())} at the {write_bytes_per_s / 1e6:,.0f} MB/s measured just now "
         "by fio (per-file work, reads and fsarena's own work come on top)"
@@ -52,17 +53,31 @@ def first_run_estimate(plan: Plan, write_bytes_per_s: float) -> str:
     return f"rough first-run estimate: {bound}; a measured forecast follows the first round"
 
 
-def paced_estimate(plan: Plan, elapsed_s: float, round_s: float, measured_left: int) -> str:
-    """After the first whole round: when the planned rounds end at its measured pace."""
-    end = elapsed_s + round_s * measured_left
+def paced_estimate(
+    plan: Plan, elapsed_s: float, round_s: float, measured_left: int, ran: int | None = None
+) -> str:
+    """After the first whole round: when the planned rounds end at its measured pace.
+
+    ran: the sequences that round ran, when fewer than a measured round's (a sweep warms
+    up on its defaults alone): its pace per sequence is scaled to a whole round."""
+    whole = len(plan.sequences())
+    per_round = round_s * whole / ran if ran else round_s
+    end = elapsed_s + per_round * measured_left
     more = ""
-    if plan.stopping.adaptive:
-        more = f", then more rounds only while undecided (up to {plan.stopping.ceiling})"
+    ceiling = plan.stopping.ceiling
+    if plan.stopping.adaptive and ceiling > plan.repetitions:
+        more = f", then more rounds only while undecided (up to {ceiling})"
     cap = ""
     if plan.time_budget_s:
         cap = f", within the {_duration(plan.time_budget_s)} budget"
         end = min(end, plan.time_budget_s)
+    took = f"the first round took {_duration(round_s)}"
+    if ran and ran != whole:
+        took = (
+            f"the warm-up round ({ran} of the {whole} sequences a round runs) took "
+            f"{_duration(round_s)}, so about {_duration(per_round)} a round"
+        )
     return (
-        f"the first round took {_duration(round_s)}: at that pace the {measured_left} planned "
-        f"round(s) end about {_duration(end)} after the start{more}{cap}"
+        f"{took}: at that pace the {measured_left} planned round(s) end about "
+        f"{_duration(end)} after the start{more}{cap}"
     )

@@ -149,7 +149,7 @@ class Runner:
                 # A resumed session warms up again: its host caches are as cold as a new
                 # run's, and its first round would otherwise count cold samples.
                 if self.plan.warmup_rounds:
-                    self._round(0, list(self.plan.filesystems), source, set(), warmup=True)
+                    self._round(0, self.plan.warmup_sequences(), source, set(), warmup=True)
                 for repetition, order in self._rounds():
                     self._round(repetition, order, source, done)
                 checkpoint()  # a signal whose exception was lost ends the run as one raised
@@ -243,7 +243,8 @@ class Runner:
         self._save()
         if self.first_estimate is not None and len(self.session.timing.rounds) == 1:
             left = self.plan.repetitions - (0 if warmup else 1)
-            paced = paced_estimate(self.plan, self.clock() - self._started, wall, left)
+            # A sweep warms up on its defaults alone: a measured round has more sequences.
+            paced = paced_estimate(self.plan, self.clock() - self._started, wall, left, len(todo))
             self.on_event(Event("setup", f"time: {paced}"))
 
     def _rounds(self) -> Iterator[tuple[int, list[str]]]:
