@@ -54,7 +54,7 @@ def main() -> None:
                 start = time.perf_counter()
                 save(session, work / "whole.json")
                 whole.append(time.perf_counter() - start)
-                journal = Journal(work / "journal.json")
+                journal = Journal(work / "journal.json", save)
                 journal.compact(session)  # the runner's first save
                 session.runs.append(model[0].model_copy(deep=True))
                 start = time.perf_counter()

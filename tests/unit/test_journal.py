@@ -25,7 +25,7 @@ def _same(a: Session, b: Session) -> bool:
 def test_runs_go_to_the_journal_and_load_merges_them(tmp_path: Path) -> None:
     session, runs = _grown(40)
     path = tmp_path / "s.json"
-    journal = Journal(path)
+    journal = Journal(path, save)
     journal.save(session)  # the first save writes the file whole
     whole = path.read_bytes()
     for i, run in enumerate(runs):
@@ -45,7 +45,7 @@ def test_runs_go_to_the_journal_and_load_merges_them(tmp_path: Path) -> None:
 
 def test_a_save_writes_as_much_at_run_300_as_at_run_1(tmp_path: Path) -> None:
     session, runs = _grown(300)
-    journal = Journal(tmp_path / "s.json")
+    journal = Journal(tmp_path / "s.json", save)
     journal.save(session)
     sizes = []
     for run in runs:
@@ -60,7 +60,7 @@ def test_a_save_writes_as_much_at_run_300_as_at_run_1(tmp_path: Path) -> None:
 def test_a_line_cut_short_by_a_crash_loses_that_run_only(tmp_path: Path) -> None:
     session, runs = _grown(5)
     path = tmp_path / "s.json"
-    journal = Journal(path)
+    journal = Journal(path, save)
     journal.save(session)
     for run in runs:
         session.runs.append(run)
@@ -73,7 +73,7 @@ def test_a_line_cut_short_by_a_crash_loses_that_run_only(tmp_path: Path) -> None
 def test_a_compaction_cut_before_the_journal_went_adds_nothing_twice(tmp_path: Path) -> None:
     session, runs = _grown(6)
     path = tmp_path / "s.json"
-    journal = Journal(path)
+    journal = Journal(path, save)
     journal.save(session)
     for run in runs:
         session.runs.append(run)
@@ -87,7 +87,7 @@ def test_a_compaction_cut_before_the_journal_went_adds_nothing_twice(tmp_path: P
 def test_another_sessions_journal_is_not_applied(tmp_path: Path) -> None:
     session, runs = _grown(3)
     path = tmp_path / "s.json"
-    journal = Journal(path)
+    journal = Journal(path, save)
     journal.save(session)
     for run in runs:
         session.runs.append(run)
@@ -103,14 +103,14 @@ def test_another_sessions_journal_is_not_applied(tmp_path: Path) -> None:
 def test_resuming_compacts_and_goes_on_numbering(tmp_path: Path) -> None:
     session, runs = _grown(6)
     path = tmp_path / "s.json"
-    first = Journal(path)
+    first = Journal(path, save)
     first.save(session)
     for run in runs[:3]:
         session.runs.append(run)
         first.save(session)  # then kill -9: the journal stays
     resumed = load(path)
     assert len(resumed.runs) == 3 and resumed.journaled == 3
-    second = Journal(path)
+    second = Journal(path, save)
     second.save(resumed)  # a resume's first save: whole, the old journal gone
     assert not journal_of(path).exists()
     for run in runs[3:]:

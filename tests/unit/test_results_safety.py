@@ -25,6 +25,7 @@ from fsarena.plan.model import make_plan
 from fsarena.run.new_session import new_session
 from fsarena.run.runner import Runner
 from fsarena.session.file import Session, load, save
+from fsarena.session.journal import Journal
 from tests.fakes import FakeExecutor
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
@@ -175,7 +176,16 @@ def test_a_full_results_directory_mid_run_stops_it_like_ctrl_c(
             raise OSError(errno.ENOSPC, "No space left on device", str(p))
         save(s, p)
 
-    monkeypatch.setattr(scope_module, "save", filling)  # every save of the run goes there
+    def filling_line(journal: Journal[Session], s: Session) -> None:
+        saves["n"] += 1
+        if saves["n"] > 12:
+            raise OSError(errno.ENOSPC, "No space left on device", str(journal.journal))
+        appending(journal, s)
+
+    appending = Journal.save
+    # Every save of the run goes there: the file written whole, or a line of its journal.
+    monkeypatch.setattr(scope_module, "save", filling)
+    monkeypatch.setattr(Journal, "save", filling_line)
     with pytest.raises(SessionUnsaved) as stopped:
         Runner(plan, ex, session, path, "tmpfs").run()
     kept = load(path)

@@ -21,7 +21,7 @@ from fsarena.plan.model import Plan
 from fsarena.run.events import Event, now
 from fsarena.run.faults import explain, unexplained
 from fsarena.run.owntime import OwnTime
-from fsarena.session.file import Run, RunStatus, Session
+from fsarena.session.file import Run, RunStatus, Session, save
 from fsarena.session.journal import Journal
 
 
@@ -46,7 +46,7 @@ class Saves:
 
     saved_runs: int = 0
     unsaved: SessionUnsaved | None = None
-    journal: Journal | None = None  # the session's journal, once saved (session/journal.py)
+    journal: Journal[Session] | None = None  # once saved (session/journal.py)
 
 
 @dataclass(frozen=True)
@@ -70,7 +70,7 @@ class RunScope:
         The first save writes the file whole, the next ones append to its journal, and
         `whole` (the run's last save, however it ends) writes it whole again.
         """
-        journal = self.saves.journal = self.saves.journal or Journal(self.session_path)
+        journal = self.saves.journal = self.saves.journal or Journal(self.session_path, save)
         try:
             with self.own.phase("save"):
                 (journal.compact if whole else journal.save)(self.session)

@@ -25,13 +25,24 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Generic, Protocol, TypeVar
 
 from fsarena.session.signals import stop_signals_held
 
-if TYPE_CHECKING:
-    from fsarena.session.file import Session
+
+class Saved(Protocol):
+    """What the journal reads of a session (session.file.Session, which imports this module)."""
+
+    created_at: str
+    journaled: int
+
+    def model_dump_json(self, *, exclude: set[str]) -> str: ...
+
+
+Session = TypeVar("Session", bound=Saved)
+
 
 SUFFIX = ".journal"
 # Lists of the session that only ever grow: a line carries their new items, with the
@@ -46,11 +57,16 @@ def journal_of(path: Path) -> Path:
     return path.with_name(path.name + SUFFIX)
 
 
-class Journal:
-    """Appends a session's changes to its journal; `compact` writes the session whole."""
+class Journal(Generic[Session]):
+    """Appends a session's changes to its journal; `compact` writes the session whole.
 
-    def __init__(self, path: Path) -> None:
+    write_whole: how the whole file is written (session.file.save, given by the caller:
+    that module reads journals, so this one does not import it).
+    """
+
+    def __init__(self, path: Path, write_whole: Callable[[Session, Path], None]) -> None:
         self.path = path
+        self.write_whole = write_whole
         self.journal = journal_of(path)
         self._counts: dict[str, int] | None = None  # None: not compacted by us yet
         self._rest = ""
@@ -87,9 +103,7 @@ class Journal:
 
     def compact(self, session: Session) -> None:
         """Write the session whole (it holds every line so far), then remove the journal."""
-        from fsarena.session.file import save  # the file module imports this one
-
-        save(session, self.path)
+        self.write_whole(session, self.path)
         self.journal.unlink(missing_ok=True)
         self._counts = {name: len(getattr(session, name)) for name in GROWING}
         self._rest = session.model_dump_json(exclude=NOT_REST)
