@@ -28,6 +28,7 @@ from statistics import fmean
 from fsarena.errors import FsarenaError
 from fsarena.plan.model import AGED_TASKS, Plan
 from fsarena.run.agingprobe import ProbedRate
+from fsarena.run.firstrun import duration
 from fsarena.session.file import Session, load, session_files
 from fsarena.stopping import MIN_ROUNDS
 
@@ -41,10 +42,6 @@ def _task_means(session: Session) -> dict[str, float]:
         if run.measurement is not None:
             walls.setdefault(run.task, []).append(run.measurement.wall_s)
     return {task: fmean(values) for task, values in walls.items()}
-
-
-def _duration(seconds: float) -> str:
-    return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.0f} min"
 
 
 def _whole_rounds(earlier: Session, plan: Plan, ratio: float, rounds: int) -> str:
@@ -67,16 +64,16 @@ def _whole_rounds(earlier: Session, plan: Plan, ratio: float, rounds: int) -> st
     total_s = float(earlier.timing.setup_s or 0) + per_sequence * sequences
     warning = _past_budget(plan, total_s, per_sequence)
     if ran == plan.filesystems and plan.warmup_sequences() == plan.sequences():
-        how = f"{rounds} rounds of {_duration(per_round)} each"
+        how = f"{rounds} rounds of {duration(per_round)} each"
     else:
         warm = "a warm-up round and " if plan.warmup_rounds else ""
         how = (
             f"{warm}{plan.repetitions} rounds, {sequences} sequences of "
-            f"{_duration(per_sequence)} each at the pace "
+            f"{duration(per_sequence)} each at the pace "
             + ("of that run" if ran == plan.filesystems else f"of {', '.join(ran)} alone")
         )
     return (
-        f"about {_duration(total_s)} for {how} (measured whole rounds, verification and "
+        f"about {duration(total_s)} for {how} (measured whole rounds, verification and "
         f"set-up included){warning}"
     )
 
@@ -93,8 +90,8 @@ def _past_budget(plan: Plan, total_s: float, per_sequence: float) -> str:
         rounds, total_s = rounds - 1, total_s - round_s
     few = ", too few to decide" if rounds <= MIN_ROUNDS else ""
     return (
-        f", PAST the {_duration(budget)} budget: the budget stops it after {rounds} rounds, "
-        f"about {_duration(total_s)}{few} (a smaller --scale, fewer options or filesystems, "
+        f", PAST the {duration(budget)} budget: the budget stops it after {rounds} rounds, "
+        f"about {duration(total_s)}{few} (a smaller --scale, fewer options or filesystems, "
         "or a larger --time-budget)"
     )
 
@@ -108,7 +105,7 @@ def _more(plan: Plan) -> str:
         return "; no more rounds (the ceiling)"
     return (
         f"; more rounds (up to {rule.ceiling}) only within the "
-        f"{_duration(plan.time_budget_s)} budget"
+        f"{duration(plan.time_budget_s)} budget"
     )
 
 
@@ -274,7 +271,7 @@ def estimate(plan: Plan, results_dir: Path, probed: ProbedRate | None = None) ->
     if cost is None:
         return unknown
     aging_s = aging_seconds(plan, cost)[0]
-    return f"{unknown}; their aging alone about {_duration(aging_s)}, at {how}"
+    return f"{unknown}; their aging alone about {duration(aging_s)}, at {how}"
 
 
 def _parts(
@@ -299,12 +296,12 @@ def _parts(
     if plan.warmup_rounds and plan.warmup_sequences() != plan.sequences():
         which = f"a warm-up round on the defaults and {plan.repetitions} rounds"
     tasks = (
-        f"{_duration(timed_s)} of timed tasks for {which}{own}, from {name} "
+        f"{duration(timed_s)} of timed tasks for {which}{own}, from {name} "
         f"(scale {earlier.plan.scale}, times scaled linearly to {plan.scale})"
     )
     if plan.age is None:
         cut = _past_budget(plan, tasks_s, tasks_s / plan.planned_sequences())
-        return f"about {_duration(tasks_s)}: {tasks}{cut}"
+        return f"about {duration(tasks_s)}: {tasks}{cut}"
     cost, how = slower_rate(aging_cost(paths, plan), probed, plan.age.kind)
     if cost is None:
         pulls = (
@@ -313,17 +310,17 @@ def _parts(
             else ""
         )
         return (
-            f"about {_duration(tasks_s)} and the aging: {tasks}; aging time unknown{pulls}: no "
+            f"about {duration(tasks_s)} and the aging: {tasks}; aging time unknown{pulls}: no "
             f"earlier session aged a filesystem with a {plan.age.kind} profile, and no probe"
         )
     aging_s, copies_s = aging_seconds(plan, cost)
     copies = (
-        f"{_duration(copies_s)} of image snapshots and restores"
+        f"{duration(copies_s)} of image snapshots and restores"
         if cost.copy_s
         else "image snapshots and restores not counted (no earlier aged session timed one)"
     )
     return (
-        f"about {_duration(tasks_s + aging_s + copies_s)}: {tasks}; {_duration(aging_s)} of "
+        f"about {duration(tasks_s + aging_s + copies_s)}: {tasks}; {duration(aging_s)} of "
         f"aging at {how}; {copies}"
     )
 
@@ -387,7 +384,7 @@ def _slower_now(plan: Plan, cost: AgingCost | None, probed: ProbedRate | None) -
     if now is None or now.rate >= cost.rate:
         return f"; aging {_probe_words(probed)}: not slower than its aging"
     extra = aging_seconds(plan, now)[0] - aging_seconds(plan, cost)[0]
-    return f", + {_duration(extra)} of aging, at {how}"
+    return f", + {duration(extra)} of aging, at {how}"
 
 
 def _tree_ratio(plan: Plan, earlier: Session) -> float:

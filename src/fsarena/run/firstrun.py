@@ -26,7 +26,10 @@ def written_per_sequence(plan: Plan) -> int:
     return total
 
 
-def _duration(seconds: float) -> str:
+def duration(seconds: float) -> str:
+    """A time in words for an estimate: '45 s', '12 min', or 'under 1 s'."""
+    if seconds < 0.5:
+        return "under 1 s"
     return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.0f} min"
 
 
@@ -39,7 +42,7 @@ def first_run_estimate(plan: Plan, write_bytes_per_s: float) -> str:
     rounds = plan.repetitions + plan.warmup_rounds
     total = written * plan.planned_sequences() / write_bytes_per_s  # a sweep's warm-up: less
     bound = (
-        f"at least {_duration(total)} for {rounds} rounds, {_duration(per_round)} "
+        f"at least {duration(total)} for {rounds} rounds, {duration(per_round)} "
         f"each: the tasks write {written / 1e9:,.2f} GB per filesystem x "
         f"{len(plan.sequences())} at the {write_bytes_per_s / 1e6:,.0f} MB/s measured just now "
         "by fio (per-file work, reads and fsarena's own work come on top)"
@@ -47,7 +50,7 @@ def first_run_estimate(plan: Plan, write_bytes_per_s: float) -> str:
     if plan.time_budget_s:
         # The budget is the figure to act on; the lower bound only says it is not less.
         return (
-            f"rough first-run estimate: up to the {_duration(plan.time_budget_s)} budget "
+            f"rough first-run estimate: up to the {duration(plan.time_budget_s)} budget "
             f"(a measured forecast follows the first round); a lower bound: {bound}"
         )
     return f"rough first-run estimate: {bound}; a measured forecast follows the first round"
@@ -69,15 +72,15 @@ def paced_estimate(
         more = f", then more rounds only while undecided (up to {ceiling})"
     cap = ""
     if plan.time_budget_s:
-        cap = f", within the {_duration(plan.time_budget_s)} budget"
+        cap = f", within the {duration(plan.time_budget_s)} budget"
         end = min(end, plan.time_budget_s)
-    took = f"the first round took {_duration(round_s)}"
+    took = f"the first round took {duration(round_s)}"
     if ran and ran != whole:
         took = (
             f"the warm-up round ({ran} of the {whole} sequences a round runs) took "
-            f"{_duration(round_s)}, so about {_duration(per_round)} a round"
+            f"{duration(round_s)}, so about {duration(per_round)} a round"
         )
     return (
         f"{took}: at that pace the {measured_left} planned round(s) end about "
-        f"{_duration(end)} after the start{more}{cap}"
+        f"{duration(end)} after the start{more}{cap}"
     )
