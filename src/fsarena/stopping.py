@@ -66,7 +66,8 @@ class Fixed:
 
     def announce(self, scale: float) -> str:
         del scale
-        return f"{_warm(self.warmup)}{self.repetitions} rounds, fixed (--repetitions or --quick)"
+        fixed = "fixed (--repetitions or --quick)"
+        return f"{_warm(self.warmup)}{rounds_words(self.repetitions)}, {fixed}"
 
     def wants_another_round(self, done: int, fits: bool, progress: Progress) -> bool:
         del done, fits, progress
@@ -83,7 +84,7 @@ class Fixed:
     def reason(self, done: int, fits: bool, progress: Progress) -> tuple[str, str]:
         """Why no round followed the DONE-th: (code, words)."""
         del fits, progress
-        return "fixed", f"the plan's {done} rounds, fixed (--repetitions or --quick)"
+        return "fixed", f"the plan's {rounds_words(done)}, fixed (--repetitions or --quick)"
 
 
 @dataclass(frozen=True)
@@ -204,6 +205,11 @@ Stopping = Fixed | TargetCI | Decisive
 
 def _nth(n: int) -> str:
     return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
+
+
+def rounds_words(n: int) -> str:
+    """ "1 round", "3 rounds"."""
+    return f"{n} round{'' if n == 1 else 's'}"
 
 
 def _warm(warmup: bool) -> str:

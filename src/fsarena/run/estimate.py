@@ -292,7 +292,7 @@ def _parts(
         if factor
         else "; fsarena's own untimed work not included (no round timing there)"
     )
-    which = f"the first {rounds} rounds"
+    which = "the first round" if rounds == 1 else f"the first {rounds} rounds"
     if plan.warmup_rounds and plan.warmup_sequences() != plan.sequences():
         which = f"a warm-up round on the defaults and {plan.repetitions} rounds"
     tasks = (

@@ -42,7 +42,8 @@ def first_run_estimate(plan: Plan, write_bytes_per_s: float) -> str:
     rounds = plan.repetitions + plan.warmup_rounds
     total = written * plan.planned_sequences() / write_bytes_per_s  # a sweep's warm-up: less
     bound = (
-        f"at least {duration(total)} for {rounds} rounds, {duration(per_round)} "
+        f"at least {duration(total)} for {rounds} round{'' if rounds == 1 else 's'}, "
+        f"{duration(per_round)} "
         f"each: the tasks write {written / 1e9:,.2f} GB per filesystem x "
         f"{len(plan.sequences())} at the {write_bytes_per_s / 1e6:,.0f} MB/s measured just now "
         "by fio (per-file work, reads and fsarena's own work come on top)"

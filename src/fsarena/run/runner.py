@@ -64,6 +64,7 @@ from fsarena.run.source import PreparedSource, prepare_source
 from fsarena.session.file import Session
 from fsarena.session.outputs import derived
 from fsarena.session.records import RoundTiming, StopRecord
+from fsarena.stopping import rounds_words
 from fsarena.targets import (
     GuestTarget,
     LoopTarget,
@@ -318,7 +319,10 @@ class Runner:
             else:
                 text += f" ({max(0.0, left) / 60:.1f} min of the budget left)"
         self.session.stop = StopRecord(
-            code=code, text=f"stopped after {done} rounds: {text}", rounds=done, budget_left_s=left
+            code=code,
+            text=f"stopped after {rounds_words(done)}: {text}",
+            rounds=done,
+            budget_left_s=left,
         )
         self.on_event(Event("setup", self.session.stop.text))
 
