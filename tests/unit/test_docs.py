@@ -56,7 +56,7 @@ def test_a_built_wheel_carries_the_man_page_written_from_the_cli(tmp_path: Path)
 
 
 def test_the_package_table_has_every_package_of_the_layering_test() -> None:
-    from tests.unit.test_layers import ALLOWED
+    from tests.layers import ALLOWED
 
     text = (ROOT / "docs" / "development.md").read_text()
     listed = re.findall(r"^\| `(\w+)/` \|", text, re.M)

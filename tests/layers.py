@@ -1,0 +1,48 @@
+"""The package map: what each package of src/fsarena may import, and the leaves.
+
+Data, read by tests/unit/test_layers.py (which enforces it on every import) and by
+scripts/gen_docs.py (which writes it into docs/development.md), so the two cannot drift.
+"""
+
+from __future__ import annotations
+
+# package -> the packages it may import directly (itself and the leaves always allowed).
+# Lower rows never import higher ones; the table has no cycle (checked below).
+ALLOWED: dict[str, set[str]] = {
+    # the measurement seam: the record, the collector, executors, ledger, cgroups.
+    # RealExecutor's host plumbing (generate, verify, resolve datasets) still reaches
+    # into datasets, imported where used; it moves out when the seam is split in two.
+    "measure": {"datasets"},
+    # recording a service's calls on a production machine: stdlib only, as the ledger
+    "capture": {"datasets", "measure"},
+    "session": {"measure"},
+    "analysis": {"measure", "session"},
+    "datasets": set(),
+    "guest": {"measure", "datasets"},
+    "filesystems": {"guest", "measure"},
+    "aging": {"datasets", "filesystems", "measure"},
+    "powerloss": {"measure", "filesystems", "session"},
+    "tasks": {"aging", "capture", "datasets", "filesystems", "measure", "powerloss"},
+    "plan": {"aging", "capture", "datasets", "filesystems", "measure", "tasks"},
+    "targets": {"aging", "datasets", "filesystems", "guest", "measure", "plan", "session"},
+    "machines": {"guest", "measure", "plan", "session", "targets"},
+    "report": {"analysis", "measure", "powerloss", "session"},
+    # many sessions: the fleet's merge and report, the results store (its history chart
+    # drawn the way the reports draw theirs)
+    "store": {"analysis", "measure", "report", "session"},
+    "fleet": {"analysis", "measure", "session"},
+    # results that travel: bundles of sessions and the view merged from many
+    "share": {"analysis", "measure", "report", "session"},
+    "run": {
+        "aging", "analysis", "datasets", "filesystems", "guest", "machines", "measure",
+        "plan", "powerloss", "session", "targets", "tasks",
+    },
+    "cli": {
+        "aging", "analysis", "capture", "datasets", "filesystems", "fleet", "guest", "machines",
+        "measure", "plan", "powerloss", "report", "run", "session", "share", "store", "targets",
+        "tasks",
+    },
+}  # fmt: skip
+# Leaves every package may import: they import nothing of fsarena but each other (checked
+# below).
+LEAVES = {"errors", "interrupt", "kinds", "stopping"}
