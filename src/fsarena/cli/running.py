@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -40,6 +41,62 @@ if TYPE_CHECKING:  # the plan's machinery loads when `run` runs, not for --help
     from fsarena.run.launch import Launch
     from fsarena.session.file import Session
 
+
+@dataclass
+class RunOptions:
+    """`fsarena run`'s options (and tune's), typed: click's values as parsed, one field each.
+
+    A flag added to `run` is a field here, or `RunOptions.of` refuses to start.
+    """
+
+    suite: str | None
+    fs_list: str | None
+    repetitions: int | None
+    commands: tuple[str, ...]
+    prepare: str | None
+    data: str | None
+    replay: str | None
+    replay_timing: str
+    scale: float | None
+    seed: int | None
+    workdir: str
+    results_dir: str
+    output: str | None
+    force: bool
+    source: str
+    task_timeout: float
+    weigh: str | None
+    workload: str | None
+    target_ci: float | None
+    max_repetitions: int | None
+    time_budget: float | None
+    quick: bool
+    warmup: bool | None
+    quiet: bool
+    machine: str | None
+    age: str | None
+    age_repo: str | None
+    image_size: str | None
+    device: str | None
+    destroy: str | None
+    dry_run: bool
+    resume_path: Path | None
+    fmt: str
+    # `fsarena tune`: its own options, and the kinds of work its sweep is for
+    tune: bool = False
+    options: str | None = None
+    race: bool = True
+    kinds: list[str] | None = None
+    # Learned on the way: what the option probe refused, and the sweep in words
+    refused: dict[tuple[str, str], str] = field(default_factory=dict)
+    not_swept: list[str] = field(default_factory=list)
+    swept_options: str = ""
+
+    @classmethod
+    def of(cls, given: dict[str, Any]) -> RunOptions:
+        return cls(**given)
+
+
 # Options that make the plan: a resumed session brings its own.
 PLAN_OPTIONS = (
     "suite", "fs_list", "repetitions", "scale", "seed", "workdir", "source",
@@ -65,72 +122,72 @@ def _reject_plan_options(ctx: click.Context) -> None:
         )
 
 
-def _new_or_resumed(ctx: click.Context, opts: dict[str, Any]) -> tuple[Plan, Path, Any]:
+def _new_or_resumed(ctx: click.Context, o: RunOptions) -> tuple[Plan, Path, Any]:
     """The plan and session path of a new run, or those of the session to resume."""
     from fsarena.plan.floors import require_proportional
     from fsarena.plan.model import make_plan
     from fsarena.plan.suite import parse_size
     from fsarena.run.resume import plan_of, resumable
 
-    if opts["resume_path"] is not None:
+    if o.resume_path is not None:
         _reject_plan_options(ctx)
         from click.core import ParameterSource
 
         if ctx.get_parameter_source("results_dir") is not ParameterSource.COMMANDLINE:
             # Its store and the sessions its estimate learns from are beside it, not in
             # the current directory's results/.
-            opts["results_dir"] = str(Path(opts["resume_path"]).parent)
-        recorded = resumable(opts["resume_path"])
-        return plan_of(recorded, opts["resume_path"]), opts["resume_path"], recorded
+            o.results_dir = str(Path(o.resume_path).parent)
+        recorded = resumable(o.resume_path)
+        return plan_of(recorded, o.resume_path), o.resume_path, recorded
     from fsarena.plan.yours import user_suite
 
     suite = user_suite(
-        opts["suite"],
-        opts["commands"],
-        opts["prepare"],
-        opts["data"],
-        opts.get("replay"),
-        opts.get("replay_timing") or "both",
+        o.suite,
+        o.commands,
+        o.prepare,
+        o.data,
+        o.replay,
+        o.replay_timing or "both",
     )
-    names = fs_names(opts["fs_list"])
+    names = fs_names(o.fs_list)
     tuned: dict[str, Any] = {}
-    if opts.get("tune"):
-        suite, names, opts["not_swept"], groups, opts["swept_options"] = _swept(
-            suite, names, opts.get("options"), opts.get("refused"), opts.get("kinds")
+    if o.tune:
+        suite, names, o.not_swept, groups, o.swept_options = _swept(
+            suite, names, o.options, o.refused, o.kinds
         )
-        tuned = {"tune": groups, "race": opts.get("race", True)}
+        tuned = {"tune": groups, "race": o.race}
     plan = _with_drivers(
         make_plan(
             suite,
             names,
-            opts["repetitions"],
-            opts["scale"],
-            opts["seed"],
-            os.path.abspath(opts["workdir"]),
-            source=opts["source"],
-            task_timeout_s=opts["task_timeout"],
-            image_size_bytes=parse_size(opts["image_size"]) if opts["image_size"] else None,
-            device=opts["device"],
-            machine=opts["machine"],
-            **_repetition_mode(opts, _sets_repetitions(suite)),
-            age=opts["age"],
-            weights=weights(opts["weigh"], opts["workload"]),
-            age_repo=opts["age_repo"],
+            o.repetitions,
+            o.scale,
+            o.seed,
+            os.path.abspath(o.workdir),
+            source=o.source,
+            task_timeout_s=o.task_timeout,
+            image_size_bytes=parse_size(o.image_size) if o.image_size else None,
+            device=o.device,
+            machine=o.machine,
+            **_repetition_mode(o, _sets_repetitions(suite)),
+            age=o.age,
+            weights=weights(o.weigh, o.workload),
+            age_repo=o.age_repo,
             **tuned,
         ),
-        opts["quiet"],
-        opts["dry_run"],
+        o.quiet,
+        o.dry_run,
     )
     require_proportional(plan)
     measured = {plan.task_class(name).kind for name in plan.tasks}
-    require_measured(plan.weights if opts["weigh"] or opts["workload"] else None,
-                     opts["weigh"], measured, "the plan")  # fmt: skip
-    plan = _sweep_budget(plan, opts) if opts.get("tune") else plan
-    if opts["output"]:
-        return plan, _output(opts["output"], opts["force"]), None
+    require_measured(plan.weights if o.weigh or o.workload else None,
+                     o.weigh, measured, "the plan")  # fmt: skip
+    plan = _sweep_budget(plan, o) if o.tune else plan
+    if o.output:
+        return plan, _output(o.output, o.force), None
     # A proposal: the name is claimed when the session is first saved (session.file.create).
     stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
-    return plan, Path(opts["results_dir"], f"fsarena-{stamp}-{plan.suite}.json"), None
+    return plan, Path(o.results_dir, f"fsarena-{stamp}-{plan.suite}.json"), None
 
 
 def _output(output: str, force: bool) -> Path:
@@ -178,16 +235,16 @@ def _swept(
     return swept.suite, swept.filesystems, swept.left_out, groups, said
 
 
-def _say_swept(opts: dict[str, Any], plan: Plan) -> None:
+def _say_swept(o: RunOptions, plan: Plan) -> None:
     """tune: what the sweep left out (the probe refused it) and the configurations raced."""
-    for why in opts.get("not_swept") or []:
+    for why in o.not_swept:
         click.echo(f"fsarena: not swept: {why}", err=True)
-    if opts.get("swept_options"):  # the default sweep: what it chose, and what else there is
-        click.echo(f"fsarena: {opts['swept_options']}", err=True)
+    if o.swept_options:  # the default sweep: what it chose, and what else there is
+        click.echo(f"fsarena: {o.swept_options}", err=True)
     click.echo(f"fsarena: configurations: {', '.join(plan.filesystems)}", err=True)
 
 
-def _workload_kinds(opts: dict[str, Any]) -> list[str]:
+def _workload_kinds(o: RunOptions) -> list[str]:
     """The kinds of work a sweep is for: those the workload weighs (--weigh, --workload,
     the suite's [weights]), else every workload kind of the suite's tasks (facts and
     demonstrations weigh nothing by default: analysis.answer)."""
@@ -196,16 +253,16 @@ def _workload_kinds(opts: dict[str, Any]) -> list[str]:
     from fsarena.plan.yours import user_suite
     from fsarena.tasks import task_class
 
-    suite = user_suite(opts["suite"], opts["commands"], opts["prepare"], opts["data"])
+    suite = user_suite(o.suite, o.commands, o.prepare, o.data)
     suite = load_suite(suite) if isinstance(suite, str) else suite
-    given = weights(opts["weigh"], opts["workload"]) or suite.weights
+    given = weights(o.weigh, o.workload) or suite.weights
     if given:
         return [k for k, w in given.items() if w > 0]
     kinds = [task_class(t, suite.commands).kind for t in suite.tasks]
     return list(dict.fromkeys(k for k in kinds if k not in (*FACT_KINDS, *NEVER_WEIGHED)))
 
 
-def _sweep_budget(plan: Plan, opts: dict[str, Any]) -> Plan:
+def _sweep_budget(plan: Plan, o: RunOptions) -> Plan:
     """A decisive sweep's rounds and time: what BUDGET_RUNS runs of the defaults alone
     hold, shared by the configurations (plan.tuning.rounds_within), unless given."""
     from fsarena.plan.tuning import BUDGET_RUNS, rounds_within
@@ -216,9 +273,9 @@ def _sweep_budget(plan: Plan, opts: dict[str, Any]) -> Plan:
     update: dict[str, Any] = {}
     swept, configurations = len(plan.tune), len(plan.filesystems)
     fit = rounds_within(BUDGET_RUNS, plan.repetitions, swept, configurations)
-    if opts["max_repetitions"] is None:
+    if o.max_repetitions is None:
         update["max_repetitions"] = max(plan.repetitions, fit)
-    if opts["time_budget"] is None:
+    if o.time_budget is None:
         update["time_budget_s"] = BUDGET_RUNS * DEFAULT_BUDGET_S
     plan = plan.model_copy(update=update)
     sequences = plan.planned_sequences()
@@ -252,17 +309,17 @@ def _sets_repetitions(suite: Any) -> bool:
     return suite.name not in builtin_suites() and "repetitions" in suite.model_fields_set
 
 
-def _repetition_mode(opts: dict[str, Any], suite_fixed: bool = False) -> dict[str, Any]:
+def _repetition_mode(o: RunOptions, suite_fixed: bool = False) -> dict[str, Any]:
     """The stopping rule's fields for the flags as typed (fsarena.stopping.from_flags)."""
     from fsarena.stopping import from_flags
 
     return from_flags(
-        opts["quick"],
-        opts["repetitions"],
-        opts["target_ci"],
-        opts["max_repetitions"],
-        opts["time_budget"],
-        opts["warmup"],
+        o.quick,
+        o.repetitions,
+        o.target_ci,
+        o.max_repetitions,
+        o.time_budget,
+        o.warmup,
         suite_fixed,
     )
 
@@ -476,7 +533,7 @@ def _with_drivers(plan: Plan, quiet: bool, dry_run: bool) -> Plan:
 )
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
 @click.pass_context
-def run(ctx: click.Context, /, **opts: Any) -> None:
+def run(ctx: click.Context, /, **given: Any) -> None:
     """Run a comparison: every task on every filesystem, repeated, saved as it goes.
 
     \b
@@ -487,13 +544,14 @@ def run(ctx: click.Context, /, **opts: Any) -> None:
     """
     from fsarena.interrupt import Stop
 
+    o = RunOptions.of(given)
     stop = Stop()
 
     def reports(session: Session, path: Path) -> list[str]:
         """The reports and the store, once the run ended: what they could not write."""
         try:  # until the end: a SIGTERM here killed the run outright, mid-report
-            lost = write_reports(session, path, opts["fmt"])
-            if why := add_to_default_store(path, opts["results_dir"]):
+            lost = write_reports(session, path, o.fmt)
+            if why := add_to_default_store(path, o.results_dir):
                 lost.append(f"not added to the store: {why}")
         except KeyboardInterrupt:
             fail(
@@ -507,9 +565,9 @@ def run(ctx: click.Context, /, **opts: Any) -> None:
     # SIGINT ignored, and a Ctrl-C (or kill -INT) before the run began was lost: it went on.
     with stop.installed():
         try:
-            done = _launch_and_execute(ctx, opts, stop, reports)
+            done = _launch_and_execute(ctx, o, stop, reports)
         except KeyboardInterrupt:
-            fail(_stopped_before(stop.name, opts["workdir"]), stop.exit_code)
+            fail(_stopped_before(stop.name, o.workdir), stop.exit_code)
         if done is None:  # --dry-run
             return
         session, path, lost = done
@@ -521,7 +579,7 @@ def run(ctx: click.Context, /, **opts: Any) -> None:
 
 def _launch_and_execute(
     ctx: click.Context,
-    opts: dict[str, Any],
+    o: RunOptions,
     stop: Stop,
     reports: Callable[[Session, Path], list[str]],
 ) -> tuple[Session, Path, list[str]] | None:
@@ -529,63 +587,63 @@ def _launch_and_execute(
     what the reports could not write (None: a dry run)."""
     from fsarena.run.launch import describe, prepare, require_ready, workdir_lock
 
-    plan, path, recorded = _new_or_resumed(ctx, opts)  # every flag checked, the suite read
-    launch = prepare(plan, [str(path.parent)], opts["destroy"])
-    if opts["dry_run"]:
-        if opts.get("tune"):
-            _say_swept(opts, plan)
-        lines = describe(launch, Path(opts["results_dir"]))
-        for line in [*lines[:-1], *results_lines(plan, path, opts["results_dir"]), lines[-1]]:
+    plan, path, recorded = _new_or_resumed(ctx, o)  # every flag checked, the suite read
+    launch = prepare(plan, [str(path.parent)], o.destroy)
+    if o.dry_run:
+        if o.tune:
+            _say_swept(o, plan)
+        lines = describe(launch, Path(o.results_dir))
+        for line in [*lines[:-1], *results_lines(plan, path, o.results_dir), lines[-1]]:
             click.echo(line)
         return None
     if os.geteuid() != 0:
         raise FsarenaError("fsarena run needs root (mkfs, mount, losetup): run it with sudo")
-    require_results_dirs(plan, path, opts["results_dir"])
+    require_results_dirs(plan, path, o.results_dir)
     require_ready(launch)
-    if opts.get("tune"):  # the options tried here, once everything typed is known good
-        plan, path, launch = _probed_sweep(ctx, opts, (plan, path, launch))
+    if o.tune:  # the options tried here, once everything typed is known good
+        plan, path, launch = _probed_sweep(ctx, o, (plan, path, launch))
     from fsarena.run.estimate import NO_ESTIMATE, estimate, report_reserve
 
     probed = None
-    if not opts["quiet"]:
+    if not o.quiet:
         from fsarena.run.agingprobe import probe_at_launch
 
         click.echo(f"fsarena: this run: {_announce(plan)}", err=True)
         say = lambda line: click.echo(f"fsarena: {line}", err=True)  # noqa: E731
         probed = probe_at_launch(plan, say, workdir_lock)
-    told = estimate(plan, Path(opts["results_dir"]), probed)
+    told = estimate(plan, Path(o.results_dir), probed)
     first = told.startswith(NO_ESTIMATE)
     if first:
         told += "; a rough first-run estimate follows the device's ceiling, measured first"
-    if not opts["quiet"]:
+    if not o.quiet:
         click.echo(f"fsarena: time: {told}", err=True)
     session = session_for(launch, path, recorded)
-    for why in opts.get("not_swept") or []:  # tune: what the probe refused, in the report
+    for why in o.not_swept:  # tune: what the probe refused, in the report
         session.warn("option_unavailable", f"not swept: {why}")
     if probed is not None:  # a later run's probe is compared with it (run/estimate.py)
         session.timing.aging_probe_fs, session.timing.aging_probe_bytes_per_s = probed.key
     if recorded is None:
-        path = claim_session(session, path, opts["output"], opts["force"])
-    reserve = report_reserve(Path(opts["results_dir"])) if plan.time_budget_s else 0.0
+        path = claim_session(session, path, o.output, o.force)
+    reserve = report_reserve(Path(o.results_dir)) if plan.time_budget_s else 0.0
     # The reports are written before the run's executor ends: the spare image's deletion
     # (0.5 s of the host's work) runs beside them (RealExecutor.remove_spare_image).
     then = lambda: reports(session, path)  # noqa: E731
-    lost = execute(launch, session, path, opts["quiet"], reserve, first, stop, then)
+    lost = execute(launch, session, path, o.quiet, reserve, first, stop, then)
     return session, path, lost
 
 
 def _probed_sweep(
-    ctx: click.Context, opts: dict[str, Any], planned: tuple[Plan, Path, Launch]
+    ctx: click.Context, o: RunOptions, planned: tuple[Plan, Path, Launch]
 ) -> tuple[Plan, Path, Launch]:
     """tune: every option tried here (under the run's stop handler); the plan made again
     without what this kernel or mkfs refused, and the sweep said."""
     from fsarena.run.launch import prepare
 
-    opts["refused"] = _probe(opts)
-    if opts["refused"]:
-        plan, path, _ = _new_or_resumed(ctx, opts)
-        planned = plan, path, prepare(plan, [str(path.parent)], opts["destroy"])
-    _say_swept(opts, planned[0])
+    o.refused = _probe(o)
+    if o.refused:
+        plan, path, _ = _new_or_resumed(ctx, o)
+        planned = plan, path, prepare(plan, [str(path.parent)], o.destroy)
+    _say_swept(o, planned[0])
     return planned
 
 
@@ -614,7 +672,7 @@ def _stopped_before(name: str, workdir: str) -> str:
     ]
 )
 @click.pass_context
-def tune(ctx: click.Context, /, **opts: Any) -> None:
+def tune(ctx: click.Context, /, **given: Any) -> None:
     """Which settings: the --fs filesystems' defaults against their options.
 
     Each option swept (by default one per setting, among those the options table
@@ -628,21 +686,21 @@ def tune(ctx: click.Context, /, **opts: Any) -> None:
     and said, with the tool's own words. Resume with `fsarena run --resume
     SESSION`. Exit codes as `fsarena run`.
     """
-    kinds = _workload_kinds(opts)
-    ctx.invoke(run, tune=True, refused={}, kinds=kinds, resume_path=None, **opts)
+    kinds = _workload_kinds(RunOptions.of({**given, "resume_path": None}))
+    ctx.invoke(run, tune=True, kinds=kinds, resume_path=None, **given)
 
 
-def _probe(opts: dict[str, Any]) -> dict[tuple[str, str], str]:
+def _probe(o: RunOptions) -> dict[tuple[str, str], str]:
     """Before the sweep: every option tried here (run.optionprobe); the refused ones, why."""
     from fsarena.plan.tuning import picked_options
     from fsarena.run.optionprobe import probe_here
 
-    names = fs_names(opts["fs_list"]) or []
-    wanted = picked_options(names, fs_names(opts["options"], "--options"), opts.get("kinds"))
-    if not opts["quiet"]:
+    names = fs_names(o.fs_list) or []
+    wanted = picked_options(names, fs_names(o.options, "--options"), o.kinds)
+    if not o.quiet:
         click.echo(f"fsarena: trying {len(wanted)} options on small images first", err=True)
-    probed = probe_here(os.path.abspath(opts["workdir"]), wanted)
+    probed = probe_here(os.path.abspath(o.workdir), wanted)
     for p in probed:
-        if not opts["quiet"] or not p.available:
+        if not o.quiet or not p.available:
             click.echo(f"fsarena: {p.line()}", err=True)
     return {(p.fs, p.option): p.reason for p in probed if not p.available}
