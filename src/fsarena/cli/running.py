@@ -266,7 +266,7 @@ def _sweep_budget(plan: Plan, o: RunOptions) -> Plan:
     """A decisive sweep's rounds and time: what BUDGET_RUNS runs of the defaults alone
     hold, shared by the configurations (plan.tuning.rounds_within), unless given."""
     from fsarena.plan.tuning import BUDGET_RUNS, rounds_within
-    from fsarena.stopping import DEFAULT_BUDGET_S
+    from fsarena.stopping import DEFAULT_BUDGET_S, rounds_words
 
     if not plan.stopping.eliminates:
         return plan
@@ -283,14 +283,14 @@ def _sweep_budget(plan: Plan, o: RunOptions) -> Plan:
     if fit < plan.repetitions:
         words = (
             f"its {configurations} configurations need {sequences} sequences for the warm-up "
-            f"and {plan.repetitions} rounds, more than {BUDGET_RUNS} runs of the defaults "
+            f"and {rounds_words(plan.repetitions)}, more than {BUDGET_RUNS} runs of the defaults "
             f"alone ({held}): it will take longer; fewer options (--options) fit"
         )
     else:
         words = (
             f"{BUDGET_RUNS} runs of the defaults alone ({held} sequences), shared by "
             f"{configurations} configurations: the warm-up round on the defaults, then up to "
-            f"{plan.stopping.ceiling} rounds ({len(plan.warmup_sequences())} + "
+            f"{rounds_words(plan.stopping.ceiling)} ({len(plan.warmup_sequences())} + "
             f"{plan.stopping.ceiling} x {configurations} sequences), fewer "
             "sequences a round once configurations are eliminated"
         )
