@@ -207,6 +207,27 @@ def test_the_first_evidence_decides_what_was_there() -> None:
     assert tree.index(["d", "/srv"]) < tree.index(["d", "/srv/d"])  # parents first
 
 
+def test_what_the_calls_made_or_moved_is_not_in_the_initial_tree() -> None:
+    """A rename's target and a directory the calls made are the replay's to make: a later
+    stat sees what the rename put there, not what was there (bench/RESULTS.md, issue 37:
+    4,000 renames replayed over files the tree had made cost twice the capture's)."""
+    r = _resolver()
+    cwd = -100 & 0xFFFFFFFF
+    r.feed(_call("stat", 1000, -errno.ENOENT, cwd, 0, paths=("a",)))
+    for i, d in enumerate(("a", "a/0", "b", "b/0", "t")):
+        r.feed(_call("mkdir", 1100 + i, 0, cwd, 0o755, paths=(d,)))
+    r.feed(_open(1200, "a/0/f", 3, flags=O_WRONLY | O_CREAT, created=1))
+    r.feed(_call("close", 1300, 0, 3))
+    r.feed(_call("rename", 1400, 0, cwd, cwd, 0, paths=("a/0/f", "b/0/f")))
+    r.feed(_call("stat", 1500, 0, cwd, 0, paths=("b/0/f",)))
+    r.feed(_call("rename", 1600, 0, cwd, cwd, 0, paths=("t", "final")))
+    r.feed(_open(1700, "final/x", 4, flags=O_WRONLY | O_CREAT, created=1))
+    r.feed(_open(1800, "kept/y", 5, size=9))  # a file that was there: its directory too
+    tree = initial_tree(r.evidence, lambda path: Found("f", 1))
+    assert r.evidence["/srv/b/0/f"].existed is None  # the rename said nothing of its start
+    assert [e[1] for e in tree] == ["/srv", "/srv/kept", "/srv/kept/y"]
+
+
 def test_unreplayable_io_is_measured() -> None:
     r = _resolver()
     r.feed(_open(1000, "/srv/m", 3, flags=0o2))

@@ -302,7 +302,9 @@ class Resolver:
         ev = self.evidence.get(path)
         if ev is None:
             ev = self.evidence[path] = Evidence(existed, kind, size)
-        elif ev.existed is None and existed is not None:
+        elif ev.existed is None and existed is not None and not ev.modified:
+            # A call that said nothing (a rename's target) but changed the path ends what
+            # later calls can tell of the start: they see what it made, not what was there.
             ev.existed, ev.kind, ev.size_bytes = existed, kind, size
         if not ev.kind and kind and ev.existed:
             ev.kind = kind

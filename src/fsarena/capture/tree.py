@@ -5,9 +5,12 @@ existed is a directory, a file of a size, or a symbolic link. Its type and size
 come from the calls where they said (an open reads the inode's), else from its
 state at the end of the capture when no call changed it; a file is at least as
 long as the reads before any write reached. Every directory above a path that
-existed, or above a path the calls made, existed too (nothing made it). What
+existed, or above a path the calls made, existed too, unless the calls made it
+(a mkdir) or moved it there (a rename): the replay does that itself. What
 cannot be known (a file truncated on open: its earlier size) is recorded as the
-calls left it, and said in docs/replay.md.
+calls left it, and said in docs/replay.md. A path a call changed without saying
+what was there before (a rename's target) is left to the calls: nothing later can
+tell its start (a stat after the rename sees what the rename put there).
 """
 
 from __future__ import annotations
@@ -52,10 +55,14 @@ def initial_tree(
             entry = _entry(path, ev, look)
             if entry is not None:
                 entries[path] = entry
-    # Above what existed, and above what the calls made (an open that created, a mkdir).
+    # Above what existed, and above what the calls made (an open that created, a mkdir),
+    # but not a directory the calls made or moved there themselves: the replay makes it.
     made = [p for p, ev in evidence.items() if ev.existed or (ev.existed is False and ev.modified)]
     needed = {a for p in made for a in _ancestors(p)}
     for directory in needed:
+        ev = evidence.get(directory)
+        if ev is not None and ev.modified and not ev.existed:
+            continue
         if directory != root and entries.get(directory, ["d"])[0] == "d":
             entries[directory] = ["d", directory]
     return [entries[p] for p in sorted(entries, key=lambda p: (p.count("/"), p))]
