@@ -226,3 +226,16 @@ def test_a_tie_crosses_the_reference_column_and_a_difference_stays_off_it() -> N
     assert rows["ahead"][column] == "│" and "┼" not in rows["ahead"]
     assert rows["ties"][column] in "┼○" and rows["ties"][column - 1] in "├─"
     assert rows["wide"][column] in "┼○"
+
+
+def test_a_panel_says_the_range_of_rounds_when_some_were_eliminated() -> None:
+    """Seen in a default run: the drawing said 'n = 7' (btrfs, out after 7 rounds) beside
+    a recommendation that said 'n = 10' (xfs and ext4 ran all ten)."""
+    marks = (Mark("ext4", 1.12, 1.02, 1.24, True), Mark("btrfs", 1.25, 1.02, 1.54, True))
+    eliminated = Panel("large_files", "large files", "xfs ahead", 0.05, 7, marks, n_most=10)
+    every = Panel("large_files", "large files", "xfs ahead", 0.05, 10, marks, n_most=10)
+    assert (eliminated.rounds, every.rounds) == ("n = 7-10", "n = 10")
+    figure = AnswerFigure("xfs", ("xfs",), (eliminated,), answer_figure.scale([eliminated]),
+                          "faster", "slower")  # fmt: skip
+    assert "n = 7-10" in answer_svg.svg(figure)
+    assert any("n = 7-10" in line for line in answer_chars.lines(figure, 80))

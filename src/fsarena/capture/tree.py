@@ -60,8 +60,8 @@ def initial_tree(
     made = [p for p, ev in evidence.items() if ev.existed or (ev.existed is False and ev.modified)]
     needed = {a for p in made for a in _ancestors(p)}
     for directory in needed:
-        ev = evidence.get(directory)
-        if ev is not None and ev.modified and not ev.existed:
+        seen = evidence.get(directory)
+        if seen is not None and seen.modified and not seen.existed:
             continue
         if directory != root and entries.get(directory, ["d"])[0] == "d":
             entries[directory] = ["d", directory]

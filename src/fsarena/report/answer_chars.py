@@ -31,7 +31,7 @@ def lines(figure: AnswerFigure, width: int, indent: str = "  ") -> list[str]:
     out.append(pad + _words(figure, col))
     out.append(pad + _ticks(figure, col))
     for panel in figure.panels:
-        out += _wrap(f"{panel.title} · {panel.verdict} · n = {panel.n}", width, indent)
+        out += _wrap(f"{panel.title} · {panel.verdict} · {panel.rounds}", width, indent)
         if panel.note:
             out += _wrap(panel.note, width, indent + "  ")
         for mark in panel.marks:

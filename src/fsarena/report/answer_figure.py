@@ -72,9 +72,15 @@ class Panel:
     title: str
     verdict: str  # its words in short: 'xfs ahead', 'not resolved', ...
     threshold: float  # the practical threshold: the band is 1 / (1 + t) to 1 + t
-    n: int
+    n: int  # the fewest rounds of a filesystem here (one eliminated early has fewer)
     marks: tuple[Mark, ...]
     note: str = ""  # why there is no mark (the reference has no result here)
+    n_most: int = 0  # the most rounds of a filesystem here
+
+    @property
+    def rounds(self) -> str:
+        """'n = 10', or 'n = 7-10' when eliminated filesystems ran fewer rounds."""
+        return f"n = {self.n}" if self.n_most <= self.n else f"n = {self.n}-{self.n_most}"
 
     @property
     def band(self) -> tuple[float, float]:
@@ -176,15 +182,16 @@ def _words(status: str, winners: tuple[str, ...], lead: str) -> str:
 def _panel(key: str, title: str, verdict: str, family: Judged, reference: str) -> Panel:
     ranking = family.ranking
     n = min(ranking.n.values(), default=0)
+    most = max(ranking.n.values(), default=0)
     if reference not in ranking.order:
         note = f"{reference} has no result here"
-        return Panel(key, title, verdict, family.threshold, n, (), note)
+        return Panel(key, title, verdict, family.threshold, n, (), note, most)
     marks = tuple(
         _against(pair, reference)
         for fs in ranking.order
         if fs != reference and (pair := ranking.pair(reference, fs)) is not None
     )
-    return Panel(key, title, verdict, family.threshold, n, marks)
+    return Panel(key, title, verdict, family.threshold, n, marks, n_most=most)
 
 
 def _against(pair: Pair, reference: str) -> Mark:
@@ -257,5 +264,5 @@ def alt(figure: AnswerFigure) -> str:
             for m in panel.marks
         )
         band = f"differences within {number(100 * panel.threshold, 2)} % too small to matter"
-        parts.append(f"{panel.title} ({panel.verdict}; n = {panel.n}; {band}): {each}.")
+        parts.append(f"{panel.title} ({panel.verdict}; {panel.rounds}; {band}): {each}.")
     return " ".join(parts)

@@ -109,7 +109,7 @@ def _head(figure: AnswerFigure, x: _Scale) -> list[str]:
 
 
 def _said(panel: Panel) -> str:
-    return f"{panel.verdict} · n = {panel.n}"
+    return f"{panel.verdict} · {panel.rounds}"
 
 
 def _two_lines(panel: Panel) -> bool:
