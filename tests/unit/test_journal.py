@@ -18,6 +18,16 @@ def _grown(n: int) -> tuple[Session, list[Run]]:
     return full.model_copy(update={"runs": [], "warmup": []}, deep=True), runs
 
 
+def _journaled(path: Path, session: Session, runs: list[Run]) -> Journal[Session]:
+    """The session saved whole at path, then each run appended to its journal."""
+    journal = Journal(path, save)
+    journal.save(session)
+    for run in runs:
+        session.runs.append(run)
+        journal.save(session)
+    return journal
+
+
 def _same(a: Session, b: Session) -> bool:
     return a.model_dump(mode="json") == b.model_dump(mode="json")
 
@@ -60,11 +70,7 @@ def test_a_save_writes_as_much_at_run_300_as_at_run_1(tmp_path: Path) -> None:
 def test_a_line_cut_short_by_a_crash_loses_that_run_only(tmp_path: Path) -> None:
     session, runs = _grown(5)
     path = tmp_path / "s.json"
-    journal = Journal(path, save)
-    journal.save(session)
-    for run in runs:
-        session.runs.append(run)
-        journal.save(session)
+    _journaled(path, session, runs)
     data = journal_of(path).read_bytes()
     journal_of(path).write_bytes(data[: len(data) - 40])  # the last line half-written
     assert [r.repetition for r in load(path).runs] == [0, 1, 2, 3]
@@ -73,11 +79,7 @@ def test_a_line_cut_short_by_a_crash_loses_that_run_only(tmp_path: Path) -> None
 def test_a_compaction_cut_before_the_journal_went_adds_nothing_twice(tmp_path: Path) -> None:
     session, runs = _grown(6)
     path = tmp_path / "s.json"
-    journal = Journal(path, save)
-    journal.save(session)
-    for run in runs:
-        session.runs.append(run)
-        journal.save(session)
+    journal = _journaled(path, session, runs)
     kept = journal_of(path).read_bytes()
     journal.compact(session)
     journal_of(path).write_bytes(kept)  # the crash came between the file and the unlink
@@ -87,11 +89,7 @@ def test_a_compaction_cut_before_the_journal_went_adds_nothing_twice(tmp_path: P
 def test_another_sessions_journal_is_not_applied(tmp_path: Path) -> None:
     session, runs = _grown(3)
     path = tmp_path / "s.json"
-    journal = Journal(path, save)
-    journal.save(session)
-    for run in runs:
-        session.runs.append(run)
-        journal.save(session)
+    _journaled(path, session, runs)
     kept = journal_of(path).read_bytes()
     other, _ = _grown(0)
     other.created_at = "2026-11-27T00:00:00+00:00"
