@@ -102,7 +102,7 @@ def test_a_first_run_prints_its_rough_estimate_once_the_ceiling_is_known(tmp_pat
     assert events.index(told[0]) == ceilings[1] + 2
     # Then, after the first whole round, the time at its measured pace (once).
     paced = [e for e in events if e.startswith("time: the first round took")]
-    assert len(paced) == 1 and "the 1 planned round(s) end about" in paced[0]
+    assert len(paced) == 1 and "the 1 planned round ends about" in paced[0]
 
 
 def test_the_paced_estimate_is_the_first_rounds_wall_times_the_rounds_left(
@@ -114,7 +114,18 @@ def test_the_paced_estimate_is_the_first_rounds_wall_times_the_rounds_left(
                      decisive=True, time_budget_s=600, warmup_rounds=1)  # fmt: skip
     # 75 s in, after a warm-up of 70 s: 3 measured rounds at 70 s end at 285 s = 5 min.
     text = paced_estimate(plan, 75.0, 70.0, 3)
-    assert text.startswith("the first round took 70 s: at that pace the 3 planned round(s) end")
+    assert text.startswith("the first round took 70 s: at that pace the 3 planned rounds end")
     assert "end about 5 min after the start" in text and "within the 10 min budget" in text
     assert "more rounds only while undecided (up to 10)" in text
     assert "end about 10 min" in paced_estimate(plan, 75.0, 200.0, 3)  # the budget caps it
+
+
+def test_a_run_whose_first_round_was_its_last_says_no_planned_round_is_left(
+    tmp_path: Path,
+) -> None:
+    """Seen at -n 1: 'at that pace the 0 planned round(s) end about 13 s after the start'."""
+    from fsarena.run.firstrun import paced_estimate
+
+    plan = make_plan("article-a-2006", ["ext4"], 1, 0.5, 7, str(tmp_path / "w"))
+    told = paced_estimate(plan, 13.0, 13.0, 0)
+    assert told == "the first round took 13 s; no planned round is left"

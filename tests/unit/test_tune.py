@@ -204,6 +204,6 @@ def test_the_pace_after_a_warm_up_of_the_defaults_is_scaled_to_a_whole_round() -
     said = paced_estimate(plan, 100.0, 90.0, 3, ran=1)
     assert said.startswith(
         "the warm-up round (1 of the 3 sequences a round runs) took 90 s, so about 4 min a "
-        "round: at that pace the 3 planned round(s) end about 15 min after the start, within "
+        "round: at that pace the 3 planned rounds end about 15 min after the start, within "
         "the 30 min budget"
     ), said  # 100 s + 3 x 270 s; no round past the ceiling of 3

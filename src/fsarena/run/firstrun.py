@@ -81,7 +81,10 @@ def paced_estimate(
             f"the warm-up round ({ran} of the {whole} sequences a round runs) took "
             f"{duration(round_s)}, so about {duration(per_round)} a round"
         )
+    if measured_left == 0:
+        return f"{took}; no planned round is left{more}{cap}"
+    rounds = "round ends" if measured_left == 1 else "rounds end"
     return (
-        f"{took}: at that pace the {measured_left} planned round(s) end about "
+        f"{took}: at that pace the {measured_left} planned {rounds} about "
         f"{duration(end)} after the start{more}{cap}"
     )
