@@ -27,10 +27,10 @@ ALLOWED: dict[str, set[str]] = {
     "targets": {"aging", "datasets", "filesystems", "guest", "measure", "plan", "session"},
     "machines": {"guest", "measure", "plan", "session", "targets"},
     "report": {"analysis", "measure", "powerloss", "session"},
-    # many sessions: the fleet's merge and report, the results store (its history chart
-    # drawn the way the reports draw theirs)
+    # many sessions: the fleet's merge and report, the results store's history; each says
+    # what it found as the report's blocks, laid out by the report's renderers
     "store": {"analysis", "measure", "report", "session"},
-    "fleet": {"analysis", "measure", "session"},
+    "fleet": {"analysis", "measure", "report", "session"},
     # results that travel: bundles of sessions and the view merged from many
     "share": {"analysis", "measure", "report", "session"},
     "run": {

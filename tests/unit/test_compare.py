@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 from fsarena.cli.commands import main
 from fsarena.errors import FsarenaError
-from fsarena.report.compare import compare, render_html, render_markdown, render_text
+from fsarena.report.compare import compare, render
 from fsarena.session.file import save
 from tests.sessions import make_session
 
@@ -37,12 +37,12 @@ def test_same_filesystem_is_compared_across_sessions() -> None:
 
 def test_renderings() -> None:
     cross = compare([OLD, NEW])
-    text = render_text(cross)
+    text = render(cross, "text")
     assert "SAME FILESYSTEM ACROSS SESSIONS" in text and "s2 1.5× faster than s1" in text
     assert "s1/xfs" in text
-    md = render_markdown(cross)
+    md = render(cross, "markdown")
     assert md.startswith("# fsarena comparison of sessions") and "### iso_copy_in" in md
-    html = render_html(cross)
+    html = render(cross, "html")
     assert "<script" not in html and html.count("<svg") >= 3 and "s2 1.5× faster than s1" in html
 
 
@@ -87,7 +87,7 @@ def test_a_session_compared_with_itself_keeps_its_own_verdicts() -> None:
     table = next(t for t in own.tables if t.task == "tree_copy_in")
     verdict = comparison_line(own, table)
     assert "faster than btrfs" in verdict  # a clear win over btrfs
-    text = " ".join(render_text(compare([session, session])).split())
+    text = " ".join(render(compare([session, session]), "text").split())
     assert f"s1, s2: {verdict}" in text
     assert "tie between s1/" not in text  # nothing ranks one session's groups among all
     assert "are the same session" in text
@@ -118,7 +118,7 @@ def test_sessions_that_emptied_caches_differently_are_told_apart() -> None:
         "cold caches: a machine-wide (drop_caches), b per filesystem (remount)" in cross.differences
     )
     assert any(w.startswith("Different ways of emptying caches") for w in cross.warnings)
-    text = render_text(cross)
+    text = render(cross, "text")
     assert text.index("WHAT DIFFERS") < text.index("SAME FILESYSTEM ACROSS SESSIONS")
 
 

@@ -16,7 +16,7 @@ from fsarena.analysis.ranking import ratio_test
 from fsarena.cli.commands import main
 from fsarena.errors import FsarenaError
 from fsarena.fleet.merge import FleetReport, build, load_hosts
-from fsarena.fleet.render import FORMATS
+from fsarena.fleet.render import render
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "session-v3.json"
 
@@ -49,7 +49,7 @@ def test_ratios_are_per_host_and_summarised_by_geometric_mean(tmp_path: Path) ->
     base = ratio_test(walls["xfs"], walls["ext4"]).ratio
     faster = sum(base * f < 1 for f in (0.5, 0.8, 4.0))
     assert (across.better, across.hosts) == (faster, 3)
-    text = FORMATS["text"](report)
+    text = render(report, "text")
     assert "xfs " in text and f"on {max(faster, 3 - faster)} of 3 hosts, significant on" in text
     assert "Host facts" in text and "machine-id" in text
 
@@ -62,12 +62,12 @@ def report_of(paths: list[Path]) -> FleetReport:
 def test_every_format_renders(tmp_path: Path) -> None:
     paths = [host_file(tmp_path, "a", 0.5), host_file(tmp_path, "b", 2.0)]
     report = report_of(paths)
-    rows = list(csv.DictReader(io.StringIO(FORMATS["csv"](report))))
+    rows = list(csv.DictReader(io.StringIO(render(report, "csv"))))
     assert {r["host"] for r in rows} == {"a", "b"}
-    data = json.loads(FORMATS["json"](report))
+    data = json.loads(render(report, "json"))
     assert data["baseline"] == "ext4" and data["across"]
-    assert "<table>" in FORMATS["html"](report)
-    assert "| host | xfs |" in FORMATS["markdown"](report)
+    assert '<table class="grid labels">' in render(report, "html")
+    assert "| host | xfs |" in render(report, "markdown")
 
 
 def test_incomplete_host_is_shown_never_averaged(tmp_path: Path) -> None:
@@ -75,7 +75,7 @@ def test_incomplete_host_is_shown_never_averaged(tmp_path: Path) -> None:
              host_file(tmp_path, "c", 9.0, status="interrupted")]  # fmt: skip
     report = report_of(paths)
     assert report.across[("iso_copy_in", "xfs")].hosts == 2
-    text = FORMATS["text"](report)
+    text = render(report, "text")
     assert "interrupted: not averaged in" in text
     assert "c (" in text and "is interrupted, not complete" in text
 
@@ -176,7 +176,10 @@ def test_an_interval_too_wide_to_say_anything_is_not_printed() -> None:
 def test_html_answers_first_and_markdown_lists_warnings(tmp_path: Path) -> None:
     hosts, _ = load_hosts([host_file(tmp_path, "a"), host_file(tmp_path, "b", 0.5)])
     report = build(hosts, None, "wall_s", ["one warning"])
-    page = FORMATS["html"](report)
-    assert page.index("<h2>Across hosts</h2>") < page.index(f"<h2>{report.tasks[0]}</h2>")
-    assert '<p class="warn">warning: one warning</p>' in page
-    assert "\n- warning: one warning\n" in FORMATS["markdown"](report)
+    page = render(report, "html")
+    first = f"<h2>{report.tasks[0]} (wall_s / {report.baseline})</h2>"
+    assert page.index("<h2>Across hosts</h2>") < page.index(first)
+    assert page.index("<li>warning: one warning</li>") < page.index("<h2>Across hosts</h2>")
+    assert "\n- warning: one warning\n" in render(report, "markdown")
+    # Text and Markdown, read top to bottom, leave the summary to the tasks' own tables.
+    assert "Across hosts" not in render(report, "text") + render(report, "markdown")

@@ -226,3 +226,60 @@ def test_no_drawn_word_leaves_its_drawing_or_is_under_9_px_on_a_phone(
                 page.close()
         finally:
             browser.close()
+
+
+def _other_pages(tmp_path: Path) -> list[Path]:
+    """The fleet report's page and the store history's: the report's page (html.page) too."""
+    from fsarena.fleet.merge import build, load_hosts
+    from fsarena.fleet.render import render
+    from fsarena.store.chart import render as history_page
+    from fsarena.store.db import open_store
+    from fsarena.store.ingest import import_session
+    from fsarena.store.query import history
+    from tests.unit.test_fleet_report import host_file
+
+    paths = [host_file(tmp_path, "a", 0.5), host_file(tmp_path, "b", 2.0)]
+    paths.append(host_file(tmp_path, "c", 9.0, status="interrupted"))
+    hosts, warnings = load_hosts(paths)
+    fleet = tmp_path / "fleet.html"
+    fleet.write_text(render(build(hosts, None, "wall_s", warnings), "html"))
+    with open_store(str(tmp_path / "s.sqlite")) as db:
+        for session in sorted(FIXTURES.glob("session-v*.json")):
+            import_session(db, session)
+        points = history(db, "mkfs", "ext4", "wall_s")
+    drawn = tmp_path / "history.html"
+    drawn.write_text(history_page(points, "mkfs", "ext4", "wall_s", "html"))
+    return [fleet, drawn]
+
+
+def test_the_fleet_and_history_pages_fit_a_phone_offline(tmp_path: Path) -> None:
+    """Laid out by the report's page: nothing fetched, nothing runs off the page sideways
+    (wide tables and charts scroll within themselves), no table clipped, at 390 and 1280."""
+    from playwright.sync_api import Route, sync_playwright
+
+    blocked: list[str] = []
+
+    def route(r: Route) -> None:
+        if r.request.url.startswith("file://"):
+            r.continue_()
+        else:
+            blocked.append(r.request.url)
+            r.abort()
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(
+            executable_path=str(CHROMIUM), args=["--no-sandbox", "--headless", "--disable-gpu"]
+        )
+        try:
+            for path in _other_pages(tmp_path):
+                for width, height in ((390, 844), (1280, 800)):
+                    page = browser.new_page(viewport={"width": width, "height": height})
+                    page.route("**/*", route)
+                    page.goto(path.as_uri(), wait_until="load")
+                    assert page.locator("h1").count() == 1
+                    assert page.evaluate("document.documentElement.scrollWidth") <= width
+                    assert page.evaluate(CLIPPED_TABLES) == [], f"{path.name} at {width}"
+                    page.close()
+        finally:
+            browser.close()
+    assert blocked == []

@@ -328,3 +328,47 @@ def test_the_answer_is_calibrated_for_the_stopping_rules_looks() -> None:
     decisive = design_of(session.plan, 3, 3, len(session.order))
     assert (decisive.first, decisive.last, decisive.sequential) == (*rule.schedule()[:2], True)
     assert (decisive.first, decisive.last) == (3, 10)
+
+
+# Every command's --format choices, from the one table (report/formats.py): the command's
+# click path, and its name in the table's `commands`.
+_FORMAT_COMMANDS = [
+    (("report",), "report"),
+    (("run",), "report"),
+    (("compare",), "compare"),
+    (("fleet", "report"), "fleet"),
+    (("fleet", "run"), "fleet"),
+    (("store", "history"), "history"),
+    (("share", "view"), "view"),
+]
+
+
+@pytest.mark.parametrize(("path", "command"), _FORMAT_COMMANDS)
+def test_every_commands_formats_come_from_the_one_table(
+    path: tuple[str, ...], command: str
+) -> None:
+    import click
+
+    from fsarena.cli.commands import main
+    from fsarena.report import formats
+
+    found: click.Command = main
+    for name in path:
+        assert isinstance(found, click.Group)
+        found = found.commands[name]
+    option = next(p for p in found.params if p.name == "fmt")
+    assert isinstance(option.type, click.Choice)
+    assert tuple(option.type.choices) == formats.names(command)
+    # every document format reaches every command; a data format, those that export it
+    assert {f.name for f in FORMATS if f.document} <= set(formats.names(command))
+
+
+def test_each_data_export_is_where_the_table_says() -> None:
+    from fsarena.fleet.render import EXPORTS as fleet
+    from fsarena.report import formats
+    from fsarena.share.render import EXPORTS as view
+
+    assert set(fleet) == set(formats.exports("fleet"))
+    assert set(view) == set(formats.exports("view"))
+    assert formats.exports("compare") == formats.exports("history") == ()
+    assert set(formats.exports("report")) == {f.name for f in FORMATS if not f.document}

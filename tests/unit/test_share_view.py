@@ -24,7 +24,7 @@ from fsarena.errors import FsarenaError
 from fsarena.session.file import Session
 from fsarena.share.bundle import make
 from fsarena.share.document import sentence
-from fsarena.share.render import RENDERERS
+from fsarena.share.render import render
 from fsarena.share.view import MIN_HOSTS, Group, Shared, View, build
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
@@ -86,9 +86,9 @@ def test_fewer_than_five_hosts_are_shown_as_such(tmp_path: Path) -> None:
     (g,) = group(view)
     assert g.percentiles() == {}
     assert "| tree_copy_in · xfs | time | 4 (4) | 0.5×, 0.6×, 0.7×, 0.8× |" in (
-        RENDERERS["markdown"](view)
+        render(view, "markdown")
     )
-    assert "4 hosts: too few" in RENDERERS["text"](view)
+    assert "4 hosts: too few" in render(view, "text")
 
 
 def test_mismatched_keys_are_never_pooled(tmp_path: Path) -> None:
@@ -121,9 +121,9 @@ def test_a_held_back_session_is_placed_among_the_other_hosts(tmp_path: Path) -> 
         "ext4)"
     )
     assert sentence(placed) == said
-    assert said in " ".join(RENDERERS["html"](view).split())  # each result in words, on a page
+    assert said in " ".join(render(view, "html").split())  # each result in words, on a page
     row = "| tree_copy_in · xfs | 0.75×, 50th percentile | 6 (7 sessions), median 0.75× |"
-    assert row in RENDERERS["markdown"](view)
+    assert row in render(view, "markdown")
 
 
 def test_your_own_hosts_sessions_are_not_among_the_others(tmp_path: Path) -> None:
@@ -139,7 +139,7 @@ def test_yours_with_another_key_is_not_placed_and_says_what_differs(tmp_path: Pa
     (placed,) = [p for p in view.placements if (p.mine.task, p.mine.filesystem) == (TASK, "xfs")]
     assert placed.group is None and placed.rank_pct is None
     assert placed.differs == ("mount_options",)
-    text = " ".join(RENDERERS["text"](view).split())
+    text = " ".join(render(view, "text").split())
     assert "no bundle has its key, so it is not pooled" in text
     assert "mount_options (yours: noatime; theirs: none)" in text
 
@@ -153,7 +153,7 @@ def test_keys_an_older_session_could_not_complete_are_pooled_with_none(tmp_path:
     view = build([tmp_path], "ext4")
     mkfs = group(view, "mkfs")
     assert len(mkfs) == 2 and not any(g.complete for g in mkfs)
-    text = RENDERERS["text"](view)
+    text = render(view, "text")
     assert "NOT POOLED: KEYS NOT COMPLETE" in text and "device, task_tools, task_version" in text
 
 
@@ -190,11 +190,11 @@ def test_a_git_repository_is_read_as_published(tmp_path: Path) -> None:
 def test_every_format_renders_a_static_page_and_the_json_holds_the_hosts(tmp_path: Path) -> None:
     write(tmp_path, [session(i + 1, r) for i, r in enumerate(HOSTS)])
     view = build([tmp_path], "ext4", _mine(session(99, 0.75)))
-    page = RENDERERS["html"](view)
+    page = render(view, "html")
     assert "<svg" in page and "<script" not in page
     assert "http://" not in page.replace('xmlns="http://www.w3.org/2000/svg"', "")
     assert "https://" not in page
-    data = json.loads(RENDERERS["json"](view))
+    data = json.loads(render(view, "json"))
     (key,) = [k for k in data["keys"] if (k["task"], k["filesystem"]) == (TASK, "xfs")]
     assert sorted(key["host_ratios"].values()) == pytest.approx(HOSTS)
     assert key["percentiles"]["50"] == pytest.approx(0.75)
@@ -202,7 +202,7 @@ def test_every_format_renders_a_static_page_and_the_json_holds_the_hosts(tmp_pat
         y for y in data["yours"]["results"] if (y["task"], y["filesystem"]) == (TASK, "xfs")
     ]
     assert yours["percentile"] == 50.0 and yours["pooled"]
-    assert "## Where your session falls" in RENDERERS["markdown"](view)
+    assert "## Where your session falls" in render(view, "markdown")
 
 
 def test_a_baseline_no_session_ran_is_refused(tmp_path: Path) -> None:

@@ -12,9 +12,10 @@ from click.testing import CliRunner
 
 from fsarena.cli.commands import main
 from fsarena.errors import FsarenaError
+from fsarena.store.chart import render
 from fsarena.store.db import open_store
 from fsarena.store.ingest import content_digest, import_session
-from fsarena.store.query import history, history_text
+from fsarena.store.query import history
 from fsarena.store.schema import MIGRATIONS
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
@@ -90,7 +91,7 @@ def test_history_is_per_session_in_time_order(tmp_path: Path) -> None:
     mine = next(p for p in points if p.created_at == v3["created_at"])
     assert mine.summary.n == len(walls)
     assert mine.summary.mean == pytest.approx(sum(walls) / len(walls))
-    text = history_text(points, "mkfs", "ext4", "wall_s")
+    text = render(points, "mkfs", "ext4", "wall_s", "text")
     assert "mkfs on ext4" in text and v3["host"]["kernel"] in text
 
 

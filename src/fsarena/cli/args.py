@@ -7,17 +7,20 @@ flag as typed and what to do, exit code 2: click's own usage errors included.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 import click.shell_completion
 
 from fsarena.errors import FsarenaError
-from fsarena.report.formats import NAMES
+from fsarena.report.formats import names
 
 if TYPE_CHECKING:
     from fsarena.session.file import Session
+
+F = TypeVar("F", bound=Callable[..., Any])  # a command function, as click's decorators take it
 
 
 class FiniteNumber(click.ParamType[float]):
@@ -59,9 +62,15 @@ class Percent(FiniteNumber):
 
 PERCENT = Percent()
 
-# The report formats, for --format: the one table of them (fsarena.report.formats,
+# The report's formats, for --format: the one table of them (fsarena.report.formats,
 # light: the renderers load only in the commands that render).
-FORMATS = NAMES
+FORMATS = names("report")
+
+
+def format_option(command: str, **kwargs: Any) -> Callable[[F], F]:
+    """--format: the choices of `command` (report.formats.names), text by default."""
+    settings: dict[str, Any] = {"default": "text", "show_default": True, **kwargs}
+    return click.option("--format", "fmt", type=click.Choice(names(command)), **settings)
 
 
 def fs_names(text: str | None, flag: str = "--fs") -> list[str] | None:
@@ -127,9 +136,20 @@ def usage_line(exc: click.UsageError) -> str:
     return f"{what}; `{path} -h` lists the options"
 
 
-def force_option(f: Any) -> Any:
+def force_option(f: F) -> F:
     """--force: the one way to write over an existing --output file."""
     return click.option("--force", is_flag=True, help="Replace the --output file if it exists.")(f)
+
+
+def output_options(help: str = "Write here (default: stdout).") -> Callable[[F], F]:
+    """--output FILE (-o) and --force, the one way to write over it: every command that
+    writes a file the user names."""
+
+    def decorate(f: F) -> F:
+        path = click.Path(dir_okay=False, path_type=Path)
+        return click.option("--output", "-o", type=path, default=None, help=help)(force_option(f))
+
+    return decorate
 
 
 def refuse_existing(output: Path | None, what: str, force: bool) -> None:

@@ -11,7 +11,7 @@ from typing import Any, NoReturn
 import click
 
 from fsarena import build_identity
-from fsarena.cli.args import force_option, refuse_existing
+from fsarena.cli.args import format_option, output_options, refuse_existing
 from fsarena.cli.base import DEFAULT_RESULTS, fail, on_stop
 from fsarena.cli.store import import_into_default_store
 from fsarena.plan import DEFAULT_SUITE
@@ -22,9 +22,6 @@ def fleet() -> None:
     """The same comparison on many hosts (Ansible), and the report across them."""
 
 
-_FLEET_FORMATS = ["text", "markdown", "csv", "json", "html"]
-
-
 @fleet.command("report")
 @click.argument(
     "session_paths", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path)
@@ -33,9 +30,8 @@ _FLEET_FORMATS = ["text", "markdown", "csv", "json", "html"]
     "--baseline", default=None, help="Each host's reference filesystem (default: the plan's first)."
 )
 @click.option("--metric", default="wall_s", show_default=True, help="The metric compared.")
-@click.option("--format", "fmt", type=click.Choice(_FLEET_FORMATS), default="text")
-@click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path), default=None)
-@force_option
+@format_option("fleet")
+@output_options()
 @click.option(
     "--allow-same-machine", is_flag=True, help="Merge sessions that share a machine-id (tests)."
 )
@@ -51,12 +47,12 @@ def fleet_report(
     """Hosts x filesystems: each filesystem's ratio to the baseline on the same host."""
     from fsarena.cli.reports import write_text
     from fsarena.fleet.merge import build, load_hosts
-    from fsarena.fleet.render import FORMATS
+    from fsarena.fleet.render import render
 
     refuse_existing(output, "fleet report", force)
     on_stop(lambda: "no file half-written: each is written whole, or not at all")
     hosts, warnings = load_hosts(list(session_paths), allow_same_machine)
-    text = FORMATS[fmt](build(hosts, baseline, metric, warnings))
+    text = render(build(hosts, baseline, metric, warnings), fmt)
     if output is None:
         click.echo(text, nl=False)
         return
@@ -77,7 +73,7 @@ def fleet_report(
 @click.option("--task-timeout", type=float, default=None, help="Seconds per task.")
 @click.option("--results-dir", default=DEFAULT_RESULTS, show_default=True)
 @click.option("--baseline", default=None, help="Reference filesystem (default: the first).")
-@click.option("--format", "fmt", type=click.Choice(_FLEET_FORMATS), default="text")
+@format_option("fleet")
 @click.option("--allow-same-machine", is_flag=True, help="Hosts may share a machine-id (tests).")
 def fleet_run(**opts: Any) -> None:
     """Run the same plan on every host of an Ansible inventory; fetch and compare the sessions."""
@@ -121,7 +117,7 @@ def _fleet_stopped(run: Any, fetch: Path) -> NoReturn:
 
 def _fleet_summary(run: Any, fetch: Path, opts: dict[str, Any]) -> None:
     from fsarena.fleet.merge import build, load_hosts
-    from fsarena.fleet.render import FORMATS
+    from fsarena.fleet.render import render
     from fsarena.session.file import session_files
 
     click.echo(f"fsarena: fleet wall time {run.wall_s:.1f} s", err=True)
@@ -135,7 +131,8 @@ def _fleet_summary(run: Any, fetch: Path, opts: dict[str, Any]) -> None:
     if len(sessions) < 2:
         fail(f"only {len(sessions)} host sessions fetched into {fetch}: no fleet to compare", 1)
     hosts, warnings = load_hosts(sessions, opts["allow_same_machine"])
-    click.echo(FORMATS[opts["fmt"]](build(hosts, opts["baseline"], "wall_s", warnings)), nl=False)
+    report = build(hosts, opts["baseline"], "wall_s", warnings)
+    click.echo(render(report, opts["fmt"]), nl=False)
     if any(h.failed for h in run.hosts.values()):
         sys.exit(1)
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from fsarena.cli.args import FORMATS, PERCENT, force_option, refuse_existing, reweighed
+from fsarena.cli.args import PERCENT, format_option, output_options, refuse_existing, reweighed
 from fsarena.cli.base import DEFAULT_RESULTS, on_stop
 from fsarena.errors import FsarenaError
 
@@ -29,21 +29,14 @@ workload_option = click.option(
 
 @click.command()
 @click.argument("session_path", required=False, type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
-@click.option(
-    "--output",
-    "-o",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="Write here (default: stdout); HTML charts go to NAME-charts/ beside it.",
-)
+@format_option("report")
+@output_options("Write here (default: stdout); HTML charts go to NAME-charts/ beside it.")
 @click.option(
     "--results-dir",
     default=DEFAULT_RESULTS,
     show_default=True,
     help="Where to find the newest session when none is given.",
 )
-@force_option
 @weigh_option
 @workload_option
 def report(
@@ -114,21 +107,8 @@ def _newest(directory: Path) -> Path:
     multiple=True,
     help="A short name per session, in order (default: s1, s2, ...).",
 )
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "markdown", "html"]),
-    default="text",
-    show_default=True,
-)
-@click.option(
-    "--output",
-    "-o",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="Write here (default: stdout).",
-)
-@force_option
+@format_option("compare")
+@output_options()
 @click.option(
     "--fail-on-regression",
     "fail_pct",
@@ -191,7 +171,7 @@ def compare(
     `fsarena compare BASE NEW --fail-on-regression 5`, or
     `fsarena compare NEW --baseline store --fail-on-regression 5`.
     """
-    from fsarena.report.compare import RENDERERS, compare
+    from fsarena.report.compare import compare, render
     from fsarena.session.file import load
 
     paths = list(session_paths)
@@ -213,7 +193,7 @@ def compare(
         _gate(sessions, tuple(labels) or ("BASE", "NEW"), fail_pct, fmt, (output, junit), force)
         return
     result = compare(sessions, list(labels) or None)
-    _emit(RENDERERS[fmt](result), output, force)
+    _emit(render(result, fmt), output, force)
 
 
 def _emit(content: str, output: Path | None, force: bool = False) -> None:
@@ -264,7 +244,7 @@ def _gate(
     (0 pass, 1 regression, INCONCLUSIVE when it cannot vouch for a pass)."""
     from fsarena.analysis.regression import gate, gate_lines
     from fsarena.report import junit
-    from fsarena.report.compare import RENDERERS, compare, settings
+    from fsarena.report.compare import compare, render, settings
 
     if len(labels) != 2:
         raise click.UsageError(f"give two --label values, BASE and NEW ({len(labels)} given)")
@@ -288,7 +268,7 @@ def _gate(
     result = gate(base, new, pct / 100)
     output, junit_path = outputs
     if output is not None:
-        _emit(RENDERERS[fmt](compare(sessions, list(labels))), output, force)
+        _emit(render(compare(sessions, list(labels)), fmt), output, force)
     if junit_path is not None:
         write_text(junit_path, junit.render(result, (labels[0], labels[1])), "JUnit file", force)
         click.echo(f"written: {junit_path}", err=True)

@@ -12,9 +12,9 @@ from typing import Any
 
 import click
 
-from fsarena.cli.args import force_option, refuse_existing
+from fsarena.cli.args import format_option, output_options, refuse_existing
 from fsarena.errors import FsarenaError
-from fsarena.share.formats import BY_SUFFIX, NAMES
+from fsarena.report.formats import BY_SUFFIX, names
 
 
 class DefaultGroup(click.Group):
@@ -50,13 +50,7 @@ def share() -> None:
     metavar="SESSION",
     type=click.Path(dir_okay=False, path_type=Path),
 )
-@click.option(
-    "--output",
-    "-o",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="The bundle file (default: SESSION's name with .bundle.json, beside it).",
-)
+@output_options("The bundle file (default: SESSION's name with .bundle.json, beside it).")
 @click.option(
     "--dry-run",
     is_flag=True,
@@ -69,7 +63,6 @@ def share() -> None:
     default=None,
     help="Check that a bundle's contents match its digest (exit 0), instead of making one.",
 )
-@force_option
 def share_bundle(
     session_path: Path | None,
     output: Path | None,
@@ -129,21 +122,13 @@ def _verify(path: Path) -> None:
     default=None,
     help="A session file (or bundle) of yours: where each of its results falls among the others.",
 )
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(NAMES),
+@format_option(
+    "view",
     default=None,
+    show_default=False,
     help="The format (default: from --output's suffix, else text).",
 )
-@click.option(
-    "--output",
-    "-o",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="Write here (default: stdout).",
-)
-@force_option
+@output_options()
 def share_view(
     bundles: tuple[Path, ...],
     baseline: str | None,
@@ -158,13 +143,14 @@ def share_view(
     Exit 1 when a bundle was left out (it did not verify, or was not a bundle)."""
     from fsarena.cli.reports import write_text
     from fsarena.filesystems.profiles import REFERENCE_FILESYSTEM
-    from fsarena.share.render import RENDERERS
+    from fsarena.share.render import render
     from fsarena.share.view import build
 
     refuse_existing(output, "view file", force)
-    fmt = fmt or (BY_SUFFIX.get(output.suffix.lstrip(".")) if output else None) or "text"
+    by_suffix = BY_SUFFIX.get(output.suffix.lstrip(".")) if output else None
+    fmt = fmt or (by_suffix if by_suffix in names("view") else None) or "text"
     view = build(list(bundles), baseline or REFERENCE_FILESYSTEM, _mine(mine) if mine else None)
-    content = RENDERERS[fmt](view)
+    content = render(view, fmt)
     if output is None or str(output) == "-":
         click.echo(content, nl=False)
     else:

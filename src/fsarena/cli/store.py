@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from fsarena.cli.args import force_option, refuse_existing
+from fsarena.cli.args import format_option, output_options, refuse_existing
 from fsarena.cli.base import DEFAULT_RESULTS, on_stop
 
 _STORE_HELP = "The store: an SQLite file, or postgresql://... for a team."
@@ -64,25 +64,23 @@ def store_list(url: str) -> None:
 @click.option("--task", required=True, help="A task, e.g. untar.")
 @click.option("--fs", "filesystem", required=True, help="A filesystem, e.g. ext4.")
 @click.option("--metric", default="wall_s", show_default=True, help="A raw metric.")
-@click.option("--format", "fmt", type=click.Choice(["text", "html"]), default="text")
-@click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path), default=None)
-@force_option
+@format_option("history")
+@output_options()
 @_store_option
 def store_history(
     task: str, filesystem: str, metric: str, fmt: str, output: Path | None, force: bool, url: str
 ) -> None:
     """One task on one filesystem across sessions: kernels, hosts, time."""
     from fsarena.cli.reports import write_text
-    from fsarena.store.chart import history_html
+    from fsarena.store.chart import render
     from fsarena.store.db import open_store
-    from fsarena.store.query import history, history_text
+    from fsarena.store.query import history
 
     refuse_existing(output, "history file", force)
     on_stop(lambda: "no file half-written: each is written whole, or not at all")
     with open_store(url, create=False) as db:
         points = history(db, task, filesystem, metric)
-    draw = history_html if fmt == "html" else history_text
-    text = draw(points, task, filesystem, metric)
+    text = render(points, task, filesystem, metric, fmt)
     if output is None:
         click.echo(text, nl=False)
         return

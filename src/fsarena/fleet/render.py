@@ -1,15 +1,16 @@
-"""The fleet report in every format: hosts x filesystems, ratios to the baseline per host.
+"""The fleet report: hosts x filesystems, ratios to the baseline per host.
 
-Each format is one small function over the same cells (merge.FleetReport), in
-the registry FORMATS. A ratio below 1 means less of the metric than the
-baseline on that host (for times: faster); `*` marks a significant difference
+`document(report)` says it as the report's blocks (report/document.py), which
+every document format of report/formats.py lays out as it lays out the other
+commands' documents; CSV and JSON are data exports of the same cells
+(merge.FleetReport), in EXPORTS. A ratio below 1 means less of the metric than
+the baseline on that host (for times: faster); `*` marks a significant difference
 (Welch's t-test on log samples, p < 0.05, not adjusted for the many cells).
 """
 
 from __future__ import annotations
 
 import csv
-import html
 import io
 import json
 import math
@@ -18,6 +19,8 @@ from collections.abc import Callable
 from fsarena.analysis.stats import TOO_WIDE
 from fsarena.fleet.merge import FleetReport, agreement
 from fsarena.measure.metrics import METRICS
+from fsarena.report import render_document
+from fsarena.report.document import Block, Forms, Heading, Notes, Paragraph, Section, Table
 
 
 def _interval(low: float, high: float) -> str:
@@ -54,15 +57,14 @@ def _rows(report: FleetReport, task: str) -> list[list[str]]:
     return rows
 
 
-def _intro(report: FleetReport) -> list[str]:
+def _intro(report: FleetReport) -> str:
     metric = METRICS[report.metric]
-    return [
+    return (
         f"Fleet of {len(report.hosts)} hosts ({len(report.included)} complete): {metric.label} "
         f"of each filesystem as a ratio to {report.baseline} measured on the same host, "
         "with its 95 % interval; * significant (p < 0.05). Raw figures are never pooled "
-        "across hosts.",
-        *(f"warning: {w}" for w in report.warnings),
-    ]
+        "across hosts."
+    )
 
 
 def _facts(report: FleetReport) -> list[list[str]]:
@@ -71,43 +73,39 @@ def _facts(report: FleetReport) -> list[list[str]]:
     return [[k, *(f[k] for f in facts)] for k in keys]
 
 
-def _table(rows: list[list[str]]) -> list[str]:
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    return ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
+def _table(rows: list[list[str]], style: str = "") -> Table:
+    return Table(tuple(rows[0]), tuple(tuple(r) for r in rows[1:]), style=style)
 
 
-def text(report: FleetReport) -> str:
-    out = _intro(report)
-    for task in report.tasks:
-        out += ["", f"{task} ({report.metric} / {report.baseline})"]
-        out += _table([["host", *report.filesystems], *_rows(report, task)])
-        out += [f"  {agreement(report, task, f)}" for f in report.filesystems
-                if (task, f) in report.across]  # fmt: skip
-    out += ["", "Host facts"]
-    out += _table([["", *(h.label for h in report.hosts)], *_facts(report)])
-    return "\n".join(out) + "\n"
+def _summary(report: FleetReport) -> list[list[str]]:
+    """The answer first: per task and filesystem, the geometric mean and the agreement."""
+    rows = [["task", "filesystem", f"geometric mean (/ {report.baseline})", "hosts agree"]]
+    for (task, fs), a in report.across.items():
+        rows.append([task, fs, f"{a.geomean:.3f}", agreement(report, task, fs)])
+    return rows
 
 
-def _md_table(rows: list[list[str]]) -> list[str]:
-    esc = [[c.replace("|", "\\|") for c in r] for r in rows]
-    return [
-        "| " + " | ".join(esc[0]) + " |",
-        "|" + "---|" * len(esc[0]),
-        *("| " + " | ".join(r) + " |" for r in esc[1:]),
-    ]
+def _task(report: FleetReport, task: str) -> Section:
+    """One task: each host's ratios, their geometric mean, and how far the hosts agree."""
+    agree = [agreement(report, task, f) for f in report.filesystems if (task, f) in report.across]
+    table = _table([["host", *report.filesystems], *_rows(report, task)], "labels")
+    heading = Heading(f"{task} ({report.metric} / {report.baseline})", level=3)
+    return Section(heading, (table, *((Notes(tuple(agree)),) if agree else ())))
 
 
-def markdown(report: FleetReport) -> str:
-    intro = _intro(report)
-    out = ["# fsarena fleet report", "", intro[0], "", *(f"- {w}" for w in intro[1:])]
-    for task in report.tasks:
-        out += ["", f"## {task}", ""]
-        out += _md_table([["host", *report.filesystems], *_rows(report, task)])
-        out += ["", *(f"- {agreement(report, task, f)}" for f in report.filesystems
-                      if (task, f) in report.across)]  # fmt: skip
-    out += ["", "## Host facts", ""]
-    out += _md_table([["", *(h.label for h in report.hosts)], *_facts(report)])
-    return "\n".join(out) + "\n"
+def document(report: FleetReport) -> tuple[Block, ...]:
+    """The fleet report as blocks: what it compares, the warnings, the answer across hosts
+    (on a page, which has room for it first), each task, the hosts' facts."""
+    blocks: list[Block] = [Heading("fsarena fleet report", level=1), Paragraph(_intro(report))]
+    if report.warnings:
+        blocks.append(Notes(tuple(f"warning: {w}" for w in report.warnings)))
+    if report.across:  # the tasks' own tables say it again, read top to bottom
+        across = Section(Heading("Across hosts", level=3), (_table(_summary(report), "text"),))
+        blocks.append(Forms(short=(), full=(across,)))
+    blocks += [_task(report, task) for task in report.tasks]
+    facts = _table([["", *(h.label for h in report.hosts)], *_facts(report)], "labels")
+    blocks.append(Section(Heading("Host facts", level=3), (facts,)))
+    return tuple(blocks)
 
 
 def _records(report: FleetReport) -> list[dict[str, object]]:
@@ -165,59 +163,12 @@ def json_(report: FleetReport) -> str:
     return json.dumps(data, indent=1, sort_keys=True) + "\n"
 
 
-def _html_table(rows: list[list[str]]) -> str:
-    head = "".join(f"<th>{html.escape(c)}</th>" for c in rows[0])
-    body = "".join(
-        ('<tr class="geo">' if r[0] == "geometric mean" else "<tr>")
-        + "".join(f"<td>{html.escape(c)}</td>" for c in r)
-        + "</tr>"
-        for r in rows[1:]
-    )
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+# The fleet's data exports, one per data format that names "fleet" (report/formats.py).
+EXPORTS: dict[str, Callable[[FleetReport], str]] = {"csv": csv_, "json": json_}
 
 
-def _summary(report: FleetReport) -> list[list[str]]:
-    """The answer first: per task and filesystem, the geometric mean and the agreement."""
-    rows = [["task", "filesystem", f"geometric mean (/ {report.baseline})", "hosts agree"]]
-    for (task, fs), a in report.across.items():
-        rows.append([task, fs, f"{a.geomean:.3f}", agreement(report, task, fs)])
-    return rows
-
-
-_CSS = (
-    "body{font-family:sans-serif;max-width:72em;margin:1em auto;padding:0 1em}"
-    "table{border-collapse:collapse;margin:.5em 0}td,th{padding:3px 10px;text-align:left;"
-    "border-bottom:1px solid #ddd}td+td{font-family:monospace}"
-    "tr.geo td{font-weight:bold;border-top:2px solid #888}"
-    ".warn{background:#fff4d6;border-left:4px solid #e0a000;padding:4px 8px}"
-    ".agree{color:#333;margin-top:0}"
-)
-
-
-def html_(report: FleetReport) -> str:
-    intro = _intro(report)
-    parts = [f"<p>{html.escape(intro[0])}</p>"]
-    parts += [f'<p class="warn">{html.escape(w)}</p>' for w in intro[1:]]
-    if report.across:
-        parts += ["<h2>Across hosts</h2>", _html_table(_summary(report))]
-    for task in report.tasks:
-        parts.append(f"<h2>{html.escape(task)}</h2>")
-        parts.append(_html_table([["host", *report.filesystems], *_rows(report, task)]))
-        parts += [f'<p class="agree">{html.escape(agreement(report, task, f))}</p>'
-                  for f in report.filesystems if (task, f) in report.across]  # fmt: skip
-    parts.append("<h2>Host facts</h2>")
-    parts.append(_html_table([["", *(h.label for h in report.hosts)], *_facts(report)]))
-    return (
-        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-        f"<title>fsarena fleet report</title><style>{_CSS}</style></head>\n"
-        "<body><h1>fsarena fleet report</h1>\n" + "\n".join(parts) + "\n</body></html>\n"
-    )
-
-
-FORMATS: dict[str, Callable[[FleetReport], str]] = {
-    "text": text,
-    "markdown": markdown,
-    "csv": csv_,
-    "json": json_,
-    "html": html_,
-}
+def render(report: FleetReport, fmt: str) -> str:
+    """The fleet report in a format of report/formats.py that names "fleet"."""
+    if fmt in EXPORTS:
+        return EXPORTS[fmt](report)
+    return render_document(fmt, document(report), "fsarena fleet report")

@@ -1,6 +1,8 @@
 """Reports: each format of formats.FORMATS renders the comparison built once from a session.
 
-A format's module has `render(comparison) -> str`. A format whose output can
+A format's module has `render(comparison) -> str`; a document format's also has
+`render_document(blocks, title) -> str`, which every other command's document
+goes through (render_document below). A format whose output can
 have files beside it (the HTML report's charts as PNG and SVG) also has
 `bundle(comparison, asset_dir) -> (text, charts)`, used by `write`, which puts
 the charts in a directory next to the output file.
@@ -22,6 +24,7 @@ from fsarena.report.formats import BY_NAME, FORMATS
 if TYPE_CHECKING:  # loaded at run time by __getattr__, when first asked for
     from fsarena.report.charts import Chart
     from fsarena.report.comparison import Comparison, build
+    from fsarena.report.document import Block
     from fsarena.session.file import Session
 
     EXPORTERS: dict[str, Callable[[Comparison], str]]
@@ -55,6 +58,15 @@ def render(session: Session, fmt: str) -> str:
 def render_comparison(comparison: Comparison, fmt: str) -> str:
     """render() of a comparison already built (building it is most of a report's time)."""
     return exporter(fmt)(comparison)
+
+
+def render_document(fmt: str, blocks: Sequence[Block], title: str) -> str:
+    """A command's document (compare's, the fleet report's, the store's history, the
+    shared view's) in a document format: the format's module lays the blocks out."""
+    if not BY_NAME[fmt].document:
+        raise ValueError(f"{fmt} is a data format: no document renders in it")
+    render_function: Callable[[Sequence[Block], str], str] = _module(fmt).render_document
+    return render_function(blocks, title)
 
 
 def asset_dir_for(path: Path) -> Path:
@@ -113,5 +125,6 @@ __all__ = [
     "exporter",
     "render",
     "render_comparison",
+    "render_document",
     "write",
 ]

@@ -74,7 +74,9 @@ class Table:
 
     headers: tuple[str, ...]
     rows: tuple[tuple[str, ...], ...]
-    style: str = ""  # "" (figures), "text" (cells of prose), "flags" (last column: flags), "kv"
+    # "" (figures), "text" (cells of prose), "labels" (short words and figures with their
+    # marks, left-aligned), "flags" (last column: flags), "kv"
+    style: str = ""
     title: str = ""
     detail: bool = False
 

@@ -72,6 +72,11 @@ def page(blocks: Sequence[Block], title: str, asset_dir: str | None = None) -> s
     return template("report.html.j2").render(context)
 
 
+def render_document(blocks: Sequence[Block], title: str) -> str:
+    """Any command's document as one page (its charts drawn here, one by one)."""
+    return page(blocks, title)
+
+
 def navigation(blocks: Sequence[Block]) -> list[tuple[str, str]]:
     """A link to each section with an anchor after the first (the answer, on screen)."""
     sections = [b for b in blocks if isinstance(b, Section)]

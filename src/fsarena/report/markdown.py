@@ -36,6 +36,11 @@ def render_blocks(blocks: Sequence[Block], depth: int = 2) -> str:
     return "\n".join(lines(blocks, depth)).rstrip() + "\n"
 
 
+def render_document(blocks: Sequence[Block], title: str) -> str:
+    """Any command's document in Markdown (its level-1 heading is its title)."""
+    return render_blocks(blocks)
+
+
 def lines(blocks: Sequence[Block], depth: int = 2) -> list[str]:
     """Blocks as Markdown, each followed by a blank line; sections at heading `depth`."""
     return [line for block in blocks for line in _block(block, depth)]
@@ -81,7 +86,7 @@ def _paragraph(p: Paragraph) -> str:
 
 
 def _table(table: Table) -> list[str]:
-    align = "---" if table.style == "text" else "---:"
+    align = "---" if table.style in ("text", "labels") else "---:"
     out = ["| " + " | ".join(_escape(h) for h in table.headers) + " |"]
     out.append("|" + "|".join(["---", *[align] * (len(table.headers) - 1)]) + "|")
     out.extend("| " + " | ".join(_escape(c) for c in row) + " |" for row in table.rows)

@@ -49,9 +49,10 @@ def terminal_width() -> int:
 KEY_HEADERS = frozenset({"task", "filesystem", "workload", "state", "path", "host"})
 
 
-def layout(headers: list[str], rows: list[list[str]], width: int) -> list[str]:
+def layout(headers: list[str], rows: list[list[str]], width: int, left: bool = False) -> list[str]:
     """A table as lines; cut into blocks of columns to fit `width`, each block with the
-    columns that name a row (the first, and those after it in KEY_HEADERS)."""
+    columns that name a row (the first, and those after it in KEY_HEADERS). Figures are
+    right-aligned; with `left` (cells of words, style "labels") every column is left-aligned."""
     widths = [max(len(r[i]) for r in [headers, *rows]) for i in range(len(headers))]
     keys = 1
     while keys < len(headers) - 1 and headers[keys] in KEY_HEADERS:
@@ -71,7 +72,7 @@ def layout(headers: list[str], rows: list[list[str]], width: int) -> list[str]:
 
         def line(cells: list[str], keep: list[int] = keep) -> str:
             names = [cells[i].ljust(widths[i]) for i in range(keys)]
-            rest = [cells[i].rjust(widths[i]) for i in keep[keys:]]
+            rest = [(cells[i].ljust if left else cells[i].rjust)(widths[i]) for i in keep[keys:]]
             return "  ".join([*names, *rest]).rstrip()
 
         if out:
@@ -102,6 +103,11 @@ def render(comparison: Comparison, width: int | None = None) -> str:
 
 def render_blocks(blocks: Sequence[Block], width: int = DEFAULT_WIDTH) -> str:
     return "\n".join(lines(blocks, width)).rstrip() + "\n"
+
+
+def render_document(blocks: Sequence[Block], title: str) -> str:
+    """Any command's document for a terminal (its level-1 heading is its title)."""
+    return render_blocks(blocks, terminal_width())
 
 
 def lines(blocks: Sequence[Block], width: int = DEFAULT_WIDTH) -> list[str]:
@@ -192,7 +198,8 @@ def _inner(block: Block, width: int, previous: Block | None) -> list[str]:
             return []
         if block.style == "text":  # cells of prose: one entry a row
             return [line for row in block.rows for line in _entry(block.headers, row, width)]
-        return layout(list(block.headers), [list(r) for r in block.rows], width)
+        left = block.style == "labels"
+        return layout(list(block.headers), [list(r) for r in block.rows], width, left)
     if isinstance(block, Figure):
         return block.drawing.lines(width)
     if isinstance(block, Section):

@@ -1,5 +1,5 @@
-"""The shared view in each format of share.formats: the document laid out by the report's
-renderers (text, Markdown, HTML), or the view's numbers as JSON.
+"""The shared view in each format report/formats.py lists for "view": the document laid out
+by that format's renderer (text, Markdown, HTML), or the view's numbers as JSON.
 
 The JSON is the view for scripts, versioned by VIEW_FORMAT: per key its digest
 and fields, each host's ratio (by pseudonym), the percentiles those hosts
@@ -12,24 +12,11 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from fsarena.report import html, markdown, text
+from fsarena.report import render_document
 from fsarena.share.document import document
 from fsarena.share.view import Group, Placement, View
 
 VIEW_FORMAT = "fsarena-share-view-1"
-
-
-def render_text(view: View) -> str:
-    return text.render_blocks(document(view), text.terminal_width())
-
-
-def render_markdown(view: View) -> str:
-    return markdown.render_blocks(document(view))
-
-
-def render_html(view: View) -> str:
-    """One self-contained page: inline CSS and SVG, no script, nothing fetched."""
-    return html.page(document(view), f"fsarena: shared results against {view.baseline}")
 
 
 def _group(g: Group) -> dict[str, Any]:
@@ -80,9 +67,13 @@ def render_json(view: View) -> str:
     return json.dumps(data, indent=1, sort_keys=True, allow_nan=False) + "\n"
 
 
-RENDERERS: dict[str, Callable[[View], str]] = {
-    "text": render_text,
-    "markdown": render_markdown,
-    "html": render_html,
-    "json": render_json,
-}
+# The view's data exports, one per data format that names "view" (report/formats.py).
+EXPORTS: dict[str, Callable[[View], str]] = {"json": render_json}
+
+
+def render(view: View, fmt: str) -> str:
+    """The view in a format: a document format lays out its document (report/formats.py)."""
+    if fmt in EXPORTS:
+        return EXPORTS[fmt](view)
+    title = f"fsarena: shared results against {view.baseline}"
+    return render_document(fmt, document(view), title)

@@ -97,26 +97,28 @@ def _fmt(value: float, metric: Metric) -> str:
     return f"{value * metric.scale:.4g}"
 
 
-def history_text(points: list[Point], task: str, filesystem: str, metric_name: str) -> str:
+def history_table(
+    points: list[Point], task: str, filesystem: str, metric_name: str
+) -> tuple[str, list[str], list[list[str]]]:
+    """One task's history on one filesystem: what it shows, its headers and one row per
+    session (store/chart.py lays them out as a document)."""
     metric = METRICS[metric_name]
     unit = f" ({metric.unit})" if metric.unit else ""
     better = "lower" if metric.better == "lower" else "higher"
-    lines = [
+    intro = (
         f"{task} on {filesystem}: {metric.label}{unit}, {better} is better; "
-        f"mean and 95 % interval of each session's successful repetitions",
-        f"{'created':25}  {'host':12}  {'kernel':22}  {'session':16}  {'n':>3}  "
-        f"{'mean':>10}  95 % interval",
-    ]
+        f"mean and 95 % interval of each session's successful repetitions"
+    )
+    headers = ["created", "host", "kernel", "session", "n", "mean", "95 % interval"]
+    rows = []
     for p in points:
         s = p.summary
         interval = (
             f"{_fmt(s.ci_low, metric)} .. {_fmt(s.ci_high, metric)}" if s.n > 1 else "(n = 1)"
         )
-        lines.append(
-            f"{p.created_at:25}  {p.hostname:12}  {p.kernel:22}  {p.session_id:16}  {s.n:>3}  "
-            f"{_fmt(s.mean, metric):>10}  {interval}"
-        )
-    return "\n".join(lines) + "\n"
+        rows.append([p.created_at, p.hostname, p.kernel, p.session_id, str(s.n),
+                     _fmt(s.mean, metric), interval])  # fmt: skip
+    return intro, headers, rows
 
 
 # The baseline of a regression gate: the same plan on the same host, finished, before NEW.

@@ -6,19 +6,13 @@ the changes of a filesystem across them, and renders that.
 """
 
 from fsarena.report.compare.sessions import (
-    RENDERERS,
     CrossComparison,
     compare,
-    render_html,
-    render_markdown,
-    render_text,
+    render,
 )
 
 __all__ = [
-    "RENDERERS",
     "CrossComparison",
     "compare",
-    "render_html",
-    "render_markdown",
-    "render_text",
+    "render",
 ]

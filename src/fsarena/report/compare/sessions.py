@@ -23,7 +23,7 @@ from fsarena.analysis.phrases import interval_text, metric_word, number
 from fsarena.analysis.ranking import Ranking, rank
 from fsarena.errors import FsarenaError
 from fsarena.measure.metrics import METRICS
-from fsarena.report import charts, markdown, prose, text
+from fsarena.report import charts, prose
 from fsarena.report.answer import build as build_answer
 from fsarena.report.compare import settings
 from fsarena.report.comparison import Comparison, build, comparison_line, header_lines
@@ -292,19 +292,11 @@ def _list(entries: Iterable[tuple[str, str]]) -> Items:
     return Items(tuple(Item(title, words) for title, words in entries), style="list")
 
 
-def render_text(cross: CrossComparison) -> str:
-    return text.render_blocks(document(cross), text.terminal_width())
+def render(cross: CrossComparison, fmt: str) -> str:
+    """The comparison in a document format (report/formats.py): its document laid out by
+    that format's renderer, as every command's is."""
+    from fsarena.report import render_document
 
-
-def render_markdown(cross: CrossComparison) -> str:
-    return markdown.render_blocks(document(cross))
-
-
-def render_html(cross: CrossComparison) -> str:
-    """The same document as a page (report/html.py lays out every block)."""
-    from fsarena.report import html
-
-    return html.page(document(cross), f"fsarena: comparison of {len(cross.labels)} sessions")
-
-
-RENDERERS = {"text": render_text, "markdown": render_markdown, "html": render_html}
+    return render_document(
+        fmt, document(cross), f"fsarena: comparison of {len(cross.labels)} sessions"
+    )
