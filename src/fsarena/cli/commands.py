@@ -12,11 +12,11 @@ from typing import TYPE_CHECKING
 import click
 
 from fsarena.cli.args import (
-    FORMATS,
     NUMBER,
     complete_filesystems,
     complete_suites,
     force_option,
+    format_option,
     fs_names,
     refuse_existing,
 )
@@ -371,7 +371,7 @@ def setup_guest(workdir: str) -> None:
 )
 @click.option("--output", "-o", default=None, help="Session file path (default: in --results-dir).")
 @force_option
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
+@format_option("report")
 def powerloss(
     fs_list: str | None,
     states: int | None,

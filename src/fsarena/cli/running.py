@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from fsarena.cli.args import (
-    FORMATS,
     NUMBER,
     complete_filesystems,
     complete_suites,
+    format_option,
     fs_names,
     require_measured,
     weights,
@@ -531,7 +531,7 @@ def _with_drivers(plan: Plan, quiet: bool, dry_run: bool) -> Plan:
     default=None,
     help="Continue an interrupted session file without redoing what it measured.",
 )
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
+@format_option("report")
 @click.pass_context
 def run(ctx: click.Context, /, **given: Any) -> None:
     """Run a comparison: every task on every filesystem, repeated, saved as it goes.
