@@ -53,7 +53,8 @@ def main() -> None:
         launch.space_needed(plan, "tmpfs")
         launch.unavailable_filesystems(plan)
         session = new_session(plan, {}, {})
-        Runner(plan, FakeExecutor(), session, Path(tmp) / "s.json", "tmpfs").run()
+        ex = FakeExecutor()
+        Runner(plan, ex, session, Path(tmp) / "s.json", "tmpfs", datasets=ex.datasets).run()
     for name, n in sorted(CALLS.items()):
         print(f"{name:<36} {n:5d} calls")
 

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from fsarena.aging.runtime import plan_from
 from fsarena.aging.workload import digest
+from fsarena.datasets import verify
+from fsarena.datasets.gitrepo import GitRepoSpec
 from fsarena.datasets.linux_source import KernelSourceSpec, TarballSpec
+from fsarena.datasets.making import Made, materialize
 from fsarena.datasets.manifest import FileEntry, Manifest, VerifyResult
 from fsarena.datasets.realistic import TextTreeSpec
 from fsarena.datasets.spec import DatasetSpec
@@ -19,6 +22,7 @@ from fsarena.guest.agent import answer, operations
 from fsarena.guest.host import GuestExecutor, _Channel
 from fsarena.measure.collect import Command, Measurement, Timed
 from fsarena.measure.executor import Executor, Guest, GuestSpec, ImageCopy, SpaceInfo
+from fsarena.run.scope import DatasetMaker
 from fsarena.tasks.tree import FIND_PATTERN, LISTING
 
 MIB = 1 << 20
@@ -113,23 +117,6 @@ class FakeExecutor:
         if argv[0] == "umount":
             self.mounted.discard(argv[-1])
 
-    def generate_dataset(self, spec: DatasetSpec, dest: str, cache_dir: str) -> Manifest:
-        self.calls.append(("generate", spec.name, dest))
-        self.manifests[spec.name] = fake_manifest(spec)
-        return self.manifests[spec.name]
-
-    def resolve_dataset(self, spec: DatasetSpec, cache_dir: str) -> tuple[DatasetSpec, str]:
-        if isinstance(spec, KernelSourceSpec):
-            return spec.generated(), "generated (fake)"
-        return spec, "generated"
-
-    def make_tarball(
-        self, spec: TarballSpec, tree_parent: str, tree: Manifest, dest: str, cache_dir: str
-    ) -> Manifest:
-        self.calls.append(("tarball", spec.name))
-        entry = FileEntry(spec.filename, spec.total_bytes, "0" * 32)
-        return Manifest(spec.name, spec.spec_hash(), (entry,), ())
-
     def output(self, argv: Sequence[str]) -> str:
         self.calls.append(("output", *argv))
         if argv[0] == "du":
@@ -169,8 +156,13 @@ class FakeExecutor:
         return True
 
     def job(self, module: str, name: str, args: dict[str, Any], timeout_s: float = 0.0) -> Any:
-        """An aging job (fsarena.aging.runtime), faked like measure: recorded, nothing written;
-        the age job's file set is the plan's own (AgingPlan.final(), pure)."""
+        """A job, faked like measure: a copy's verification (fsarena.datasets.verify) recorded
+        and passed, an aging job (fsarena.aging.runtime) recorded, nothing written; the age
+        job's file set is the plan's own (AgingPlan.final(), pure)."""
+        if (module, name) == (verify.__name__, "verify"):
+            return self._verified(
+                Manifest.from_dict(args["manifest"]), args["root"], args["content"]
+            )
         self.calls.append(("job", name))
         if name == "layout":
             values = {"extents_per_file": 1.0, "fragmented_files_pct": 0.0, "layout_score": 1.0}
@@ -191,17 +183,22 @@ class FakeExecutor:
             "on_disk_matches": True,
         }
 
+    def _verified(self, manifest: Manifest, root: str, content: bool) -> dict[str, Any]:
+        self.calls.append(("verify", manifest.name, root))
+        self.manifests.setdefault(manifest.name, manifest)
+        self.content_checks.append(content)
+        return asdict(VerifyResult(True, len(manifest.files), manifest.total_bytes * content, ()))
+
+    @property
+    def datasets(self) -> FakeDatasets:
+        """The run's datasets, faked beside this executor (Runner(..., datasets=...))."""
+        return FakeDatasets(self)
+
     def space(self, mountpoint: str) -> SpaceInfo:
         return SpaceInfo(900 * MIB, 850 * MIB, 870 * MIB)
 
     def device_size(self, device: str) -> int:
         return 1000 * MIB
-
-    def verify(self, manifest: Manifest, root: str, content: bool = True) -> VerifyResult:
-        self.calls.append(("verify", manifest.name, root))
-        self.manifests.setdefault(manifest.name, manifest)
-        self.content_checks.append(content)
-        return VerifyResult(True, len(manifest.files), manifest.total_bytes * content, ())
 
     def make_dir(self, path: str) -> None:
         self.calls.append(("mkdir", path))
@@ -265,6 +262,32 @@ class FakeExecutor:
     def start_guest(self, spec: GuestSpec) -> FakeGuest:
         self.calls.append(("start_guest", spec.kernel, spec.target_image, spec.source_image))
         return FakeGuest(self, spec)
+
+
+@dataclass
+class FakeDatasets:
+    """The run's dataset maker, faked: what it makes is recorded in its executor's calls,
+    with made-up checksums and nothing written (a git repository is made for real)."""
+
+    ex: FakeExecutor
+
+    def resolve(self, spec: DatasetSpec, cache_dir: str) -> tuple[DatasetSpec, str]:
+        if isinstance(spec, KernelSourceSpec):
+            return spec.generated(), "generated (fake)"
+        return spec, "generated"
+
+    def materialize(
+        self, spec: DatasetSpec, dest: str, cache_dir: str, made: Mapping[str, Made]
+    ) -> Manifest:
+        if isinstance(spec, TarballSpec):
+            self.ex.calls.append(("tarball", spec.name))
+            entry = FileEntry(spec.filename, spec.total_bytes, "0" * 32)
+            return Manifest(spec.name, spec.spec_hash(), (entry,), ())
+        if isinstance(spec, GitRepoSpec) or not spec.on_source:
+            return materialize(spec, Path(dest), Path(cache_dir), made)
+        self.ex.calls.append(("generate", spec.name, dest))
+        self.ex.manifests[spec.name] = fake_manifest(spec)
+        return self.ex.manifests[spec.name]
 
 
 class FakeGuest(GuestExecutor):
@@ -343,6 +366,7 @@ class _Tagged(list[tuple[str, ...]]):
 
 # Declared against the protocols: a signature that drifts from the seam is a type error.
 _host: Executor = FakeExecutor()
+_datasets: DatasetMaker = FakeDatasets(FakeExecutor())
 if TYPE_CHECKING:
     _guest: Guest = FakeGuest(FakeExecutor(), GuestSpec("uml", "", "", ""))
 

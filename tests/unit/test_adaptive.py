@@ -41,7 +41,9 @@ def _run(tmp_path: Path, ex: FakeExecutor, reps: int = 3, **adaptive: object) ->
                      **adaptive)  # fmt: skip
     path = tmp_path / "s.json"
     clock = (lambda: ex.now_s) if isinstance(ex, Jittery) else (lambda: 0.0)
-    Runner(plan, ex, new_session(plan, {}, {}), path, "tmpfs", clock=clock).run()
+    Runner(
+        plan, ex, new_session(plan, {}, {}), path, "tmpfs", clock=clock, datasets=ex.datasets
+    ).run()
     return load(path)
 
 
@@ -95,8 +97,9 @@ def test_progress_lines_when_not_a_terminal(tmp_path: Path) -> None:
     plan = make_plan("article-a-2006", ["ext4"], 1, 0.001, 7, str(tmp_path / "w"))
     out = io.StringIO()
     with RunProgress(plan, out) as progress:
-        Runner(plan, FakeExecutor(), new_session(plan, {}, {}), tmp_path / "s.json", "tmpfs",
-               progress).run()  # fmt: skip
+        ex = FakeExecutor()
+        Runner(plan, ex, new_session(plan, {}, {}), tmp_path / "s.json", "tmpfs",
+               progress, datasets=ex.datasets).run()  # fmt: skip
     lines = out.getvalue().splitlines()
     assert sum("ext4" in line and " ok " in line for line in lines) == len(plan.tasks)
     assert "\x1b" not in out.getvalue(), "no terminal control codes in a log"
@@ -107,8 +110,9 @@ def test_progress_bar_total_grows_with_adaptive_rounds(tmp_path: Path) -> None:
                      target_ci_pct=1.0, max_repetitions=4)  # fmt: skip
     progress = RunProgress(plan, io.StringIO(), "bar")
     with progress:
-        Runner(plan, Jittery([1.0, 2.0]), new_session(plan, {}, {}), tmp_path / "s.json",
-               "tmpfs", progress).run()  # fmt: skip
+        ex = Jittery([1.0, 2.0])
+        Runner(plan, ex, new_session(plan, {}, {}), tmp_path / "s.json",
+               "tmpfs", progress, datasets=ex.datasets).run()  # fmt: skip
         assert progress._bar is not None
         bar, task = progress._bar
         assert bar.tasks[task].total == bar.tasks[task].completed == 4 * len(plan.tasks)
@@ -118,6 +122,7 @@ def test_quiet_prints_nothing(tmp_path: Path) -> None:
     plan = make_plan("article-a-2006", ["ext4"], 1, 0.001, 7, str(tmp_path / "w"))
     out = io.StringIO()
     with RunProgress(plan, out, "quiet") as progress:
-        Runner(plan, FakeExecutor(), new_session(plan, {}, {}), tmp_path / "s.json", "tmpfs",
-               progress).run()  # fmt: skip
+        ex = FakeExecutor()
+        Runner(plan, ex, new_session(plan, {}, {}), tmp_path / "s.json", "tmpfs",
+               progress, datasets=ex.datasets).run()  # fmt: skip
     assert out.getvalue() == ""

@@ -47,7 +47,16 @@ def test_the_runner_keeps_the_reserve_out_of_its_rounds(tmp_path: Path) -> None:
         ex = Jittery([1.0, 3.0])
         path = tmp_path / f"s{reserve_s:.0f}.json"
         session = new_session(plan, {}, {})
-        Runner(plan, ex, session, path, "tmpfs", clock=lambda: ex.now_s, reserve_s=reserve_s).run()
+        Runner(
+            plan,
+            ex,
+            session,
+            path,
+            "tmpfs",
+            clock=lambda: ex.now_s,
+            reserve_s=reserve_s,
+            datasets=ex.datasets,
+        ).run()
         assert ex.now_s + reserve_s <= 450.0
         return len(load(path).order)
 
@@ -91,8 +100,10 @@ def test_a_first_run_prints_its_rough_estimate_once_the_ceiling_is_known(tmp_pat
 
     plan = make_plan("article-a-2006", ["ext4"], 2, 0.001, 7, str(tmp_path / "w"))
     events: list[str] = []
-    Runner(plan, FakeExecutor(), new_session(plan, {}, {}), tmp_path / "s.json", "tmpfs",
-           lambda e: events.append(e.message), first_estimate=True).run()  # fmt: skip
+    ex = FakeExecutor()
+    Runner(plan, ex, new_session(plan, {}, {}), tmp_path / "s.json", "tmpfs",
+           lambda e: events.append(e.message), first_estimate=True,
+           datasets=ex.datasets).run()  # fmt: skip
     told = [e for e in events if e.startswith("time: rough first-run estimate")]
     assert len(told) == 1  # once, after the first round's ceiling; later rounds say nothing
     ceilings = [i for i, e in enumerate(events) if e.startswith("device ceiling")]

@@ -43,7 +43,7 @@ def test_a_copy_faster_than_the_device_is_invalid_and_kept_out_of_statistics(
     plan = make_plan("article-a-2006", ["ext4"], 2, 0.001, 7, str(tmp_path / "w"))
     ex = FakeExecutor(wall_s=1e-6)  # 1 MiB in a microsecond: a terabyte per second
     path = tmp_path / "s.json"
-    Runner(plan, ex, new_session(plan, {}, {}), path, "tmpfs").run()
+    Runner(plan, ex, new_session(plan, {}, {}), path, "tmpfs", datasets=ex.datasets).run()
     session = load(path)
     runs = {(r.task, r.repetition): r for r in session.runs}
     copy = runs[("iso_copy_in", 1)]
@@ -59,7 +59,8 @@ def test_a_copy_faster_than_the_device_is_invalid_and_kept_out_of_statistics(
 def test_plausible_copies_get_throughput_and_share_of_ceiling(tmp_path: Path) -> None:
     plan = make_plan("article-a-2006", ["ext4"], 1, 0.001, 7, str(tmp_path / "w"))
     path = tmp_path / "s.json"
-    Runner(plan, FakeExecutor(wall_s=1.0), new_session(plan, {}, {}), path, "tmpfs").run()
+    ex = FakeExecutor(wall_s=1.0)
+    Runner(plan, ex, new_session(plan, {}, {}), path, "tmpfs", datasets=ex.datasets).run()
     session = load(path)
     copy = next(r for r in session.runs if r.task == "iso_copy_in")
     assert copy.status == "ok"
@@ -94,7 +95,7 @@ def test_a_run_measures_its_page_cache_and_says_what_its_tolerance_catches(
     plan = make_plan("article-a-2006", ["ext4"], 1, 0.001, 7, str(tmp_path / "w"))
     path = tmp_path / "s.json"
     ex = FakeExecutor(wall_s=1.0, page_cache_speedup=speedup)
-    Runner(plan, ex, new_session(plan, {}, {}), path, "tmpfs").run()
+    Runner(plan, ex, new_session(plan, {}, {}), path, "tmpfs", datasets=ex.datasets).run()
     session = load(path)
     cached = [c for c in session.ceilings if c.kind == "cache"]
     assert len(cached) == 1 and "--direct=0" in cached[0].argv
@@ -120,7 +121,7 @@ def _article_b(tmp_path: Path, wall_s: float) -> Session:
     plan = make_plan("article-b-2001", ["ext4"], 1, 0.001, 7, str(tmp_path / "w"))
     path = tmp_path / "s.json"
     ex = FakeExecutor(wall_s=wall_s, page_cache_speedup=4.0, direct_read_scale=0.4)
-    Runner(plan, ex, new_session(plan, {}, {}), path, "tmpfs").run()
+    Runner(plan, ex, new_session(plan, {}, {}), path, "tmpfs", datasets=ex.datasets).run()
     directions = [c[4] for c in ex.calls if c[:2] == ("measure", "fio")]
     assert directions == ["--rw=write", "--rw=read"] * 2
     return load(path)

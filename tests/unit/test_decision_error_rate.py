@@ -105,7 +105,8 @@ def test_the_runner_and_the_answer_decide_as_the_arrays_do(
     plan = make_plan(str(suite), fs, 3, 0.001, seed, str(tmp_path / "w"), decisive=True,
                      max_repetitions=8)  # fmt: skip
     path = tmp_path / "s.json"
-    Runner(plan, Drawn(walls, 0.15, seed), new_session(plan, {}, {}), path, "tmpfs").run()
+    ex = Drawn(walls, 0.15, seed)
+    Runner(plan, ex, new_session(plan, {}, {}), path, "tmpfs", datasets=ex.datasets).run()
     session = load(path)
     rounds = len(session.order)
     values = np.zeros((1, 3, len(fs), rounds))  # cells never measured stay 0: masked

@@ -46,7 +46,15 @@ def _run(tmp_path: Path, ex: PerFilesystem, reps: int = 3, **options: object) ->
     plan = make_plan("article-a-2006", ["ext4", "xfs"], reps, 0.001, 7, str(tmp_path / "w"),
                      decisive=True, **options)  # fmt: skip
     path = tmp_path / "s.json"
-    Runner(plan, ex, new_session(plan, {}, {}), path, "tmpfs", clock=lambda: ex.now_s).run()
+    Runner(
+        plan,
+        ex,
+        new_session(plan, {}, {}),
+        path,
+        "tmpfs",
+        clock=lambda: ex.now_s,
+        datasets=ex.datasets,
+    ).run()
     return load(path)
 
 

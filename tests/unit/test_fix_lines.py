@@ -28,7 +28,8 @@ XFS_USAGE = "mkfs.xfs: invalid option -- 'Z'\nunknown option -Z \nUsage: mkfs.xf
 def _session(tmp_path: Path, fail_on: str | None = None) -> Session:
     plan = make_plan("article-a-2006", ["ext4"], 1, 0.001, 7, str(tmp_path / "work"))
     session = new_session(plan, {"kernel": "k1"}, {})
-    return Runner(plan, FakeExecutor(fail_on=fail_on), session, tmp_path / "s.json", "tmpfs").run()
+    ex = FakeExecutor(fail_on=fail_on)
+    return Runner(plan, ex, session, tmp_path / "s.json", "tmpfs", datasets=ex.datasets).run()
 
 
 def test_a_failed_command_is_not_sent_to_fsarena_check(tmp_path: Path) -> None:

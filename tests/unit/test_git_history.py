@@ -245,7 +245,8 @@ def test_the_progress_names_the_users_repository(tmp_path: Path) -> None:
     user = _real(tmp_path, 3)
     short = {"source": "t", "kind": "git-replay", "commits": 2, "pull_step": 1}
     plan = make_plan("quick", ["ext4"], 1, 0.01, 1, str(tmp_path), age=short, age_repo=str(user))
-    scope = SimpleNamespace(plan=plan, executor=FakeExecutor(), workdir=lambda *p: str(tmp_path))
+    ex = FakeExecutor()
+    scope = SimpleNamespace(plan=plan, datasets=ex.datasets, workdir=lambda *p: str(tmp_path))
     _, origins = resolved_specs(scope)  # type: ignore[arg-type]
     assert origins["agingrepo"].startswith(f"the git repository {user}: its newest 2 commits")
     assert "built from dataset" not in origins["agingrepo"]

@@ -15,7 +15,7 @@ from fsarena.run.new_session import new_session
 from fsarena.run.resume import resumable
 from fsarena.run.runner import Runner
 from fsarena.session.file import Session, load, save
-from tests.fakes import FakeExecutor
+from tests.fakes import FakeDatasets, FakeExecutor
 
 TASKS = 13  # article A's sequence
 
@@ -24,9 +24,9 @@ def _plan(tmp_path: Path, fs: list[str]) -> Plan:
     return make_plan("article-a-2006", fs, 1, 0.001, 7, str(tmp_path / "work"))
 
 
-def _run(plan: Plan, ex: FakeExecutor, path: Path) -> Session:
+def _run(plan: Plan, ex: FakeExecutor, path: Path, datasets: FakeDatasets | None = None) -> Session:
     session = new_session(plan, {"kernel": "k1"}, {"cp": "9.1"})
-    return Runner(plan, ex, session, path, "tmpfs").run()
+    return Runner(plan, ex, session, path, "tmpfs", datasets=datasets or ex.datasets).run()
 
 
 class NoLoop(FakeExecutor):
@@ -115,13 +115,14 @@ def test_an_old_complete_session_with_no_data_is_told_by_its_runs(
 
 
 def test_a_run_stopped_before_its_first_run_records_why(tmp_path: Path) -> None:
-    class NoSource(FakeExecutor):
-        def generate_dataset(self, spec, dest, cache):  # type: ignore[no-untyped-def]
+    class NoSource(FakeDatasets):
+        def materialize(self, spec, dest, cache, made):  # type: ignore[no-untyped-def]
             raise FsarenaError("cannot write the dataset: disk full")
 
     path = tmp_path / "s.json"
     with pytest.raises(FsarenaError):
-        _run(_plan(tmp_path, ["ext4"]), NoSource(), path)
+        ex = FakeExecutor()
+        _run(_plan(tmp_path, ["ext4"]), ex, path, NoSource(ex))
     saved = load(path)
     assert saved.status == "failed" and saved.runs == []
     assert [w.code for w in saved.warnings] == ["stopped"]
@@ -142,13 +143,14 @@ def test_a_session_that_went_through_its_plan_is_not_resumable(
 
 
 def test_an_interrupted_session_records_the_signal(tmp_path: Path) -> None:
-    class Stopped(FakeExecutor):
-        def generate_dataset(self, spec, dest, cache):  # type: ignore[no-untyped-def]
+    class Stopped(FakeDatasets):
+        def materialize(self, spec, dest, cache, made):  # type: ignore[no-untyped-def]
             raise KeyboardInterrupt("SIGTERM")
 
     path = tmp_path / "s.json"
     with pytest.raises(KeyboardInterrupt):
-        _run(_plan(tmp_path, ["ext4"]), Stopped(), path)
+        ex = FakeExecutor()
+        _run(_plan(tmp_path, ["ext4"]), ex, path, Stopped(ex))
     saved = load(path)
     assert saved.status == "interrupted" and saved.runs == []
     assert saved.warnings[0].message == "interrupted by SIGTERM, after 0 of 13 runs"

@@ -65,7 +65,15 @@ def test_each_round_records_its_own_time_per_phase(tmp_path: Path, wall_s: float
     ex = Clocked()
     ex.wall_s = wall_s
     path = tmp_path / "s.json"
-    Runner(plan, ex, new_session(plan, {}, {}), path, "tmpfs", clock=lambda: ex.now_s).run()
+    Runner(
+        plan,
+        ex,
+        new_session(plan, {}, {}),
+        path,
+        "tmpfs",
+        clock=lambda: ex.now_s,
+        datasets=ex.datasets,
+    ).run()
     session = load(path)
     rounds = session.timing.rounds
     drift = wall_s * 25 > DRIFT_EVERY_S

@@ -26,7 +26,8 @@ def _session(tmp_path: Path) -> Session:
     fs = ["ext4", "jfs@uml", "ext4@uml", "ntfs@fuse"]
     plan = make_plan("article-a-2006", fs, 2, 0.001, 7, str(tmp_path / "work"))
     session = new_session(plan, {}, {})
-    Runner(plan, FakeExecutor(), session, tmp_path / "s.json", "tmpfs").run()
+    ex = FakeExecutor()
+    Runner(plan, ex, session, tmp_path / "s.json", "tmpfs", datasets=ex.datasets).run()
     session = load(tmp_path / "s.json")
     for run in session.runs:
         if run.measurement is not None:
@@ -75,7 +76,8 @@ def test_verdicts_rank_only_the_host_kernel_group(tmp_path: Path) -> None:
     fs = ["ext2", "ext4", "jfs@uml", "ext4@uml"]
     plan = make_plan("article-a-2006", fs, 2, 0.001, 7, str(tmp_path / "work"))
     session = new_session(plan, {}, {})
-    Runner(plan, FakeExecutor(), session, tmp_path / "s.json", "tmpfs").run()
+    ex = FakeExecutor()
+    Runner(plan, ex, session, tmp_path / "s.json", "tmpfs", datasets=ex.datasets).run()
     verdicts = build(load(tmp_path / "s.json")).verdicts
     assert verdicts is not None and verdicts.tasks
     for result in verdicts.tasks.values():

@@ -189,7 +189,7 @@ def test_a_full_results_directory_mid_run_stops_it_like_ctrl_c(
     monkeypatch.setattr(scope_module, "save", filling)
     monkeypatch.setattr(Journal, "save", filling_line)
     with pytest.raises(SessionUnsaved) as stopped:
-        Runner(plan, ex, session, path, "tmpfs").run()
+        Runner(plan, ex, session, path, "tmpfs", datasets=ex.datasets).run()
     kept = load(path)
     assert stopped.value.kept_runs == len(kept.runs) > 0
     assert kept.status == "running", "the last save that fitted: resumable"
@@ -265,7 +265,8 @@ def test_an_estimate_is_never_read_from_a_running_session(tmp_path: Path) -> Non
 
     plan = make_plan("article-a-2006", ["ext4"], 1, 0.001, 7, str(tmp_path / "w"))
     earlier = new_session(plan, {}, {})
-    Runner(plan, FakeExecutor(), earlier, tmp_path / "earlier.json", "tmpfs").run()
+    ex = FakeExecutor()
+    Runner(plan, ex, earlier, tmp_path / "earlier.json", "tmpfs", datasets=ex.datasets).run()
     running = load(tmp_path / "earlier.json")
     running.status = "running"  # another run now, or one killed -9: its times are partial
     save(running, tmp_path / "earlier.json")

@@ -43,7 +43,7 @@ def _run(
     ex = FakeExecutor(fail_on=fail_on)
     session = new_session(plan, {"kernel": "test"}, {})
     path = tmp_path / "session.json"
-    Runner(plan, ex, session, path, "tmpfs").run()
+    Runner(plan, ex, session, path, "tmpfs", datasets=ex.datasets).run()
     return ex, load(path)
 
 
@@ -162,7 +162,7 @@ def test_interrupt_saves_and_tears_down(tmp_path: Path) -> None:
     ex = Interrupting()
     path = tmp_path / "s.json"
     with pytest.raises(KeyboardInterrupt):
-        Runner(plan, ex, new_session(plan, {}, {}), path, "tmpfs").run()
+        Runner(plan, ex, new_session(plan, {}, {}), path, "tmpfs", datasets=ex.datasets).run()
     saved = load(path)
     assert saved.status == "interrupted"
     assert [r.task for r in saved.runs] == ["mkfs", "mount", "capacity_initial"]
@@ -196,7 +196,9 @@ def test_interrupted_teardown_waits_for_a_busy_mount(tmp_path: Path) -> None:
 
     ex = BusyOnce()
     with pytest.raises(KeyboardInterrupt):
-        Runner(plan, ex, new_session(plan, {}, {}), tmp_path / "s.json", "tmpfs").run()
+        Runner(
+            plan, ex, new_session(plan, {}, {}), tmp_path / "s.json", "tmpfs", datasets=ex.datasets
+        ).run()
     assert not ex.mounted
     after = ex.calls[ex.interrupted_at :]
     umounts = [c[2] for c in after if c[:2] == ("call", "umount") and c[2].endswith("mnt/ext4")]
@@ -225,7 +227,9 @@ def test_a_stop_in_a_teardown_step_lets_the_step_finish(tmp_path: Path) -> None:
     ex = SignalledInTeardown()
     stop = Stop()
     with stop.installed(), pytest.raises(KeyboardInterrupt, match="SIGTERM"):
-        Runner(plan, ex, new_session(plan, {}, {}), tmp_path / "s.json", "tmpfs").run()
+        Runner(
+            plan, ex, new_session(plan, {}, {}), tmp_path / "s.json", "tmpfs", datasets=ex.datasets
+        ).run()
     assert not ex.mounted  # the source's umount ran to its end
     assert ex.calls[-1] == ("remove_spare",)  # and the steps after it ran
     assert load(tmp_path / "s.json").status == "interrupted"
@@ -237,7 +241,7 @@ TOOLS = Path(__file__).resolve().parents[1] / "fixtures" / "tools"
 def _suite_run(tmp_path: Path, suite: str, ex: FakeExecutor, scale: float = 0.001):  # type: ignore[no-untyped-def]
     plan = make_plan(suite, ["ext4", "xfs"], 1, scale, 7, str(tmp_path / "work"))
     path = tmp_path / "session.json"
-    Runner(plan, ex, new_session(plan, {}, {}), path, "tmpfs").run()
+    Runner(plan, ex, new_session(plan, {}, {}), path, "tmpfs", datasets=ex.datasets).run()
     return load(path)
 
 
@@ -361,7 +365,9 @@ def _small(tmp_path: Path, fs: str, fail_on: str | None = None) -> tuple[list[st
     suite.write_text('name = "small"\ntasks = ["mkfs", "mount", "iso_copy_in", "umount"]\n')
     plan = make_plan(str(suite), [fs], 1, 0.001, 7, str(tmp_path / "w"))
     ex = FakeExecutor(fail_on=fail_on)
-    Runner(plan, ex, new_session(plan, {}, {}), tmp_path / "s.json", "tmpfs").run()
+    Runner(
+        plan, ex, new_session(plan, {}, {}), tmp_path / "s.json", "tmpfs", datasets=ex.datasets
+    ).run()
     timed = ("call", "measure", "uml:call", "uml:measure")
     return [f"{c[0]}:{c[1]}" if c[0] in timed else c[0] for c in ex.calls], load(
         tmp_path / "s.json"

@@ -43,7 +43,7 @@ def _aged(
     plan = plan.model_copy(update={"tasks": ["mount", "iso_copy_in", "umount"]})
     # Rounds minutes apart (the clock ticks 10 s a reading): round 2 gets its drift check.
     Runner(plan, host, new_session(plan, {}, {}), tmp_path / "s.json", "tmpfs",
-           clock=TickingClock()).run()  # fmt: skip
+           clock=TickingClock(), datasets=host.datasets).run()  # fmt: skip
     timed = ("call", "measure")
     kinds = [f"{c[0]}:{c[1]}" if c[0] in timed else c[0] for c in host.calls]
     return kinds, load(tmp_path / "s.json")
@@ -112,7 +112,9 @@ def test_the_order_test_sees_a_skipped_restore(
 def test_git_replays_host_copy_is_removed_when_the_run_ends(tmp_path: Path) -> None:
     host = _Host()
     plan = make_plan("quick", ["ext4"], 1, 0.001, 7, str(tmp_path / "w"), age="git-replay")
-    runner = Runner(plan, host, new_session(plan, {}, {}), tmp_path / "s.json", "tmpfs")
+    runner = Runner(
+        plan, host, new_session(plan, {}, {}), tmp_path / "s.json", "tmpfs", datasets=host.datasets
+    )
     remove_snapshots(runner.scope)  # what run() does last, whatever happened before
     assert host.calls == [
         ("remove", f"{tmp_path}/w/images/ext4-aged-s7.snapshot"),

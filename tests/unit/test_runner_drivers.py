@@ -23,7 +23,7 @@ def _run(
     plan = make_plan("article-a-2006", fs, 1, 0.001, 7, str(tmp_path / "work"))
     ex = ex or FakeExecutor()
     session = new_session(plan, {}, {})
-    Runner(plan, ex, session, tmp_path / "s.json", "tmpfs").run()
+    Runner(plan, ex, session, tmp_path / "s.json", "tmpfs", datasets=ex.datasets).run()
     return ex, load(tmp_path / "s.json")
 
 
@@ -112,7 +112,9 @@ class _ImageFiles(FakeExecutor):
 def _aged(tmp_path: Path, fs: list[str], age: str) -> tuple[FakeExecutor, Session]:
     plan = make_plan("article-a-2006", fs, 2, 0.001, 7, str(tmp_path / "work"), age=age)
     ex = _ImageFiles()
-    Runner(plan, ex, new_session(plan, {}, {}), tmp_path / "s.json", "tmpfs").run()
+    Runner(
+        plan, ex, new_session(plan, {}, {}), tmp_path / "s.json", "tmpfs", datasets=ex.datasets
+    ).run()
     return ex, load(tmp_path / "s.json")
 
 

@@ -24,7 +24,7 @@ def _plan(tmp_path: Path, fs: list[str], reps: int = 1) -> Plan:
 
 def _run(plan: Plan, ex: FakeExecutor, path: Path, session: Session | None = None, **kw):  # type: ignore[no-untyped-def]
     session = session or new_session(plan, {"kernel": "k1"}, {"cp": "9.1"})
-    return Runner(plan, ex, session, path, "tmpfs", **kw).run()
+    return Runner(plan, ex, session, path, "tmpfs", **kw, datasets=ex.datasets).run()
 
 
 class Interrupting(FakeExecutor):

@@ -100,7 +100,8 @@ def test_postgresql_is_skipped_with_its_reason_where_files_have_no_unix_owner(
     )
     plan = make_plan(str(suite), ["vfat"], 1, 0.01, 7, str(tmp_path / "work"))
     path = tmp_path / "session.json"
-    Runner(plan, FakeExecutor(), new_session(plan, {}, {}), path, "tmpfs").run()
+    ex = FakeExecutor()
+    Runner(plan, ex, new_session(plan, {}, {}), path, "tmpfs", datasets=ex.datasets).run()
     runs = {r.task: r for r in load(path).runs}
     for task in ("pgbench_init", "pgbench_oltp"):
         assert runs[task].status == "skipped"

@@ -263,7 +263,9 @@ def _tune_run(
                      time_budget_s=36000.0, **plan)  # fmt: skip
     path = tmp_path / "s.json"
     executor = Configured(walls, 0.02, seed, disk_mb)
-    Runner(made, executor, new_session(made, {}, {}), path, "tmpfs").run()
+    Runner(
+        made, executor, new_session(made, {}, {}), path, "tmpfs", datasets=executor.datasets
+    ).run()
     return load(path)
 
 
@@ -311,7 +313,8 @@ def test_weighing_space_decides_on_space_beside_time(tmp_path: Path) -> None:
                      weights={"space": 1.0, "large_files": 1.0})  # fmt: skip
     path = tmp_path / "s.json"
     walls = {"btrfs": 1.0, "btrfs-noatime": 1.0}
-    Runner(made, Configured(walls, 0.02, 5), new_session(made, {}, {}), path, "tmpfs").run()
+    ex = Configured(walls, 0.02, 5)
+    Runner(made, ex, new_session(made, {}, {}), path, "tmpfs", datasets=ex.datasets).run()
     verdicts = build(load(path)).verdicts
     assert verdicts is not None and verdicts.decision is not None
     assert set(verdicts.decision.kinds) == {"space", "large_files"}
@@ -348,7 +351,9 @@ def test_weighing_space_works_in_a_run_too(tmp_path: Path) -> None:
                      weights={"space": 1.0, "large_files": 1.0})  # fmt: skip
     path = tmp_path / "s.json"
     executor = Spaced({"ext4": 900, "xfs": 950}, 5)
-    Runner(made, executor, new_session(made, {}, {}), path, "tmpfs").run()
+    Runner(
+        made, executor, new_session(made, {}, {}), path, "tmpfs", datasets=executor.datasets
+    ).run()
     answer = _verdicts(load(path)).answer
     space = next(k for k in answer.kinds if k.kind == "space")
     assert space.weight == 1.0 and space.status == "win" and space.winners == ("xfs",)
@@ -380,7 +385,8 @@ def _run(
     made = make_plan("article-a-2006", ["ext4", "xfs"], repetitions, 0.001, 3,
                      str(tmp_path / "w"), **plan)  # fmt: skip
     path = tmp_path / "s.json"
-    runner = Runner(made, FakeExecutor(), new_session(made, {}, {}), path, "tmpfs")
+    ex = FakeExecutor()
+    runner = Runner(made, ex, new_session(made, {}, {}), path, "tmpfs", datasets=ex.datasets)
     if clock is not None:
         runner.clock = clock
     runner.run()

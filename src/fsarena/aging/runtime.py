@@ -19,24 +19,17 @@ import errno
 import os
 import time
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 from fsarena.aging.layout import tree_layout
 from fsarena.aging.profiles import AgeProfile
 from fsarena.aging.workload import MARK, ROOT, AgingPlan, Writer, digest, mark_tree, scan
 from fsarena.errors import FsarenaError
 from fsarena.measure.collect import read_device_stat
-from fsarena.measure.executor import TaskExecutor
+from fsarena.measure.executor import Runtime, TaskExecutor
 
 # Beyond the churn's own time cap: the fill (not capped) and the checks, in a slow guest.
 FILL_ALLOWANCE_S = 1800.0
-
-
-@runtime_checkable
-class Runtime(Protocol):
-    """An executor that runs jobs elsewhere (a guest's): module and job named, JSON args."""
-
-    def job(self, module: str, name: str, args: dict[str, Any], timeout_s: float) -> Any: ...
 
 
 def plan_args(plan: AgingPlan) -> dict[str, Any]:

@@ -6,21 +6,31 @@ about as fast as reading the files), used when the caller passes its path, and
 this module's Python one, the fallback when it was not built (no compiler). Both
 return the same VerifyResult for the same tree; tests/unit/test_datasets.py (its
 `check` fixture runs each test with both) checks it on damaged trees.
+
+A copy is verified where it is (`verify_where`): here for the host's executor,
+inside a guest kernel as its agent's job (JOBS), where the guest's filesystem is
+mounted. The agent imports this module only when it is asked for one.
 """
 
 from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 
 from fsarena.datasets.manifest import FileEntry, Manifest, VerifyResult, file_digest
 from fsarena.errors import FsarenaError
 from fsarena.interrupt import deferred
+from fsarena.measure.native import find_native_tool
+from fsarena.measure.seams import Runtime, TaskExecutor
 
 _MAX_PROBLEMS = 20
+# Inside a guest, as its untimed helpers (guest.host.CALL_TIMEOUT_S): a large copy's verify.
+GUEST_VERIFY_TIMEOUT_S = 600.0
 
 
 def verify(
@@ -185,3 +195,33 @@ def _verify_native(tool: str, manifest: Manifest, root: Path, threads: int) -> V
         else:
             problems.append((path, _NATIVE_MESSAGES[code].format(path=path, detail=detail)))
     return VerifyResult(not problems, checked[0], checked[1], _summarize(problems))
+
+
+def verify_where(
+    ex: TaskExecutor, manifest: Manifest, root: str, content: bool = True
+) -> VerifyResult:
+    """verify() where the copy is: inside the executor's guest kernel (a job), or here.
+
+    Natively when fsarena-verify was built: on trees of small files the Python
+    walk's per-file cost, not hashing, sets the pace.
+    """
+    if isinstance(ex, Runtime):
+        args = {"manifest": manifest.to_dict(), "root": root, "content": content}
+        result = ex.job(__name__, "verify", args, GUEST_VERIFY_TIMEOUT_S)
+        return VerifyResult(
+            bool(result["ok"]),
+            int(result["files_checked"]),
+            int(result["bytes_checked"]),
+            tuple(result["problems"]),
+        )
+    return verify(manifest, Path(root), tool=find_native_tool("verify"), content=content)
+
+
+def _verify_job(
+    ex: TaskExecutor, manifest: dict[str, Any], root: str, content: bool = True
+) -> dict[str, Any]:
+    """The "verify" job: verify_where run inside a guest (a JSON manifest in, JSON out)."""
+    return asdict(verify_where(ex, Manifest.from_dict(manifest), root, content))
+
+
+JOBS: dict[str, Callable[..., Any]] = {"verify": _verify_job}

@@ -6,9 +6,9 @@ venv and the checkout are found wherever they live, /tmp and /run included),
 reads one JSON request per line from its serial line and answers one JSON
 line each. It uses the standard library and fsarena's stdlib-only modules
 (measure, executor), so the same measurement code runs inside the guest as on
-the host; fsarena.datasets.verify is imported only when a copy is verified, and
-a job's module (the "job" request: aging inside the guest, fsarena.aging.runtime)
-only when the host asks for one of its jobs.
+the host; a job's module (the "job" request: aging inside the guest,
+fsarena.aging.runtime; verifying a copy, fsarena.datasets.verify) only when the
+host asks for one of its jobs.
 Timed commands start through the same native launcher (fsarena-timeit, beside
 the host's interpreter, which the guest sees through hostfs or 9p), so their max
 RSS is theirs, not this agent's; a guest that cannot run it reports max RSS as
@@ -142,14 +142,6 @@ def set_up(config: dict[str, Any]) -> None:
         _run([*argv, source["mountpoint"]])
 
 
-def _verify(
-    ex: TaskExecutor, manifest: dict[str, Any], root: str, content: bool = True
-) -> dict[str, Any]:
-    from fsarena.datasets.manifest import Manifest
-
-    return asdict(ex.verify(Manifest.from_dict(manifest), root, content))
-
-
 def _measure(ex: TaskExecutor, commands: list[dict[str, Any]], **kw: Any) -> dict[str, Any]:
     timed = ex.measure(
         [Command(tuple(c["argv"]), c.get("stdout_path"), c.get("cwd")) for c in commands], **kw
@@ -164,7 +156,7 @@ def _copy_file(workdir: str, staged: str, dest: str) -> None:
 
 
 def _job(ex: TaskExecutor, module: str, name: str, args: dict[str, Any]) -> Any:
-    """A job of an fsarena module's JOBS table (e.g. fsarena.aging.runtime), run here.
+    """A job of an fsarena module's JOBS table (fsarena.aging.runtime, .datasets.verify), run here.
 
     The host names the module: this package does not depend on what its jobs
     do (aging), only on the convention, a JOBS mapping of functions that take
@@ -195,7 +187,6 @@ def operations(ex: TaskExecutor, workdir: str = "") -> dict[str, Callable[..., A
         "drop_caches": ex.drop_caches,
         "space": lambda **kw: asdict(ex.space(**kw)),
         "device_size": ex.device_size,
-        "verify": lambda **kw: _verify(ex, **kw),
         "make_dir": ex.make_dir,
         "remove_path": ex.remove_path,
         "is_mounted": ex.is_mounted,

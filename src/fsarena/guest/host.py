@@ -31,7 +31,6 @@ from fsarena.measure.collect import Command, Measurement, Timed
 from fsarena.measure.executor import GuestSpec, SpaceInfo
 
 if TYPE_CHECKING:
-    from fsarena.datasets.manifest import Manifest, VerifyResult
     from fsarena.measure.executor import TaskExecutor
 
 BOOT_TIMEOUT_S = 120.0  # an emulated boot takes seconds; minutes mean it hangs
@@ -214,17 +213,6 @@ class GuestExecutor:
     def device_size(self, device: str) -> int:
         return int(self._ask("device_size", device=device))
 
-    def verify(self, manifest: Manifest, root: str, content: bool = True) -> VerifyResult:
-        from fsarena.datasets.manifest import VerifyResult
-
-        result = self._ask("verify", manifest=manifest.to_dict(), root=root, content=content)
-        return VerifyResult(
-            bool(result["ok"]),
-            int(result["files_checked"]),
-            int(result["bytes_checked"]),
-            tuple(result["problems"]),
-        )
-
     def make_dir(self, path: str) -> None:
         self._ask("make_dir", path=path)
 
@@ -282,7 +270,8 @@ class GuestExecutor:
         return [str(f) for f in self._ask("filesystems")]
 
     def job(self, module: str, name: str, args: dict[str, Any], timeout_s: float) -> Any:
-        """Run a module's job inside the guest (agent._job), e.g. aging its filesystem."""
+        """Run a module's job inside the guest (agent._job): aging its filesystem, verifying a
+        copy on it."""
         return self._ask("job", timeout_s, module=module, name=name, args=args)
 
 

@@ -2,7 +2,7 @@
 
 Two narrow protocols (measure/seams.py, re-exported here): TaskExecutor, what a
 sequence's tasks do (the host's, or a guest kernel's), and Host, the host's
-plumbing (images, loop devices, datasets, guests); Executor is both, the host's.
+plumbing (images, loop devices, guests); Executor is both, the host's.
 
 The runner, statistics and reports are tested without root by giving the runner
 a fake executor that records calls (as hyperfine's MockExecutor does); the real
@@ -25,36 +25,28 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from fsarena.errors import FsarenaError
 from fsarena.interrupt import deferred, whole
 from fsarena.measure import cgroups, mounts, tooltext
 from fsarena.measure.collect import Command, Timed, measure_commands, wait_group_gone
 from fsarena.measure.ledger import Ledger, loops_backed_by
-from fsarena.measure.native import find_native_tool
 from fsarena.measure.seams import (
     Executor,
     Guest,
     GuestSpec,
     Host,
     ImageCopy,
+    Runtime,
     SpaceInfo,
     TaskExecutor,
 )
 
 # The seam's protocols and records, where the real executor's users import them from.
 __all__ = [
-    "Executor", "Guest", "GuestSpec", "Host", "ImageCopy", "RealExecutor", "SpaceInfo",
-    "TaskExecutor",
+    "Executor", "Guest", "GuestSpec", "Host", "ImageCopy", "RealExecutor", "Runtime",
+    "SpaceInfo", "TaskExecutor",
 ]  # fmt: skip
-
-if TYPE_CHECKING:
-    # Imported where used: a guest's agent imports this module, and importing
-    # numpy (through datasets) costs seconds inside an emulated kernel.
-    from fsarena.datasets import linux_source
-    from fsarena.datasets.manifest import Manifest, VerifyResult
-    from fsarena.datasets.spec import DatasetSpec
 
 
 def _run(
@@ -240,17 +232,6 @@ class RealExecutor:
     def measure(self, commands: Sequence[Command], device: str | None, timeout_s: float) -> Timed:
         return measure_commands(commands, device, timeout_s)
 
-    def generate_dataset(self, spec: DatasetSpec, dest: str, cache_dir: str) -> Manifest:
-        from fsarena.datasets.generate import generate
-
-        try:
-            return generate(spec, Path(dest), Path(cache_dir), find_native_tool("mkfiles"))
-        except OSError as exc:
-            raise FsarenaError(
-                f"cannot write dataset {spec.name} into {dest}: {exc.strerror}; "
-                "free space there, use --source image, or a smaller --scale"
-            ) from exc
-
     def drop_caches(self) -> None:
         # drop_caches frees only clean pages, so write everything back first.
         os.sync()
@@ -290,13 +271,6 @@ class RealExecutor:
     def device_size(self, device: str) -> int:
         with open(device, "rb") as f:
             return f.seek(0, os.SEEK_END)
-
-    def verify(self, manifest: Manifest, root: str, content: bool = True) -> VerifyResult:
-        from fsarena.datasets.verify import verify
-
-        # Natively when fsarena-verify was built: on trees of small files the Python
-        # walk's per-file cost, not hashing, sets the pace.
-        return verify(manifest, Path(root), tool=find_native_tool("verify"), content=content)
 
     def make_dir(self, path: str) -> None:
         Path(path).mkdir(parents=True, exist_ok=True)
@@ -506,29 +480,6 @@ class RealExecutor:
     def write_file(self, path: str, data: bytes) -> None:
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         Path(path).write_bytes(data)
-
-    def resolve_dataset(self, spec: DatasetSpec, cache_dir: str) -> tuple[DatasetSpec, str]:
-        from fsarena.datasets import debs, linux_source, userdir
-
-        if isinstance(spec, debs.DebsSpec):
-            return debs.resolve(spec, Path(cache_dir))
-        if isinstance(spec, linux_source.KernelSourceSpec):
-            return linux_source.resolve(spec, Path(cache_dir))
-        if isinstance(spec, userdir.DirectorySpec):
-            return userdir.resolve_directory(spec, Path(cache_dir))
-        return spec, "generated"
-
-    def make_tarball(
-        self,
-        spec: linux_source.TarballSpec,
-        tree_parent: str,
-        tree: Manifest,
-        dest: str,
-        cache_dir: str,
-    ) -> Manifest:
-        from fsarena.datasets import linux_source
-
-        return linux_source.make_tarball(spec, Path(tree_parent), tree, Path(dest), Path(cache_dir))
 
     def create_memory_cgroup(self, limit_bytes: int) -> str:
         return cgroups.create_memory_cgroup(limit_bytes, before=lambda p: self.track("cgroup", p))

@@ -1,10 +1,12 @@
 """The seam's vocabulary: the protocols every effect on the machine goes through, and their records.
 
 TaskExecutor is what a sequence's tasks do (on the host, or in a guest
-kernel); Host is the host's plumbing (images, loop devices, datasets,
-guests); Executor is both, the host's. measure/executor.py has the real one;
-tests/fakes.py the recording fakes, type-checked against these protocols.
-Standard library only: a guest's agent imports it.
+kernel); Host is the host's plumbing (images, loop devices, guests); Executor
+is both, the host's. measure/executor.py has the real one; tests/fakes.py the
+recording fakes, type-checked against these protocols. Datasets are not the
+seam's: they make themselves (fsarena.datasets.making), and a copy is verified
+where it is, here or as a guest's job (Runtime). Standard library only: a
+guest's agent imports it.
 """
 
 from __future__ import annotations
@@ -12,14 +14,9 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from fsarena.measure.collect import Command, Timed
-
-if TYPE_CHECKING:
-    from fsarena.datasets import linux_source
-    from fsarena.datasets.manifest import Manifest, VerifyResult
-    from fsarena.datasets.spec import DatasetSpec
 
 
 @dataclass(frozen=True)
@@ -80,10 +77,6 @@ class TaskExecutor(Protocol):
 
     def device_size(self, device: str) -> int: ...
 
-    def verify(self, manifest: Manifest, root: str, content: bool = True) -> VerifyResult:
-        """Compare root with the manifest; content False: names, kinds and sizes only."""
-        ...
-
     def make_dir(self, path: str) -> None: ...
 
     def remove_path(self, path: str) -> None: ...
@@ -120,7 +113,7 @@ class TaskExecutor(Protocol):
 
 
 class Host(Protocol):
-    """The host's plumbing: images, loop devices, datasets, guests (targets and set-up)."""
+    """The host's plumbing: images, loop devices, guests (targets and set-up)."""
 
     def create_image(self, path: str, size_bytes: int) -> None:
         """An image file of size_bytes, allocated on the host, reading as zeros (refuses
@@ -143,24 +136,21 @@ class Host(Protocol):
     def flush_device(self, device: str) -> bool:
         """Write back and drop a block device's own cache; False if something still holds it."""
 
-    def generate_dataset(self, spec: DatasetSpec, dest: str, cache_dir: str) -> Manifest:
-        """Write a dataset under dest/spec.name and return its manifest."""
-
-    def resolve_dataset(self, spec: DatasetSpec, cache_dir: str) -> tuple[DatasetSpec, str]:
-        """The spec to generate (e.g. the real kernel tree, fetched) and where it comes from."""
-
-    def make_tarball(
-        self,
-        spec: linux_source.TarballSpec,
-        tree_parent: str,
-        tree: Manifest,
-        dest: str,
-        cache_dir: str,
-    ) -> Manifest:
-        """Archive dest/spec.of's tree into dest/spec.name/ (deterministic tar)."""
-
     def start_guest(self, spec: GuestSpec) -> Guest:
         """Boot a guest kernel; its executor runs a sequence's tasks inside it until closed."""
+
+
+@runtime_checkable
+class Runtime(Protocol):
+    """An executor that runs fsarena's jobs itself, elsewhere: a guest's, through its agent.
+
+    A job is a function of a module's JOBS table (aging a filesystem, verifying a
+    copy), run where the filesystem is mounted; it takes the executor and JSON
+    arguments and returns JSON (they travel on the guest's serial line). An
+    executor that is no Runtime (the host's) has the job run here, in this process.
+    """
+
+    def job(self, module: str, name: str, args: dict[str, Any], timeout_s: float) -> Any: ...
 
 
 class Executor(TaskExecutor, Host, Protocol):

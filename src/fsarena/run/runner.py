@@ -58,7 +58,7 @@ from fsarena.run.events import Event, now
 from fsarena.run.firstrun import first_run_estimate, paced_estimate
 from fsarena.run.owntime import OwnTime
 from fsarena.run.resume import finished_sequences
-from fsarena.run.scope import RunScope, SessionUnsaved
+from fsarena.run.scope import DatasetMaker, RunScope, SelfMade, SessionUnsaved
 from fsarena.run.sequence import FsSequence
 from fsarena.run.source import PreparedSource, prepare_source
 from fsarena.session.file import Session
@@ -120,6 +120,7 @@ class Runner:
     # No earlier session gave an estimate: a rough one once the ceiling is measured (True),
     # then one at the first round's pace (False once the rough one is told; None: neither).
     first_estimate: bool | None = None
+    datasets: DatasetMaker = field(default_factory=SelfMade)  # tests give a fake one
     _started: float = 0.0
     _ceiling_at: float = -math.inf  # when the device's ceiling was last measured (clock)
     scope: RunScope = field(init=False)  # what the source, a sequence and aging get of the run
@@ -127,7 +128,7 @@ class Runner:
     def __post_init__(self) -> None:
         self.scope = RunScope(
             self.plan, self.executor, self.session, self.session_path, self.source_kind,
-            self.on_event, own=OwnTime(self.clock),
+            self.on_event, own=OwnTime(self.clock), datasets=self.datasets,
         )  # fmt: skip
 
     def run(self) -> Session:

@@ -9,10 +9,15 @@ what it needs the same way (`Benchmark::new(number, cmd, options, executor)`).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
+from fsarena.datasets import making
+from fsarena.datasets.making import Made
+from fsarena.datasets.manifest import Manifest
+from fsarena.datasets.spec import DatasetSpec
 from fsarena.errors import FsarenaError
 from fsarena.interrupt import whole
 from fsarena.measure.executor import Executor
@@ -49,6 +54,31 @@ class Saves:
     journal: Journal[Session] | None = None  # once saved (session/journal.py)
 
 
+class DatasetMaker(Protocol):
+    """Who makes the run's datasets: they make themselves on the host (SelfMade); tests give
+    a fake that records and writes nothing (tests/fakes.py), as they fake the executor."""
+
+    def resolve(self, spec: DatasetSpec, cache_dir: str) -> tuple[DatasetSpec, str]:
+        """The spec to make (e.g. the real kernel tree, fetched) and where it comes from."""
+
+    def materialize(
+        self, spec: DatasetSpec, dest: str, cache_dir: str, made: Mapping[str, Made]
+    ) -> Manifest:
+        """Make the dataset under dest/spec.name and return its manifest."""
+
+
+class SelfMade:
+    """Datasets make themselves, here on the host (fsarena.datasets.making)."""
+
+    def resolve(self, spec: DatasetSpec, cache_dir: str) -> tuple[DatasetSpec, str]:
+        return making.resolve(spec, Path(cache_dir))
+
+    def materialize(
+        self, spec: DatasetSpec, dest: str, cache_dir: str, made: Mapping[str, Made]
+    ) -> Manifest:
+        return making.materialize(spec, Path(dest), Path(cache_dir), made)
+
+
 @dataclass(frozen=True)
 class RunScope:
     plan: Plan
@@ -59,6 +89,7 @@ class RunScope:
     say: Callable[[Event], None]
     saves: Saves = field(default_factory=Saves)
     own: OwnTime = field(default_factory=OwnTime)  # fsarena's own time, phase by phase
+    datasets: DatasetMaker = field(default_factory=SelfMade)
 
     def workdir(self, *parts: str) -> str:
         """A path under the plan's work directory."""

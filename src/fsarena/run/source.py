@@ -8,11 +8,9 @@ from __future__ import annotations
 
 from contextlib import ExitStack
 from dataclasses import dataclass, replace
-from pathlib import Path
 
-from fsarena.datasets.gitrepo import GitRepoSpec, make_repo
+from fsarena.datasets.gitrepo import GitRepoSpec
 from fsarena.datasets.linux_source import TarballSpec
-from fsarena.datasets.manifest import Manifest
 from fsarena.datasets.realistic import histogram
 from fsarena.datasets.spec import DatasetSpec
 from fsarena.interrupt import whole
@@ -45,7 +43,7 @@ def resolved_specs(scope: RunScope) -> tuple[dict[str, DatasetSpec], dict[str, s
     """The plan's datasets as they will be made (e.g. the real kernel tree), and origins."""
     specs, origins = {}, {}
     for name, planned in scope.plan.dataset_specs().items():
-        specs[name], origins[name] = scope.executor.resolve_dataset(planned, scope.workdir("cache"))
+        specs[name], origins[name] = scope.datasets.resolve(planned, scope.workdir("cache"))
     for name, spec in specs.items():  # a tarball is as big as the tree it archives
         if isinstance(spec, TarballSpec | GitRepoSpec):
             specs[name] = replace(spec, source_bytes=specs[spec.of].total_bytes)
@@ -76,7 +74,8 @@ def prepare_source(scope: RunScope, stack: ExitStack) -> PreparedSource:
     for name, spec in sorted(specs.items(), key=lambda kv: isinstance(kv[1], _OF_A_TREE)):
         origin = origins[name]
         scope.say(Event("setup", f"dataset {name}: {origin} ({spec.total_bytes / 1e6:.0f} MB)"))
-        manifest = _materialize(scope, spec, source.mountpoint, found)
+        cache = scope.workdir("cache")
+        manifest = scope.datasets.materialize(spec, source.mountpoint, cache, found)
         found[name] = SourceDataset(f"{source.mountpoint}/{spec.name}", manifest, spec)
         check_same_dataset(scope.session.datasets.get(name), name, manifest.digest())
         scope.session.datasets[name] = DatasetRecord(
@@ -94,22 +93,6 @@ def prepare_source(scope: RunScope, stack: ExitStack) -> PreparedSource:
         scope.say(Event("setup", "datasets disk for guests"))
         guest_disk.setup(scope.executor)
     return PreparedSource(found, guest_disk)
-
-
-def _materialize(
-    scope: RunScope, spec: DatasetSpec, dest: str, found: dict[str, SourceDataset]
-) -> Manifest:
-    """Write the dataset on the source, or only compute what a task will make itself."""
-    if isinstance(spec, TarballSpec):
-        tree = found[spec.of]
-        return scope.executor.make_tarball(spec, dest, tree.manifest, dest, scope.workdir("cache"))
-    if isinstance(spec, GitRepoSpec):
-        tree = found[spec.of]
-        cache = Path(scope.workdir("cache"))
-        return make_repo(spec, Path(tree.root), tree.manifest, Path(dest), cache)
-    if not spec.on_source:
-        return spec.expected_manifest()
-    return scope.executor.generate_dataset(spec, dest, scope.workdir("cache"))
 
 
 def prepare_guest_source(

@@ -18,6 +18,7 @@ import random
 from dataclasses import replace
 
 from fsarena.datasets.manifest import FileEntry, Manifest, bytes_digest
+from fsarena.datasets.verify import verify_where
 from fsarena.measure.collect import Command
 from fsarena.tasks.base import (
     REAL_USER_SYS,
@@ -99,7 +100,7 @@ class RsyncIncremental(Task):
         return [Command((*RSYNC, self._source(ctx) + "/", ctx.path(BACKUP) + "/"))]
 
     def verify(self, ctx: TaskContext) -> list[Check]:
-        result = ctx.executor.verify(self._mutated, ctx.path(BACKUP), ctx.hash_content)
+        result = verify_where(ctx.executor, self._mutated, ctx.path(BACKUP), ctx.hash_content)
         detail = f"{result.files_checked} files, {result.bytes_checked} bytes checked"
         if not result.ok:
             detail = "; ".join(result.problems[:5])

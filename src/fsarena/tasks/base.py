@@ -17,6 +17,7 @@ from typing import Any, ClassVar, Literal
 from fsarena.aging.workload import AgingPlan
 from fsarena.datasets.manifest import DIGEST_ALGORITHM, Manifest
 from fsarena.datasets.spec import DatasetSpec
+from fsarena.datasets.verify import verify_where
 from fsarena.errors import FIX_MARK, FsarenaError
 from fsarena.filesystems.profiles import FilesystemProfile
 from fsarena.measure import cgroups
@@ -319,7 +320,7 @@ def memory_cgroup_failure(read: Callable[[str], str], cgroup: str, program: str)
 
 def verify_copy(ctx: TaskContext, dataset: str, root: str) -> Check:
     """Compare a copy on the test filesystem against the dataset's manifest."""
-    result = ctx.executor.verify(ctx.dataset(dataset).manifest, root, ctx.hash_content)
+    result = verify_where(ctx.executor, ctx.dataset(dataset).manifest, root, ctx.hash_content)
     detail = (
         f"{result.files_checked} files, {result.bytes_checked} bytes checked ({DIGEST_ALGORITHM})"
     )

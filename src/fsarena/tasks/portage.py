@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from fsarena.datasets.verify import verify_where
 from fsarena.errors import FsarenaError
 from fsarena.measure.collect import Command
 from fsarena.tasks.base import CP, REAL_USER_SYS, Check, Task, TaskContext, Tool, verify_copy
@@ -111,7 +112,7 @@ class PortageSpace(Task):
         ctx.executor.call((*CP, "-r", ctx.dataset("portage").root, where))
         ctx.sync()
         after = self._used(ctx)
-        copied = ctx.executor.verify(ctx.dataset("portage").manifest, where)
+        copied = verify_where(ctx.executor, ctx.dataset("portage").manifest, where)
         if not copied.ok:
             raise FsarenaError(
                 f"copy of portage for the space probe: {'; '.join(copied.problems[:3])}"
