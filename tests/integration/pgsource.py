@@ -65,15 +65,21 @@ class Source:
                        input=script, text=True, check=True, capture_output=True)  # fmt: skip
 
     def base_backup(self, into: Path) -> None:
+        """pg_basebackup into an empty directory made for postgres (it may be anywhere)."""
+        into.mkdir(mode=0o700)
+        subprocess.run(["chown", "postgres:postgres", str(into)], check=True)
         subprocess.run(as_postgres(*self.client("pg_basebackup", "-D", str(into), "-X", "stream",
                                                 "-c", "fast")), check=True)  # fmt: skip
 
 
 @contextmanager
-def source_server(root: Path) -> Iterator[Source]:
-    """initdb and start under root (searchable by postgres); stopped however the block ends."""
+def source_server(root: Path, log: Path | None = None) -> Iterator[Source]:
+    """initdb and start under root (searchable by postgres); stopped however the block ends.
+
+    log: where the server writes its log (default root/statements.log).
+    """
     root.mkdir(parents=True, exist_ok=True)
-    src = Source(root, root / "data", root / "socket", root / "statements.log")
+    src = Source(root, root / "data", root / "socket", log or root / "statements.log")
     src.socket.mkdir()
     subprocess.run(["chown", "-R", "postgres:postgres", str(root)], check=True)
     src.socket.chmod(0o700)
@@ -84,6 +90,8 @@ def source_server(root: Path) -> Iterator[Source]:
     with open(src.data / "postgresql.conf", "a") as f:
         f.write("".join(f"{k} = {v}\n" for k, v in settings.items()))
     (src.data / "pg_hba.conf").write_text("local all all trust\nlocal replication all trust\n")
+    src.log.touch()
+    subprocess.run(["chown", "postgres:postgres", str(src.log)], check=True)
     ledger = Ledger(str(root))
     ledger.track("postgres", str(src.data))
     try:
