@@ -11,16 +11,19 @@ no server, mount, loop device or ledger entry may be left.
 
 from __future__ import annotations
 
+import json
 import shutil
+import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from fsarena.session.file import load
-from tests.integration.conftest import fsarena, leftovers, new_workdir
+from tests.integration.conftest import FSARENA, REPO, fsarena, leftovers, new_workdir
 from tests.integration.pgsource import record
-from tests.integration.test_server_workloads import _postgres_under
+from tests.integration.test_server_workloads import _no_server_left, _postgres_under
 
 SESSIONS, PER_SESSION = 2, 150  # 1,200 statements: BEGIN, UPDATE, INSERT, COMMIT each
 
@@ -75,3 +78,31 @@ def test_a_log_without_its_backup_stops_before_anything_is_made(
     lines = [line for line in result.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and "pg_basebackup -D DIR -X stream" in lines[0], result.stderr
     assert not (workdir / "w").exists()
+
+
+def _listening(workdir: Path) -> bool:
+    return any(workdir.glob("w/mnt/*/pg/socket/.s.PGSQL.*"))
+
+
+def test_kill_9_while_the_server_runs_then_cleanup_stops_it(
+    workdir: Path, recorded: tuple[Path, Path, int]
+) -> None:
+    log, base, _ = recorded
+    workdir.chmod(0o755)
+    proc = subprocess.Popen(
+        [*FSARENA, "run", "--pg-replay", str(log), "--pg-base", str(base), "--fs", "ext4",
+         "-n", "1", "--replay-timing", "paced", "--workdir", str(workdir / "w"),
+         "--output", str(workdir / "session.json")],
+        cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    deadline = time.monotonic() + 120
+    # Up and accepting connections (its socket made): killed mid-start is pg_ctl's race.
+    while not _listening(workdir) and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.kill()
+    proc.wait(timeout=30)
+    assert _postgres_under(workdir), "a killed run leaves its restored server running"
+    state = json.loads((workdir / "w" / "state.json").read_text())
+    assert "postgres" in {r["kind"] for r in state["resources"]}
+    fsarena("cleanup", "--workdir", str(workdir / "w"))
+    _no_server_left(workdir)
