@@ -30,8 +30,9 @@ import sys
 import time
 from pathlib import Path
 
-from bench.replay_fidelity import capture_filesystem
 from tests.integration.pgsource import SCHEMA, source_server, transactions
+
+from replay_fidelity import capture_filesystem  # bench/, the script's own directory
 
 FSARENA = [sys.executable, "-m", "fsarena"]
 IMAGE = "1536M"
@@ -120,8 +121,8 @@ def table(rec: dict[str, object], session: Path) -> list[str]:
         "|---|---|---|---|---|---|",
     ]
     for task, metric in TIMED:
-        values = [r.value(metric) for r in s.ok_runs() if r.task == task]
-        values = [v for v in values if v is not None]
+        found = [r.value(metric) for r in s.ok_runs() if r.task == task]
+        values = [v for v in found if v is not None]
         if not values:
             lines.append(f"| {task} | {metric} | failed | | 0 | |")
             continue
