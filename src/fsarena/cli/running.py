@@ -57,6 +57,8 @@ class RunOptions:
     data: str | None
     replay: str | None
     replay_timing: str
+    pg_replay: str | None
+    pg_base: str | None
     scale: float | None
     seed: int | None
     workdir: str
@@ -102,7 +104,7 @@ PLAN_OPTIONS = (
     "suite", "fs_list", "repetitions", "scale", "seed", "workdir", "source",
     "task_timeout", "image_size", "device", "output", "target_ci", "max_repetitions",
     "time_budget", "machine", "quick", "warmup", "age", "commands", "prepare", "data", "force",
-    "weigh", "workload", "replay", "replay_timing",
+    "weigh", "workload", "replay", "replay_timing", "pg_replay", "pg_base",
 )  # fmt: skip
 
 
@@ -148,6 +150,8 @@ def _new_or_resumed(ctx: click.Context, o: RunOptions) -> tuple[Plan, Path, Any]
         o.data,
         o.replay,
         o.replay_timing or "both",
+        o.pg_replay,
+        o.pg_base,
     )
     names = fs_names(o.fs_list)
     tuned: dict[str, Any] = {}
@@ -411,7 +415,22 @@ def _with_drivers(plan: Plan, quiet: bool, dry_run: bool) -> Plan:
     type=click.Choice(["fast", "paced", "both"]),
     default="both",
     show_default=True,
-    help="With --replay: as fast as possible (capacity), at the traced pace (latency), or both.",
+    help="With --replay or --pg-replay: as fast as possible (capacity), at the traced or "
+    "logged pace (latency), or both.",
+)
+@click.option(
+    "--pg-replay",
+    default=None,
+    metavar="LOG",
+    help="Replay a PostgreSQL statement log (log_statement = 'all', docs/replay.md) with "
+    "pgreplay on a real server restored from --pg-base on each filesystem.",
+)
+@click.option(
+    "--pg-base",
+    default=None,
+    metavar="BACKUP",
+    help="With --pg-replay: the base backup (pg_basebackup -D DIR -X stream, plain or tar) "
+    "taken just before the log begins.",
 )
 @click.option(
     "--scale", type=NUMBER, default=None, help="Dataset size factor, e.g. 0.02 for a quick run."

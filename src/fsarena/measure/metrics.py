@@ -269,6 +269,15 @@ METRICS: dict[str, Metric] = {
         Metric("replay_calls", "calls replayed", "", "higher", exact=True, ranked=False),
         Metric("replay_diverged", "calls that diverged", "", "lower", ranked=False),
         Metric("replay_error_pct", "replay error (time in calls)", "%", "lower", ranked=False),
+        # PostgreSQL replayed from its statement log (tasks/pg_replay.py): pgreplay's statistics.
+        Metric("pgreplay_run_s", "pgreplay run time", "s", "lower", practical_abs=0.01),
+        Metric(
+            "pgreplay_statements", "statements replayed", "", "higher", exact=True, ranked=False
+        ),
+        Metric("pgreplay_statement_avg_ms", "statement duration avg", "ms", "lower"),
+        Metric("pgreplay_statement_max_ms", "statement duration max", "ms", "lower"),
+        Metric("pgreplay_lag_s", "behind the logged pace", "s", "lower", practical_abs=1.0),
+        Metric("pgreplay_failed", "statements that failed", "", "lower", ranked=False),
     )
 }
 

@@ -17,6 +17,7 @@ from fsarena.datasets.debs import DebsSpec
 from fsarena.datasets.gitrepo import GitRepoSpec
 from fsarena.datasets.linux_source import KERNEL_LIKE, KernelSourceSpec, TarballSpec
 from fsarena.datasets.parameters import DbenchSpec, FioSpec, FsmarkSpec, PgbenchSpec, SqliteSpec
+from fsarena.datasets.pglog import PgLogSpec
 from fsarena.datasets.realistic import SizeSpec, SmallFilesSpec, TextTreeSpec
 from fsarena.datasets.spec import ARTICLE_A_ISO, MIB, DatasetSpec, LargeFileSpec
 from fsarena.datasets.tree import ARTICLE_A_TREE, TreeSpec
@@ -114,6 +115,7 @@ DATASET_KINDS: dict[str, type[DatasetSpec]] = {
         GitRepoSpec,
         DebsSpec,
         TraceSpec,
+        PgLogSpec,
     )
 }
 
@@ -121,6 +123,8 @@ DATASET_KINDS: dict[str, type[DatasetSpec]] = {
 WITHOUT_DEFAULT = {
     "trace": '[datasets.trace] kind = "trace"  path = "/path/to/x.fstrace.gz" (a trace '
     "`fsarena capture` wrote), or `fsarena run --replay TRACE`",
+    "pglog": '[datasets.pglog] kind = "pglog"  log = "/path/to/statements.log"  base = '
+    '"/path/to/base" (docs/replay.md, PostgreSQL), or `fsarena run --pg-replay LOG --pg-base DIR`',
 }
 
 

@@ -13,6 +13,11 @@ one --replay-timing names. Without --suite they are the whole task list (with
 the --command tasks after them, so that the replay meets the fresh filesystem
 the capture's timing was judged on); with --suite they run before its final umount.
 
+`--pg-replay LOG --pg-base BACKUP` replays a PostgreSQL statement log with pgreplay
+on the restored base backup (tasks/pg_replay.py): tasks `pg_replay` and
+`pg_replay_paced` (or the one --replay-timing names), placed as the trace's are,
+after them when both are given.
+
 `--data PATH` replaces every generated tree the suite's tasks copy (the
 articles' trees: tree, portage, kernel; their tarballs follow) by the
 directory PATH, read-only (fsarena.datasets.userdir). With --command and no --suite,
@@ -41,6 +46,38 @@ DATA_CWD = "data"  # where --data is copied on the test filesystem, the commands
 TRACE_DATASET = "trace"
 # --replay-timing: the replay tasks it runs.
 REPLAY_TASKS = {"fast": ["replay"], "paced": ["replay_paced"], "both": ["replay", "replay_paced"]}
+PGLOG_DATASET = "pglog"
+PG_REPLAY_TASKS = {
+    "fast": ["pg_replay"],
+    "paced": ["pg_replay_paced"],
+    "both": ["pg_replay", "pg_replay_paced"],
+}
+
+
+def _replays(
+    replay: str | None, pg: tuple[str, str] | None, timing: str
+) -> tuple[list[str], dict[str, dict[str, Any]]]:
+    """The replay tasks and their datasets: the trace's, then the statement log's."""
+    tasks, datasets = [], {}
+    if replay is not None:
+        tasks += REPLAY_TASKS[timing]
+        datasets.update(_trace_dataset(replay))
+    if pg is not None:
+        tasks += PG_REPLAY_TASKS[timing]
+        log, base = (os.path.abspath(p) for p in pg)
+        datasets[PGLOG_DATASET] = {"kind": "pglog", "log": log, "base": base}
+    return tasks, datasets
+
+
+def _pg(pg_replay: str | None, pg_base: str | None) -> tuple[str, str] | None:
+    if pg_replay is not None and pg_base is None:
+        raise FsarenaError(
+            "--pg-replay needs the base backup its log starts from: give --pg-base DIR "
+            "(pg_basebackup -D DIR -X stream, taken just before statement logging began)"
+        )
+    if pg_base is not None and pg_replay is None:
+        raise FsarenaError("--pg-base is the backup a --pg-replay log is replayed on: give the log")
+    return (pg_replay, pg_base) if pg_replay is not None and pg_base is not None else None
 
 
 def user_suite(
@@ -50,34 +87,39 @@ def user_suite(
     data: str | None,
     replay: str | None = None,
     replay_timing: str = "both",
+    pg_replay: str | None = None,
+    pg_base: str | None = None,
 ) -> str | Suite:
     """The suite to plan: the named (or default) one, with the user's commands, data, trace."""
     if not commands and prepare:
         raise FsarenaError("--prepare prepares a --command: give the command too")
-    if replay is None and replay_timing != "both":
-        raise FsarenaError("--replay-timing chooses how --replay replays: give the trace too")
-    if not commands and data is None and replay is None:
+    pg = _pg(pg_replay, pg_base)
+    replaying = replay is not None or pg is not None
+    if not replaying and replay_timing != "both":
+        raise FsarenaError(
+            "--replay-timing chooses how --replay or --pg-replay replays: give the trace or log too"
+        )
+    if not commands and data is None and not replaying:
         return suite_name or DEFAULT_SUITE
-    if (commands or replay is not None) and suite_name is None:
-        suite = _command_suite(commands, prepare, data, replay, replay_timing)
+    if (commands or replaying) and suite_name is None:
+        suite = _command_suite(commands, prepare, data, _replays(replay, pg, replay_timing))
     else:
         suite = load_suite(suite_name or DEFAULT_SUITE)
         if commands:
             suite = _with_commands(suite, commands, prepare)
-        if replay is not None:
-            suite = _with_replay(suite, replay, replay_timing)
+        if replaying:
+            suite = _with_replay(suite, *_replays(replay, pg, replay_timing))
     if data is not None:
         suite = _with_data(suite, data)
     return suite
 
 
-def _with_replay(suite: Suite, trace: str, timing: str) -> Suite:
+def _with_replay(suite: Suite, replayed: list[str], datasets: dict[str, Any]) -> Suite:
     """A suite's tasks with the replay tasks before its final umount."""
     tasks = list(suite.tasks)
     at = len(tasks) - 1 if tasks and tasks[-1] == "umount" else len(tasks)
-    tasks[at:at] = [t for t in REPLAY_TASKS[timing] if t not in tasks]
-    datasets = {**suite.datasets, **_trace_dataset(trace)}
-    return _rebuilt(suite, tasks=tasks, datasets=datasets)
+    tasks[at:at] = [t for t in replayed if t not in tasks]
+    return _rebuilt(suite, tasks=tasks, datasets={**suite.datasets, **datasets})
 
 
 def _specs(commands: tuple[str, ...], prepare: str | None, copy: str = "") -> dict[str, Any]:
@@ -95,23 +137,26 @@ def _command_suite(
     commands: tuple[str, ...],
     prepare: str | None,
     data: str | None,
-    replay: str | None = None,
-    timing: str = "both",
+    replays: tuple[list[str], dict[str, Any]] = ([], {}),
 ) -> Suite:
-    """Your commands, and your trace's replay first (a fresh filesystem after mkfs)."""
+    """Your commands, and your trace's or log's replay first (a fresh filesystem after mkfs)."""
     default = load_suite(DEFAULT_SUITE)
     specs = _specs(commands, prepare, DATA_DATASET if data is not None else "")
-    replayed = REPLAY_TASKS[timing] if replay is not None else []
+    replayed, datasets = replays
     what = "your command, timed on each filesystem"
-    if replay is not None:
-        what = "your trace replayed on each filesystem" + (", beside your command" * bool(specs))
+    if replayed:
+        which = " and ".join(
+            w for w, d in (("trace", TRACE_DATASET), ("statement log", PGLOG_DATASET))
+            if d in datasets
+        )  # fmt: skip
+        what = f"your {which} replayed on each filesystem" + (", beside your command" * bool(specs))
     return Suite(
-        name=REPLAY_SUITE if replay is not None else COMMAND_SUITE,
+        name=REPLAY_SUITE if replayed else COMMAND_SUITE,
         description=what,
         filesystems=default.variants,
         tasks=[*replayed, *specs],
         commands=specs,
-        datasets=_trace_dataset(replay) if replay is not None else {},
+        datasets=datasets,
         repetitions=default.repetitions,
     )
 

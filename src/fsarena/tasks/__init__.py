@@ -35,6 +35,7 @@ from fsarena.tasks.lifecycle import (
     Umount,
     UmountDirty,
 )
+from fsarena.tasks.pg_replay import PgReplay, PgReplayPaced
 from fsarena.tasks.pgbench import PgbenchInit, PgbenchOltp
 from fsarena.tasks.portage import (
     PortageCompress,
@@ -151,6 +152,9 @@ TASKS: dict[str, type[Task]] = {
         # A captured service replayed (issue 37): fsarena run --replay TRACE
         ReplayCapacity,
         ReplayPaced,
+        # PostgreSQL from its own statement log (issue 37): fsarena run --pg-replay LOG
+        PgReplay,
+        PgReplayPaced,
     )
 }
 

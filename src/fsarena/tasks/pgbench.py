@@ -66,8 +66,10 @@ def as_postgres(*argv: str) -> tuple[str, ...]:
     return ("runuser", "-u", USER, "--", *argv)
 
 
-class _Pgbench(Task):
-    tools = (
+class PostgresTask(Task):
+    """A real PostgreSQL server on the test filesystem: its checks, start, CPU and stop."""
+
+    tools: ClassVar[tuple[Tool, ...]] = (
         Tool("runuser", "util-linux"),
         Tool("psql", "postgresql"),
         Tool("pgbench", "postgresql"),
@@ -148,8 +150,12 @@ class _Pgbench(Task):
         text += "".join(f"{k} = {v}\n" for k, v in settings.items())
         ctx.executor.write_file(conf, text.encode())
 
+    def server_memory_bytes(self, ctx: TaskContext) -> int:
+        """The server's memory cgroup limit: shared_buffers plus the page cache it may use."""
+        return _spec(ctx).memory_bytes
+
     def _start(self, ctx: TaskContext) -> None:
-        self.cgroup = ctx.executor.create_memory_cgroup(_spec(ctx).memory_bytes)
+        self.cgroup = ctx.executor.create_memory_cgroup(self.server_memory_bytes(ctx))
         self.cpu_cgroup = ctx.executor.create_cpu_cgroup(self.cgroup)
         joined = tuple(dict.fromkeys(p for p in (self.cgroup, self.cpu_cgroup) if p))
         ctx.executor.track(LEDGER_KIND, self._data(ctx))  # the intent, before it exists
@@ -220,7 +226,7 @@ class _Pgbench(Task):
                             "postgres")  # fmt: skip
 
 
-class PgbenchInit(_Pgbench):
+class PgbenchInit(PostgresTask):
     """pgbench -i -s SF: the bulk load (tables, COPY of SF x 100,000 rows, VACUUM, keys), timed.
 
     On a fresh `initdb` and a freshly started server, caches dropped. Verified:
@@ -255,7 +261,7 @@ class PgbenchInit(_Pgbench):
         return {**self._server_values(), **self._sizes(ctx)}
 
 
-class PgbenchOltp(_Pgbench):
+class PgbenchOltp(PostgresTask):
     """pgbench -c C -j J -T T -n --log: the TPC-B-like read-write load, every commit synced.
 
     C = 8 clients, J = 2 threads, T = 60 s at scale 1; -n: no vacuum before
