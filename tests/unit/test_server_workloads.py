@@ -6,22 +6,22 @@ from pathlib import Path
 
 import pytest
 
-from fsarena.datasets.parameters import PgbenchSpec
+from fsarena.datasets.manifest import Manifest
+from fsarena.datasets.spec import DatasetSpec
 from fsarena.errors import FsarenaError
-from fsarena.plan.catalog import DATASETS, customized, scaled_specs
+from fsarena.filesystems.profiles import PROFILES
+from fsarena.plan.catalog import DATASET_KINDS, DATASETS, WORKLOADS, customized, scaled_specs
 from fsarena.plan.model import make_plan
 from fsarena.report.outcome import banner
 from fsarena.run.new_session import new_session
 from fsarena.run.runner import Runner
 from fsarena.session.file import load
+from fsarena.tasks import TASKS, SourceDataset, TaskContext
+from fsarena.tasks.dbench import DbenchSpec, parse_dbench
+from fsarena.tasks.fio import parse_fio
+from fsarena.tasks.fsmark import parse_fsmark
+from fsarena.tasks.pgbench import PgbenchSpec, parse_pgbench, percentile_from_pgbench_log
 from fsarena.tasks.sqlite import insert_script
-from fsarena.tasks.toolparse import (
-    parse_dbench,
-    parse_fio,
-    parse_fsmark,
-    parse_pgbench,
-    percentile_from_pgbench_log,
-)
 from tests.fakes import FakeExecutor
 
 TOOLS = Path(__file__).resolve().parents[1] / "fixtures" / "tools"
@@ -60,6 +60,30 @@ def test_a_suite_changes_parameters_and_typos_are_named() -> None:
     assert customized("dbench", {"clients": 12}).to_dict()["clients"] == 12
     with pytest.raises(FsarenaError, match=r"datasets.dbench.client: unknown key"):
         customized("dbench", {"client": 12})
+
+
+def test_each_family_declares_its_parameters_and_the_catalog_collects_them() -> None:
+    declared = {t.parameters for t in TASKS.values() if t.parameters is not None}
+    assert {"sqlite", "pgbench", "fsmark", "dbench", "fio"} <= {s.name for s in WORKLOADS}
+    assert set(WORKLOADS) == declared
+    for spec in WORKLOADS:
+        assert DATASETS[spec.name] is spec and DATASET_KINDS[spec.kind] is type(spec)
+    for task in TASKS.values():  # the parameters are one of the datasets the task uses
+        assert task.parameters is None or task.parameters.name in task.datasets, task.name
+
+
+def test_a_task_reads_its_parameters_as_planned_and_a_wrong_kind_is_named() -> None:
+    def ctx(spec: DatasetSpec) -> TaskContext:
+        source = SourceDataset("/src", Manifest("dbench", "", (), ()), spec)
+        return TaskContext(PROFILES["ext4"], "/dev/loop9", "/mnt", "/s", {"dbench": source},
+                           FakeExecutor())  # fmt: skip
+
+    planned = customized("dbench", {"clients": 3}).scaled(0.5)
+    assert ctx(planned).parameters(DbenchSpec) == DbenchSpec(
+        name="dbench", clients=3, duration_s=30
+    )
+    with pytest.raises(FsarenaError, match='dataset "dbench" must be of kind "dbench"'):
+        ctx(customized("dbench", {"kind": "fio"})).parameters(DbenchSpec)
 
 
 def test_the_sqlite_script_names_its_journal_mode_and_one_insert_per_line() -> None:

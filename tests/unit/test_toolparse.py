@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from fsarena.errors import FsarenaError
-from fsarena.tasks.toolparse import parse_bonnie_csv, parse_du_total
+from fsarena.tasks.portage import parse_du_total
+from fsarena.tasks.synthetic import parse_bonnie_csv
 
 TOOLS = Path(__file__).resolve().parents[1] / "fixtures" / "tools"
 

@@ -277,6 +277,50 @@ class LargeFileSpec(DatasetSpec):
 ARTICLE_A_ISO = LargeFileSpec(size_bytes=700 * MIB)
 
 
+@dataclass(frozen=True, kw_only=True)
+class WorkloadSpec(DatasetSpec):
+    """A workload's parameters (a tool's clients, sizes, duration); scaling multiplies the
+    SCALED fields, down to floors.
+
+    A task family that runs its own tool (tasks/dbench.py, fio.py, ...) declares its
+    subclass and default beside the task (Task.parameters); the task makes its files
+    itself on the test filesystem (`on_source` False), so a suite's `[datasets.NAME]`
+    table can change any parameter and `--scale` shrinks them like any dataset. What
+    scales is listed per class in SCALED with its floor: counts, sizes and durations
+    shrink, but never below what keeps the workload what it models (a few hundred
+    commits, a database larger than shared_buffers at the suite's scale, seconds not
+    milliseconds of run time). Concurrency (clients, threads, copies) and block sizes
+    never scale: they define the workload, not its size.
+
+    `total_bytes` is the room the workload needs on the test filesystem (the image is
+    sized from it). Where the page cache matters (pgbench, fio), the working set is
+    compared with the memory the workload may use (`memory_bytes`, the memory cgroup it
+    runs in), and the report says when a scale has turned a disk benchmark into a
+    memory benchmark.
+    """
+
+    on_source: ClassVar[bool] = False
+    proportional: ClassVar[bool] = False  # floors by design; the page-cache flag covers them
+    SCALED: ClassVar[dict[str, int]] = {}  # field -> smallest value a scale may give it
+    name: str = "workload"
+    seed: int = 0
+
+    def scaled(self, factor: float) -> Self:
+        check_factor(factor)
+        values = {
+            f: max(floor, round(getattr(self, f) * factor)) for f, floor in self.SCALED.items()
+        }
+        return dataclasses.replace(self, **values)
+
+    def plan(self) -> Layout:
+        return Layout((), ())
+
+    def require_positive(self, *fields: str) -> None:
+        """FsarenaError unless every named field is > 0."""
+        for f in fields:
+            require(getattr(self, f) > 0, f"{f} must be > 0, got {getattr(self, f)}")
+
+
 def _write_layout(spec: DatasetSpec, layout: Layout, root: Path, hashing: bool) -> list[str]:
     for directory in layout.directories:
         (root / directory).mkdir()

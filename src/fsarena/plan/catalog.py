@@ -1,7 +1,10 @@
 """The datasets tasks ask for by name, at the articles' sizes, and how a suite changes them.
 
 Each entry is the dataset at scale 1, as the article used it (or, where the
-article did not say, a documented choice). A suite's `[datasets.NAME]` table
+article did not say, a documented choice). A task family that runs its own tool
+(dbench, fio, ...) declares its parameters' default on its task class
+(Task.parameters, beside the task): the catalog collects those defaults and their
+kinds from the task registry instead of listing them. A suite's `[datasets.NAME]` table
 overrides any parameter (sizes, counts, seed, distribution) or, with `kind`,
 replaces the dataset by another kind; `--scale` then scales the result.
 """
@@ -16,13 +19,13 @@ from fsarena.capture.dataset import TraceSpec
 from fsarena.datasets.debs import DebsSpec
 from fsarena.datasets.gitrepo import GitRepoSpec
 from fsarena.datasets.linux_source import KERNEL_LIKE, KernelSourceSpec, TarballSpec
-from fsarena.datasets.parameters import DbenchSpec, FioSpec, FsmarkSpec, PgbenchSpec, SqliteSpec
 from fsarena.datasets.pglog import PgLogSpec
 from fsarena.datasets.realistic import SizeSpec, SmallFilesSpec, TextTreeSpec
-from fsarena.datasets.spec import ARTICLE_A_ISO, MIB, DatasetSpec, LargeFileSpec
+from fsarena.datasets.spec import ARTICLE_A_ISO, MIB, DatasetSpec, LargeFileSpec, WorkloadSpec
 from fsarena.datasets.tree import ARTICLE_A_TREE, TreeSpec
 from fsarena.datasets.userdir import DirectorySpec
 from fsarena.errors import FsarenaError
+from fsarena.tasks import TASKS
 
 # Article D's Portage tree: 354 MiB apparent (667 MiB by du on 4 KiB blocks), many
 # small ebuilds, Manifests and metadata.xml files in category/package[/files]
@@ -68,6 +71,24 @@ SMALL_FILES = SmallFilesSpec(
     seed=2008,
 )
 
+
+def _declared() -> tuple[WorkloadSpec, ...]:
+    """The task families' parameters (Task.parameters), once each, in the registry's order."""
+    found: dict[str, WorkloadSpec] = {}
+    for task in TASKS.values():
+        spec = task.parameters
+        if spec is None:
+            continue
+        if found.setdefault(spec.name, spec) != spec:
+            raise AssertionError(f"two tasks declare different parameters named {spec.name!r}")
+        if spec.name not in task.datasets:
+            raise AssertionError(f"{task.name} declares parameters {spec.name!r} it does not use")
+    return tuple(found.values())
+
+
+WORKLOADS = _declared()
+WORKLOAD_KINDS: tuple[type[DatasetSpec], ...] = tuple(type(spec) for spec in WORKLOADS)
+
 DATASETS: dict[str, DatasetSpec] = {
     s.name: s
     for s in (
@@ -83,12 +104,8 @@ DATASETS: dict[str, DatasetSpec] = {
         SMALL_FILES,
         LargeFileSpec(name="film1", size_bytes=815 * MIB, filename="elephants-dream.avi", seed=1),
         LargeFileSpec(name="film2", size_bytes=692 * MIB, filename="big-buck-bunny.avi", seed=2),
-        # Today's server workloads (issue 15): parameters only, see datasets/parameters.py.
-        SqliteSpec(name="sqlite"),
-        PgbenchSpec(name="pgbench"),
-        FsmarkSpec(name="fsmark"),
-        DbenchSpec(name="dbench"),
-        FioSpec(name="fio"),
+        # Today's server workloads (issue 15): parameters only, declared on their tasks.
+        *WORKLOADS,
         GitRepoSpec(name="gitrepo", of="kernel"),  # issue 16: the kernel tree with history
         # issue 17: the history the git-replay aging profile pulls, commit by commit
         GitRepoSpec(name="agingrepo", of="kernel", commits=300, history="shaped"),
@@ -96,28 +113,22 @@ DATASETS: dict[str, DatasetSpec] = {
     )
 }
 
-DATASET_KINDS: dict[str, type[DatasetSpec]] = {
-    cls.kind: cls
-    for cls in (
-        LargeFileSpec,
-        TreeSpec,
-        TextTreeSpec,
-        SmallFilesSpec,
-        SizeSpec,
-        KernelSourceSpec,
-        TarballSpec,
-        SqliteSpec,
-        PgbenchSpec,
-        FsmarkSpec,
-        DbenchSpec,
-        FioSpec,
-        DirectorySpec,
-        GitRepoSpec,
-        DebsSpec,
-        TraceSpec,
-        PgLogSpec,
-    )
-}
+_KINDS: tuple[type[DatasetSpec], ...] = (
+    LargeFileSpec,
+    TreeSpec,
+    TextTreeSpec,
+    SmallFilesSpec,
+    SizeSpec,
+    KernelSourceSpec,
+    TarballSpec,
+    *WORKLOAD_KINDS,
+    DirectorySpec,
+    GitRepoSpec,
+    DebsSpec,
+    TraceSpec,
+    PgLogSpec,
+)
+DATASET_KINDS: dict[str, type[DatasetSpec]] = {cls.kind: cls for cls in _KINDS}
 
 # Datasets that have no default: what to write to give one.
 WITHOUT_DEFAULT = {

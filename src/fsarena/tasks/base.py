@@ -10,13 +10,14 @@ never times anything itself.
 from __future__ import annotations
 
 import enum
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, TypeVar
 
 from fsarena.aging.workload import AgingPlan
 from fsarena.datasets.manifest import DIGEST_ALGORITHM, Manifest
-from fsarena.datasets.spec import DatasetSpec
+from fsarena.datasets.spec import DatasetSpec, WorkloadSpec
 from fsarena.datasets.verify import verify_where
 from fsarena.errors import FIX_MARK, FsarenaError
 from fsarena.filesystems.profiles import FilesystemProfile
@@ -29,6 +30,8 @@ from fsarena.measure.executor import TaskExecutor
 # metadata (measured: 0.1 MB written for a 15 MB copy within xfs); forcing a
 # real copy makes every filesystem do the work the articles timed.
 CP = ("cp", "--reflink=never")
+
+SpecT = TypeVar("SpecT", bound=DatasetSpec)
 
 
 class FsState(enum.Enum):
@@ -126,6 +129,16 @@ class TaskContext:
     def dataset(self, name: str) -> SourceDataset:
         return self.datasets[name]
 
+    def parameters(self, kind: type[SpecT], name: str = "") -> SpecT:
+        """The parameters of the dataset `name` (by default the one named as `kind`'s kind),
+        as planned (a suite's overrides, --scale); FsarenaError when a suite gave it another
+        kind."""
+        name = name or kind.kind
+        spec = self.dataset(name).spec
+        if not isinstance(spec, kind):
+            raise FsarenaError(f'dataset "{name}" must be of kind "{kind.kind}"')
+        return spec
+
 
 def set_attributes(executor: TaskExecutor, path: str, attributes: Sequence[str]) -> str:
     """chattr each attribute ("+C") on path, then what `lsattr -d` reads back; FsarenaError
@@ -193,6 +206,15 @@ def require_tools(ctx: TaskContext, tools: Iterable[Tool]) -> None:
         )
 
 
+def find_number(pattern: str, text: str, what: str) -> float:
+    """The number a tool printed: pattern's first group, searched line by line (re.MULTILINE);
+    FsarenaError naming `what` and quoting the output's end when it is not there."""
+    match = re.search(pattern, text, re.MULTILINE)
+    if not match:
+        raise FsarenaError(f"{what} not found in the tool's output: {text[-300:]!r}")
+    return float(match[1])
+
+
 def cache_values(working_set_bytes: int, memory_bytes: int) -> dict[str, float]:
     """The working set beside the page cache the task may use; fits_page_cache 1 when it fits.
 
@@ -219,6 +241,11 @@ class Task:
     # snapshot; aged sequences record it as skipped (see fsarena.aging).
     formats: ClassVar[bool] = False
     datasets: ClassVar[tuple[str, ...]] = ()  # names of the datasets it needs on the source
+    # A family that runs its own tool: its parameters at scale 1, the dataset of that name
+    # (one of `datasets`) that a suite's [datasets.NAME] table overrides and --scale
+    # shrinks. The catalog (plan/catalog.py) collects these defaults and their kinds from
+    # the registered tasks; the task reads them with ctx.parameters(ItsSpec).
+    parameters: ClassVar[WorkloadSpec | None] = None
     # The programs it runs beyond the base tools every sequence uses (cp, rm, ls, find,
     # sync, mount: run/preflight.py BASE_TOOLS); their versions go into the session.
     tools: ClassVar[tuple[Tool, ...]] = ()

@@ -12,23 +12,52 @@ device throughput and is never compared with the device's ceiling.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import ClassVar
 
-from fsarena.datasets.parameters import DbenchSpec
+from fsarena.datasets.spec import WorkloadSpec
 from fsarena.errors import FsarenaError
 from fsarena.measure.collect import Command, Measurement
-from fsarena.tasks.base import Check, Task, TaskContext, Tool, cpu_per_unit, require_tools
-from fsarena.tasks.toolparse import parse_dbench
+from fsarena.tasks.base import (
+    Check,
+    Task,
+    TaskContext,
+    Tool,
+    cpu_per_unit,
+    find_number,
+    require_tools,
+)
 
 DIR = "dbench"
 LOADFILE = "/usr/share/dbench/client.txt"  # Debian's dbench package ships it
 
 
-def _spec(ctx: TaskContext) -> DbenchSpec:
-    spec = ctx.dataset("dbench").spec
-    if not isinstance(spec, DbenchSpec):
-        raise FsarenaError('dataset "dbench" must be of kind "dbench"')
-    return spec
+@dataclass(frozen=True, kw_only=True)
+class DbenchSpec(WorkloadSpec):
+    """dbench's NetBench load: clients and an explicit duration (dbench's default is 600 s)."""
+
+    kind: ClassVar[str] = "dbench"
+    SCALED: ClassVar[dict[str, int]] = {"duration_s": 5}
+    clients: int = 8  # the "several clients" variant; the other runs 1
+    duration_s: int = 60
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self.require_positive("clients", "duration_s")
+
+    @property
+    def total_bytes(self) -> int:
+        return 0  # dbench's files are created and deleted by its load file
+
+    def description(self) -> str:
+        return f"dbench NetBench load, 1 and {self.clients} clients, {self.duration_s} s each"
+
+
+def parse_dbench(text: str) -> tuple[float, float]:
+    """(MB/s, max latency ms) from dbench 4.0's "Throughput X MB/sec ... max_latency=Y ms"."""
+    mb_s = find_number(r"^Throughput ([\d.]+) MB/sec", text, "dbench's Throughput line")
+    latency = find_number(r"max_latency=([\d.]+) ms", text, "dbench's max_latency")
+    return mb_s, latency
 
 
 class _Dbench(Task):
@@ -36,6 +65,7 @@ class _Dbench(Task):
     kind = "file_serving"
     writes = True
     datasets = ("dbench",)
+    parameters = DbenchSpec(name="dbench")
     columns: ClassVar[tuple[str, ...] | None] = (
         "dbench_mb_s",
         "dbench_max_latency_ms",
@@ -48,7 +78,7 @@ class _Dbench(Task):
     several: ClassVar[bool]
 
     def _clients(self, ctx: TaskContext) -> int:
-        return _spec(ctx).clients if self.several else 1
+        return ctx.parameters(DbenchSpec).clients if self.several else 1
 
     def _output(self, ctx: TaskContext) -> str:
         return f"{ctx.scratch}/{self.name}.txt"
@@ -61,7 +91,8 @@ class _Dbench(Task):
         ctx.executor.make_dir(ctx.path(DIR))
 
     def commands(self, ctx: TaskContext) -> list[Command]:
-        argv: tuple[str, ...] = ("dbench", "-D", ctx.path(DIR), "-t", str(_spec(ctx).duration_s))
+        duration_s = ctx.parameters(DbenchSpec).duration_s
+        argv: tuple[str, ...] = ("dbench", "-D", ctx.path(DIR), "-t", str(duration_s))
         argv += ("-c", LOADFILE, str(self._clients(ctx)))
         return [Command(argv, stdout_path=self._output(ctx))]
 
@@ -81,7 +112,7 @@ class _Dbench(Task):
             "dbench_clients": float(self._clients(ctx)),
         }
         # dbench -t runs for a fixed time: its work is the MB it moved in it.
-        megabytes = mb_s * _spec(ctx).duration_s
+        megabytes = mb_s * ctx.parameters(DbenchSpec).duration_s
         if (per_mb := cpu_per_unit(measurement, megabytes, 1e3)) is not None:
             values["cpu_ms_per_mb"] = per_mb
         return values

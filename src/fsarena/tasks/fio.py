@@ -18,9 +18,12 @@ is its correction. Random offsets come from a fixed seed (`randseed`).
 
 from __future__ import annotations
 
-from typing import ClassVar
+import dataclasses
+import json
+from dataclasses import dataclass
+from typing import ClassVar, Self
 
-from fsarena.datasets.parameters import FioSpec
+from fsarena.datasets.spec import MIB, WorkloadSpec
 from fsarena.errors import FsarenaError
 from fsarena.measure import cgroups
 from fsarena.measure.collect import Command, Measurement
@@ -34,17 +37,66 @@ from fsarena.tasks.base import (
     memory_cgroup_failure,
     require_tools,
 )
-from fsarena.tasks.toolparse import parse_fio
 
 IMAGE = "vm-image.raw"
-MIB = 1 << 20
 
 
-def _spec(ctx: TaskContext) -> FioSpec:
-    spec = ctx.dataset("fio").spec
-    if not isinstance(spec, FioSpec):
-        raise FsarenaError('dataset "fio" must be of kind "fio"')
-    return spec
+@dataclass(frozen=True, kw_only=True)
+class FioSpec(WorkloadSpec):
+    """fio on one preallocated file: 4 KiB random writes (fsync every N) and random reads."""
+
+    kind: ClassVar[str] = "fio"
+    SCALED: ClassVar[dict[str, int]] = {
+        "size_bytes": 16 * MIB,
+        "runtime_s": 3,
+        "memory_bytes": 64 * MIB,
+    }
+    size_bytes: int = 4096 * MIB
+    block_bytes: int = 4096
+    fsync_every: int = 32
+    runtime_s: int = 30
+    memory_bytes: int = 1024 * MIB  # fio's memory cgroup: the page cache it may use
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self.require_positive(
+            "size_bytes", "block_bytes", "fsync_every", "runtime_s", "memory_bytes"
+        )
+
+    def scaled(self, factor: float) -> Self:
+        spec = super().scaled(factor)
+        return dataclasses.replace(spec, size_bytes=spec.size_bytes // MIB * MIB)
+
+    @property
+    def total_bytes(self) -> int:
+        return self.size_bytes
+
+    def description(self) -> str:
+        return (
+            f"a {self.size_bytes // MIB:,} MiB file, {self.block_bytes} B random I/O, "
+            f"fsync every {self.fsync_every} writes, {self.runtime_s} s per task, "
+            f"page cache limited to {self.memory_bytes // MIB} MiB"
+        )
+
+
+def parse_fio(text: str, direction: str) -> dict[str, float]:
+    """IOPS, mean and p99 completion latency (ms), and fsync p99, from fio's JSON output."""
+    try:
+        job = json.loads(text[text.index("{") :])["jobs"][0]
+        side = job[direction]
+        values = {
+            "fio_iops": float(side["iops"]),
+            "fio_lat_mean_ms": float(side["clat_ns"]["mean"]) / 1e6,
+            "fio_lat_p99_ms": float(side["clat_ns"]["percentile"]["99.000000"]) / 1e6,
+        }
+        if "total_ios" in side:  # the work done in the fixed time (CPU per I/O)
+            values["fio_ios"] = float(side["total_ios"])
+    except (ValueError, KeyError, IndexError, TypeError) as exc:
+        raise FsarenaError(f"fio's JSON output lacks {exc}: is fio >= 3.0 installed?") from None
+    sync = job.get("sync", {}).get("lat_ns", {}).get("percentile", {})
+    if "99.000000" in sync and job["sync"].get("total_ios"):
+        values["fio_sync_p99_ms"] = float(sync["99.000000"]) / 1e6
+    return values
 
 
 PROBE_BYTES = 4 * MIB
@@ -78,6 +130,7 @@ class _Fio(Task):
     tools = (Tool("fio", "fio"),)
     kind = "random_io"
     datasets = ("fio",)
+    parameters = FioSpec(name="fio")
     columns: ClassVar[tuple[str, ...] | None] = (
         "fio_iops",
         "fio_iops_buffered",
@@ -101,7 +154,7 @@ class _Fio(Task):
 
     def prepare(self, ctx: TaskContext) -> None:
         require_tools(ctx, self.tools)
-        s = _spec(ctx)
+        s = ctx.parameters(FioSpec)
         self.direct = direct_io_works(ctx)
         image = ctx.path(IMAGE)
         if not ctx.executor.exists(image):  # the random-read task reuses the writer's image
@@ -112,7 +165,7 @@ class _Fio(Task):
         self.cgroup = ctx.executor.create_memory_cgroup(s.memory_bytes)
 
     def commands(self, ctx: TaskContext) -> list[Command]:
-        s = _spec(ctx)
+        s = ctx.parameters(FioSpec)
         argv = (
             "fio", f"--name={self.name}", f"--filename={ctx.path(IMAGE)}",
             f"--size={s.size_bytes}", f"--rw={self.rw}", f"--bs={s.block_bytes}",
@@ -135,7 +188,7 @@ class _Fio(Task):
         return [Check("fio JSON parsed", ok, f"{values['fio_iops']:,.0f} IOPS, {how}")]
 
     def extra(self, ctx: TaskContext, measurement: Measurement) -> dict[str, float]:
-        s = _spec(ctx)
+        s = ctx.parameters(FioSpec)
         values = parse_fio(ctx.executor.read_text(self._output(ctx)), self.direction)
         values["fio_direct"] = float(self.direct)
         if not self.direct:  # ranked apart: buffered IOPS are never compared with direct ones

@@ -9,22 +9,53 @@ fs_mark's own files/s is the figure; afterwards the files are counted.
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
 from typing import ClassVar
 
-from fsarena.datasets.parameters import FsmarkSpec
+from fsarena.datasets.spec import WorkloadSpec
 from fsarena.errors import FsarenaError
 from fsarena.measure.collect import Command, Measurement
 from fsarena.tasks.base import Check, Task, TaskContext, Tool, require_tools
-from fsarena.tasks.toolparse import parse_fsmark
 
 DIR = "spool"
 
 
-def _spec(ctx: TaskContext) -> FsmarkSpec:
-    spec = ctx.dataset("fsmark").spec
-    if not isinstance(spec, FsmarkSpec):
-        raise FsarenaError('dataset "fsmark" must be of kind "fsmark"')
-    return spec
+@dataclass(frozen=True, kw_only=True)
+class FsmarkSpec(WorkloadSpec):
+    """fs_mark -S 1: each file written then fsync'ed before close, as a mail spool does."""
+
+    kind: ClassVar[str] = "fsmark"
+    SCALED: ClassVar[dict[str, int]] = {"files_per_thread": 200}
+    files_per_thread: int = 4000
+    file_bytes: int = 16384  # a typical mail message
+    threads: int = 4
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self.require_positive("files_per_thread", "file_bytes", "threads")
+
+    @property
+    def total_bytes(self) -> int:
+        return self.files_per_thread * self.threads * self.file_bytes
+
+    def description(self) -> str:
+        return (
+            f"{self.threads} threads x {self.files_per_thread:,} files of "
+            f"{self.file_bytes:,} bytes, each fsync'ed"
+        )
+
+
+def parse_fsmark(text: str) -> float:
+    """Files/s from fs_mark 3.3's table (the last row's fourth column)."""
+    rows = [
+        line.split()
+        for line in text.splitlines()
+        if re.fullmatch(r"\s*\d+\s+\d+\s+\d+\s+[\d.]+\s+\d+\s*", line)
+    ]
+    if not rows:
+        raise FsarenaError(f"fs_mark printed no result row: {text[-300:]!r}")
+    return float(rows[-1][3])
 
 
 class FsmarkSynced(Task):
@@ -41,6 +72,7 @@ class FsmarkSynced(Task):
     kind = "small_synced_files"
     writes = True
     datasets = ("fsmark",)
+    parameters = FsmarkSpec(name="fsmark")
     columns: ClassVar[tuple[str, ...] | None] = (
         "fsmark_files_per_s",
         "wall_s",
@@ -56,7 +88,7 @@ class FsmarkSynced(Task):
         ctx.executor.remove_path(ctx.path(DIR))  # fs_mark makes the directory itself
 
     def commands(self, ctx: TaskContext) -> list[Command]:
-        s = _spec(ctx)
+        s = ctx.parameters(FsmarkSpec)
         # A relative directory, from the mount point: fs_mark 3.3 refuses a directory
         # path of 40 bytes or more ("directory pathname too long").
         argv: tuple[str, ...] = ("fs_mark", "-d", DIR, "-s", str(s.file_bytes))
@@ -64,7 +96,7 @@ class FsmarkSynced(Task):
         return [Command(argv, stdout_path=self._output(ctx), cwd=ctx.mountpoint)]
 
     def verify(self, ctx: TaskContext) -> list[Check]:
-        s = _spec(ctx)
+        s = ctx.parameters(FsmarkSpec)
         expected = s.files_per_thread * s.threads
         found = ctx.executor.output(
             ("find", ctx.path(DIR), "-type", "f", "-size", f"{s.file_bytes}c")

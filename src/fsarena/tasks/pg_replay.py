@@ -101,13 +101,6 @@ def parse_pgreplay(text: str) -> dict[str, float]:
     return values
 
 
-def _spec(ctx: TaskContext) -> PgLogSpec:
-    spec = ctx.dataset("pglog").spec
-    if not isinstance(spec, PgLogSpec):
-        raise FsarenaError('dataset "pglog" must be of kind "pglog" (a statement log and backup)')
-    return spec
-
-
 class _PgReplay(PostgresTask):
     tools: ClassVar[tuple[Tool, ...]] = (
         *PostgresTask.tools,
@@ -115,12 +108,13 @@ class _PgReplay(PostgresTask):
         Tool("tar", "tar"),
     )
     datasets = ("pglog",)
+    parameters = None  # the statement log and its backup: the user's, no default
     timing: ClassVar[str]
     _parsed: dict[str, float] | None = None
     _result: dict[str, float] | None = None
 
     def server_memory_bytes(self, ctx: TaskContext) -> int:
-        return _spec(ctx).memory_bytes
+        return ctx.parameters(PgLogSpec).memory_bytes
 
     def _files(self, ctx: TaskContext) -> tuple[str, str, str]:
         """pgreplay's replay file, its parse statistics, its replay statistics."""
@@ -139,7 +133,7 @@ class _PgReplay(PostgresTask):
         ctx.sync()
 
     def _restore(self, ctx: TaskContext) -> None:
-        spec, data = _spec(ctx), self._data(ctx)
+        spec, data = ctx.parameters(PgLogSpec), self._data(ctx)
         ctx.executor.remove_path(ctx.path(DIR))
         ctx.data_directory(ctx.path(DIR))  # before the restore: its files inherit the attributes
         ctx.executor.make_dir(data)
@@ -201,7 +195,7 @@ class _PgReplay(PostgresTask):
 
     def _parse_log(self, ctx: TaskContext) -> None:
         """The log parsed once, untimed, into pgreplay's replay file."""
-        spec, (replay, parsed, result) = _spec(ctx), self._files(ctx)
+        spec, (replay, parsed, result) = ctx.parameters(PgLogSpec), self._files(ctx)
         facts = spec.facts
         argv = ["pgreplay", "-f", "-o", replay]
         argv += ["-c"] if facts.csv else []

@@ -28,9 +28,11 @@ transaction moved its delta into both).
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
 from typing import ClassVar
 
-from fsarena.datasets.parameters import PgbenchSpec
+from fsarena.datasets.spec import MIB, WorkloadSpec, require
 from fsarena.errors import FsarenaError
 from fsarena.measure import cgroups
 from fsarena.measure.collect import Command, Measurement
@@ -43,23 +45,95 @@ from fsarena.tasks.base import (
     Unsupported,
     cache_values,
     cpu_per_unit,
+    find_number,
     memory_cgroup_failure,
     require_tools,
 )
-from fsarena.tasks.toolparse import parse_pgbench, percentile_from_pgbench_log
 
 DIR = "pg"
 PORT = 5432  # names the socket file in the private directory only (no TCP listener)
 USER = "postgres"
 LEDGER_KIND = "postgres"
-MIB = 1 << 20
+# pgbench -i writes about 15 MiB of tables and indexes per unit of scale factor
+# (measured here with PostgreSQL 15: SF 10 -> 160 MB database).
+PGBENCH_BYTES_PER_SF = 16 * MIB
 
 
-def _spec(ctx: TaskContext) -> PgbenchSpec:
-    spec = ctx.dataset("pgbench").spec
-    if not isinstance(spec, PgbenchSpec):
-        raise FsarenaError('dataset "pgbench" must be of kind "pgbench"')
-    return spec
+@dataclass(frozen=True, kw_only=True)
+class PgbenchSpec(WorkloadSpec):
+    """pgbench's TPC-B-like load: the scale factor, clients, threads, duration, server memory."""
+
+    kind: ClassVar[str] = "pgbench"
+    SCALED: ClassVar[dict[str, int]] = {
+        "scale_factor": 1,
+        "duration_s": 5,
+        "shared_buffers_bytes": 16 * MIB,
+        "memory_bytes": 128 * MIB,
+        "max_wal_bytes": 64 * MIB,
+    }
+    scale_factor: int = 100  # about 1.6 GB: 12x shared_buffers, 3x the server's memory
+    clients: int = 8
+    jobs: int = 2
+    duration_s: int = 60
+    shared_buffers_bytes: int = 128 * MIB  # PostgreSQL's default
+    memory_bytes: int = 512 * MIB  # the server's memory cgroup: shared_buffers + page cache
+    max_wal_bytes: int = 1024 * MIB  # PostgreSQL's default max_wal_size
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self.require_positive(
+            "scale_factor", "clients", "jobs", "duration_s", "shared_buffers_bytes"
+        )
+        require(
+            self.memory_bytes >= self.shared_buffers_bytes + 64 * MIB,
+            "memory_bytes must leave 64 MiB beside shared_buffers for the server's processes",
+        )
+
+    @property
+    def database_bytes(self) -> int:
+        return self.scale_factor * PGBENCH_BYTES_PER_SF
+
+    @property
+    def total_bytes(self) -> int:
+        """Room it needs on the filesystem: the database, its growth, and the WAL."""
+        return 2 * self.database_bytes + self.max_wal_bytes
+
+    def description(self) -> str:
+        return (
+            f"pgbench scale factor {self.scale_factor} (~{self.database_bytes / MIB:,.0f} MiB), "
+            f"{self.clients} clients, {self.jobs} threads, {self.duration_s} s; shared_buffers "
+            f"{self.shared_buffers_bytes // MIB} MiB, server memory {self.memory_bytes // MIB} MiB"
+        )
+
+
+def parse_pgbench(text: str) -> dict[str, float]:
+    """TPS, average latency, transactions and failures from pgbench 15's summary."""
+    done = find_number(r"^number of transactions actually processed: (\d+)", text, "transactions")
+    if done == 0:
+        # pgbench prints no tps or latency then (seen in a User-Mode Linux guest).
+        raise FsarenaError("pgbench completed no transaction in its run: see the server's log")
+    return {
+        "pgbench_tps": find_number(r"^tps = ([\d.]+)", text, "pgbench's tps"),
+        "pgbench_latency_avg_ms": find_number(r"^latency average = ([\d.]+) ms", text, "latency"),
+        "pgbench_transactions": done,
+        "pgbench_failed": find_number(r"^number of failed transactions: (\d+)", text, "failures"),
+    }
+
+
+def percentile_from_pgbench_log(lines: list[str], pct: float) -> float:
+    """The pct-th percentile (nearest rank) of the latencies, in ms, of pgbench --log lines.
+
+    Each line is "client_id transaction_no time_us script_no epoch epoch_us"
+    (pgbench 15 documentation, "Per-Transaction Logging"); failed or skipped
+    transactions print a word instead of time_us and are left out.
+    """
+    latencies = sorted(
+        int(fields[2]) for line in lines if len(fields := line.split()) >= 3 and fields[2].isdigit()
+    )
+    if not latencies:
+        raise FsarenaError("pgbench's transaction log holds no completed transaction")
+    rank = max(1, math.ceil(pct / 100 * len(latencies)))
+    return latencies[rank - 1] / 1000.0
 
 
 def as_postgres(*argv: str) -> tuple[str, ...]:
@@ -76,6 +150,7 @@ class PostgresTask(Task):
     )
     kind = "databases"
     datasets = ("pgbench",)
+    parameters = PgbenchSpec(name="pgbench")
     writes = True
     bindir: str = ""
     cgroup: str = ""
@@ -132,7 +207,7 @@ class PostgresTask(Task):
             as_postgres(f"{self.bindir}/initdb", "-D", self._data(ctx), "--encoding=SQL_ASCII",
                         "--locale=C", "--auth=trust", "--no-sync")
         )  # fmt: skip
-        s = _spec(ctx)
+        s = ctx.parameters(PgbenchSpec)
         settings = {
             "listen_addresses": "''",
             "unix_socket_directories": f"'{self._socket(ctx)}'",
@@ -152,7 +227,7 @@ class PostgresTask(Task):
 
     def server_memory_bytes(self, ctx: TaskContext) -> int:
         """The server's memory cgroup limit: shared_buffers plus the page cache it may use."""
-        return _spec(ctx).memory_bytes
+        return ctx.parameters(PgbenchSpec).memory_bytes
 
     def _start(self, ctx: TaskContext) -> None:
         self.cgroup = ctx.executor.create_memory_cgroup(self.server_memory_bytes(ctx))
@@ -212,7 +287,7 @@ class PostgresTask(Task):
                 self.cgroup = ""
 
     def _sizes(self, ctx: TaskContext) -> dict[str, float]:
-        s = _spec(ctx)
+        s = ctx.parameters(PgbenchSpec)
         db = int(self._sql(ctx, "SELECT pg_database_size('postgres')"))
         return {
             "pgbench_scale_factor": float(s.scale_factor),
@@ -222,8 +297,8 @@ class PostgresTask(Task):
         }
 
     def _init_argv(self, ctx: TaskContext) -> tuple[str, ...]:
-        return self._client(ctx, "pgbench", "-i", "-q", "-s", str(_spec(ctx).scale_factor),
-                            "postgres")  # fmt: skip
+        scale_factor = ctx.parameters(PgbenchSpec).scale_factor
+        return self._client(ctx, "pgbench", "-i", "-q", "-s", str(scale_factor), "postgres")
 
 
 class PgbenchInit(PostgresTask):
@@ -253,7 +328,7 @@ class PgbenchInit(PostgresTask):
         return [Command(self._init_argv(ctx))]
 
     def verify(self, ctx: TaskContext) -> list[Check]:
-        expected = _spec(ctx).scale_factor * 100_000
+        expected = ctx.parameters(PgbenchSpec).scale_factor * 100_000
         rows = int(self._sql(ctx, "SELECT count(*) FROM pgbench_accounts"))
         return [Check(f"{expected:,} accounts loaded", rows == expected, f"{rows:,} rows")]
 
@@ -300,7 +375,7 @@ class PgbenchOltp(PostgresTask):
             ctx.executor.call(self._init_argv(ctx))
 
     def commands(self, ctx: TaskContext) -> list[Command]:
-        s = _spec(ctx)
+        s = ctx.parameters(PgbenchSpec)
         argv = self._client(ctx, "pgbench", "-c", str(s.clients), "-j", str(s.jobs),
                             "-T", str(s.duration_s), "-n", "--log",
                             f"--log-prefix={self._log_prefix(ctx)}", "postgres")  # fmt: skip

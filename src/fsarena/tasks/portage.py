@@ -13,11 +13,19 @@ from fsarena.datasets.verify import verify_where
 from fsarena.errors import FsarenaError
 from fsarena.measure.collect import Command
 from fsarena.tasks.base import CP, REAL_USER_SYS, Check, Task, TaskContext, Tool, verify_copy
-from fsarena.tasks.toolparse import parse_du_total
 from fsarena.tasks.treeblock import Block, BlockCompress, BlockDecompress, BlockDelete, BlockMove
 
 PORTAGE = Block("portage", "portage", "portage.tar.gz", "portage-unpacked", "portage-moved")
 SPACE_DIR = "portage-space"
+
+
+def parse_du_total(text: str) -> int:
+    """Bytes from `du -s -B1 [--apparent-size] PATH` (the number before the tab)."""
+    try:
+        first = text.strip().splitlines()[0]
+        return int(first.split("\t", 1)[0])
+    except (IndexError, ValueError):
+        raise FsarenaError(f"unexpected du output: {text[:200]!r}") from None
 
 
 class _Portage:

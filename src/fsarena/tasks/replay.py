@@ -56,13 +56,6 @@ def _program(path: str, mtime_ns: int) -> str:
     return Compiler(spec_trace).compile()
 
 
-def _spec(ctx: TaskContext) -> TraceSpec:
-    spec = ctx.dataset("trace").spec
-    if not isinstance(spec, TraceSpec):
-        raise FsarenaError('dataset "trace" must be of kind "trace" (a file fsarena capture wrote)')
-    return spec
-
-
 def device_class_of(device: str) -> str:
     """The class of the test filesystem's device, as the capture names its own."""
     try:
@@ -82,11 +75,11 @@ class _Replay(Task):
         return f"{ctx.scratch}/{self.name}.prog", f"{ctx.scratch}/{self.name}.json"
 
     def _ratio(self, ctx: TaskContext) -> str:
-        ratio = _spec(ctx).trace.summary.compress_ratio
+        ratio = ctx.parameters(TraceSpec).trace.summary.compress_ratio
         return f"{ratio if ratio is not None else INCOMPRESSIBLE:.4f}"
 
     def prepare(self, ctx: TaskContext) -> None:
-        spec = _spec(ctx)
+        spec = ctx.parameters(TraceSpec)
         program, result = self._files(ctx)
         text = _program(spec.path, os.stat(spec.path).st_mtime_ns)
         ctx.executor.write_file(program, text.encode())
@@ -137,7 +130,7 @@ class _Replay(Task):
 
     def _error_pct(self, ctx: TaskContext, replay_fs_s: float) -> float | None:
         """The replay error, on the capture's own filesystem type and device class only."""
-        s = _spec(ctx).trace.summary
+        s = ctx.parameters(TraceSpec).trace.summary
         if ctx.profile.driver != "kernel" or ctx.profile.fstype != s.fstype or s.fs_call_s <= 0:
             return None
         if device_class_of(ctx.device) != s.device_class:

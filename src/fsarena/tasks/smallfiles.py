@@ -13,7 +13,6 @@ from __future__ import annotations
 from typing import ClassVar
 
 from fsarena.datasets.realistic import SmallFilesSpec
-from fsarena.errors import FsarenaError
 from fsarena.measure.collect import Command, Measurement
 from fsarena.measure.native import native_tool
 from fsarena.tasks.base import REAL_USER_SYS, Check, Task, TaskContext, verify_tree
@@ -24,20 +23,13 @@ SMALL = Block(
 )
 
 
-def _spec(ctx: TaskContext) -> SmallFilesSpec:
-    spec = ctx.dataset("smallfiles").spec
-    if not isinstance(spec, SmallFilesSpec):
-        raise FsarenaError("dataset 'smallfiles' must be of kind \"small_files\"")
-    return spec
-
-
 def _inputs(ctx: TaskContext) -> tuple[str, str]:
     return f"{ctx.scratch}/smallfiles.layout", f"{ctx.scratch}/smallfiles.pool"
 
 
 def write_inputs(ctx: TaskContext) -> None:
     """Untimed: the generator's layout and content pool, in the scratch directory."""
-    spec = _spec(ctx)
+    spec = ctx.parameters(SmallFilesSpec, "smallfiles")
     layout, pool = _inputs(ctx)
     ctx.executor.write_file(layout, spec.layout_text().encode())
     ctx.executor.write_file(pool, spec.pool())

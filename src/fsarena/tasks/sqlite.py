@@ -13,10 +13,10 @@ the task is bound by fsync latency, not by the page cache.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import ClassVar
 
-from fsarena.datasets.parameters import SqliteSpec
-from fsarena.errors import FsarenaError
+from fsarena.datasets.spec import WorkloadSpec
 from fsarena.measure.collect import Command, Measurement
 from fsarena.tasks.base import Check, Task, TaskContext, Tool, require_tools
 
@@ -24,11 +24,25 @@ DIR = "sqlite"
 SCHEMA = "CREATE TABLE t(i INT, dt TIMESTAMP DEFAULT CURRENT_TIMESTAMP, f1 TEXT, f2 TEXT);"
 
 
-def _spec(ctx: TaskContext) -> SqliteSpec:
-    spec = ctx.dataset("sqlite").spec
-    if not isinstance(spec, SqliteSpec):
-        raise FsarenaError('dataset "sqlite" must be of kind "sqlite"')
-    return spec
+@dataclass(frozen=True, kw_only=True)
+class SqliteSpec(WorkloadSpec):
+    """pts/sqlite's shape: single-row INSERTs, each its own autocommit transaction."""
+
+    kind: ClassVar[str] = "sqlite"
+    SCALED: ClassVar[dict[str, int]] = {"inserts": 100}
+    inserts: int = 7500  # PTS: 2,500 INSERTs piped 3 times
+    row_text_bytes: int = 64  # the two text columns' length
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self.require_positive("inserts", "row_text_bytes")
+
+    @property
+    def total_bytes(self) -> int:
+        return self.inserts * (2 * self.row_text_bytes + 32)
+
+    def description(self) -> str:
+        return f"{self.inserts:,} single-row INSERTs, one transaction each, per database"
 
 
 def insert_script(mode: str, inserts: int, text_bytes: int) -> str:
@@ -45,6 +59,7 @@ class _SqliteCommit(Task):
     kind = "databases"
     writes = True
     datasets = ("sqlite",)
+    parameters = SqliteSpec(name="sqlite")
     columns: ClassVar[tuple[str, ...] | None] = (
         "transactions_per_s",
         "wall_s",
@@ -65,7 +80,7 @@ class _SqliteCommit(Task):
     def prepare(self, ctx: TaskContext) -> None:
         require_tools(ctx, self.tools)
         self.copies = int(ctx.executor.output(("nproc",)).strip()) if self.parallel else 1
-        spec = _spec(ctx)
+        spec = ctx.parameters(SqliteSpec)
         ctx.executor.remove_path(ctx.path(DIR))
         ctx.data_directory(ctx.path(DIR))  # empty: its databases inherit the attributes
         script = insert_script(self.mode, spec.inserts, spec.row_text_bytes)
@@ -84,7 +99,7 @@ class _SqliteCommit(Task):
         return [Command(("sh", "-c", shell))]
 
     def verify(self, ctx: TaskContext) -> list[Check]:
-        expected = _spec(ctx).inserts
+        expected = ctx.parameters(SqliteSpec).inserts
         checks = []
         for i in range(self.copies):
             query = "PRAGMA integrity_check; SELECT count(*) FROM t; PRAGMA journal_mode;"
@@ -94,7 +109,7 @@ class _SqliteCommit(Task):
         return checks
 
     def extra(self, ctx: TaskContext, measurement: Measurement) -> dict[str, float]:
-        total = self.copies * _spec(ctx).inserts
+        total = self.copies * ctx.parameters(SqliteSpec).inserts
         rate = total / measurement.wall_s if measurement.wall_s > 0 else 0.0
         return {"transactions_per_s": rate, "sqlite_databases": float(self.copies)}
 
