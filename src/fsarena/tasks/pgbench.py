@@ -150,7 +150,7 @@ class PostgresTask(Task):
     )
     kind = "databases"
     datasets = ("pgbench",)
-    parameters = PgbenchSpec(name="pgbench")
+    parameters: ClassVar[WorkloadSpec | None] = PgbenchSpec(name="pgbench")
     writes = True
     bindir: str = ""
     cgroup: str = ""
