@@ -27,8 +27,8 @@ import time
 from pathlib import Path
 
 from fsarena.filesystems.profiles import PROFILES
+from fsarena.host.executor import RealExecutor
 from fsarena.measure.collect import Command
-from fsarena.measure.executor import RealExecutor
 from fsarena.run.cold import make_cold
 from fsarena.tasks import TaskContext
 

@@ -19,7 +19,7 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-import fsarena.measure.executor
+import fsarena.host.executor
 from fsarena.cli.commands import main
 from fsarena.measure.collect import Command, Timed, measure_commands
 
@@ -60,7 +60,7 @@ def _table(session_path: Path) -> None:
 
 if __name__ == "__main__":
     # The executor calls measure_commands by its module-level name: rebind it there.
-    setattr(fsarena.measure.executor, "measure_commands", _gnu_time_wrapped)  # noqa: B010
+    setattr(fsarena.host.executor, "measure_commands", _gnu_time_wrapped)  # noqa: B010
     results = Path(sys.argv[sys.argv.index("--results-dir") + 1])
     try:
         main(["run", *sys.argv[1:]], standalone_mode=False)

@@ -22,8 +22,8 @@ from pathlib import Path
 
 from fsarena.guest.host import boot
 from fsarena.guest.kernels import GUESTS
+from fsarena.host.executor import GuestSpec, RealExecutor
 from fsarena.measure.collect import Command
-from fsarena.measure.executor import GuestSpec, RealExecutor
 
 TRUE = [Command(("true",))]
 

@@ -26,8 +26,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from fsarena.errors import FsarenaError
+from fsarena.host.executor import RealExecutor
 from fsarena.measure.collect import Command
-from fsarena.measure.executor import RealExecutor
 from fsarena.plan.model import make_plan
 from fsarena.plan.suite import Suite
 from fsarena.run.new_session import new_session

@@ -20,8 +20,8 @@ import time
 from pathlib import Path
 
 from fsarena.filesystems.profiles import PROFILES
+from fsarena.host.executor import RealExecutor
 from fsarena.measure.collect import Command
-from fsarena.measure.executor import RealExecutor
 
 GNU_TIME = "/usr/bin/time"
 

@@ -25,8 +25,8 @@ import time
 from pathlib import Path
 
 from fsarena.filesystems.profiles import PROFILES
+from fsarena.host.executor import RealExecutor
 from fsarena.measure.collect import Command, measure_commands
-from fsarena.measure.executor import RealExecutor
 from fsarena.measure.native import native_tool
 from fsarena.plan.catalog import SMALL_FILES
 

@@ -32,7 +32,7 @@ import fsarena.run.sequence as sequence_module
 from fsarena.analysis import adaptive
 from fsarena.cli import executing, running
 from fsarena.cli.commands import main as fsarena_main
-from fsarena.measure.executor import RealExecutor
+from fsarena.host.executor import RealExecutor
 from fsarena.run import cold
 from fsarena.session import file as session_file
 

@@ -20,8 +20,8 @@ from fsarena.datasets.spec import DatasetSpec
 from fsarena.datasets.tree import TreeSpec
 from fsarena.guest.agent import answer, operations
 from fsarena.guest.host import GuestExecutor, _Channel
+from fsarena.host.executor import Executor, Guest, GuestSpec, ImageCopy, SpaceInfo
 from fsarena.measure.collect import Command, Measurement, Timed
-from fsarena.measure.executor import Executor, Guest, GuestSpec, ImageCopy, SpaceInfo
 from fsarena.run.scope import DatasetMaker
 from fsarena.tasks.tree import FIND_PATTERN, LISTING
 

@@ -25,8 +25,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from fsarena.measure.ledger import Ledger
-from fsarena.measure.ours import mount_table, top_mount
+from fsarena.host.cleanup import mount_table, top_mount
+from fsarena.host.ledger import Ledger
 
 FSARENA = shlex.split(os.environ.get("FSARENA_CMD", "")) or [sys.executable, "-m", "fsarena"]
 

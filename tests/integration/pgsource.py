@@ -3,7 +3,7 @@
 Started as fsarena starts its servers: as user postgres, on a Unix socket in a
 private directory only (no TCP listener), recorded in the work directory's
 ledger (kind "postgres") before it starts, and stopped by fsarena's own undo
-(measure/servers.py stop_postgres), so `fsarena cleanup --workdir` would stop
+(host/servers.py stop_postgres), so `fsarena cleanup --workdir` would stop
 it after a kill -9. The settings are docs/replay.md's (PostgreSQL): every
 statement logged in stderr format with pgreplay's prefix, from the start; the
 base backup is taken with pg_basebackup while it runs, so the log also holds
@@ -21,8 +21,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from fsarena.measure.ledger import Ledger
-from fsarena.measure.servers import stop_postgres
+from fsarena.host.ledger import Ledger
+from fsarena.host.servers import stop_postgres
 
 PORT = 5433  # names the socket file only
 LOGGING = {

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from fsarena.aging.workload import AgingPlan
-from fsarena.measure.ledger import Ledger
+from fsarena.host.ledger import Ledger
 from fsarena.plan.model import make_plan
 from fsarena.run.agingprobe import PROBE_S, probe_at_launch
 from fsarena.run.launch import workdir_lock

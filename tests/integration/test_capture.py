@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from fsarena.measure.ours import marked_processes
+from fsarena.host.cleanup import marked_processes
 from tests.integration.conftest import FSARENA, REPO, fsarena, new_workdir
 
 WORKLOAD = r"""

@@ -13,8 +13,8 @@ from typing import ClassVar
 
 import pytest
 
+from fsarena.host.executor import RealExecutor
 from fsarena.measure.collect import Command
-from fsarena.measure.executor import RealExecutor
 from fsarena.plan.model import make_plan
 from fsarena.run.new_session import new_session
 from fsarena.run.runner import Runner

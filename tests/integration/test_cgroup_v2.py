@@ -26,7 +26,7 @@ import json, resource, subprocess, sys
 from pathlib import Path
 from fsarena.errors import FsarenaError
 from fsarena.machines.backends import CgroupV2, Changes, choose_backend
-from fsarena.measure import cgroups
+from fsarena.host import cgroups
 from fsarena.plan.machines import Limits
 
 MEMORY = Limits(1 << 30, None, None, None, None, None)

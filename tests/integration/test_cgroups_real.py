@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from fsarena.measure import cgroups
+from fsarena.host import cgroups
 from fsarena.run.faults import explain
 from fsarena.tasks.base import memory_cgroup_failure
 

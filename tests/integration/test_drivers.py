@@ -120,7 +120,7 @@ def test_a_guest_serves_what_the_article_tasks_ask_of_an_executor(workdir: Path)
     # Files the host writes (a text pool of megabytes), command output and memory
     # cgroups (bonnie++), inside a real User-Mode Linux guest.
     from fsarena.guest.host import boot
-    from fsarena.measure.executor import GuestSpec, RealExecutor
+    from fsarena.host.executor import GuestSpec, RealExecutor
 
     host = RealExecutor()
     image = str(workdir / "target.img")

@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 from fsarena.filesystems.profiles import PROFILES
+from fsarena.host.executor import RealExecutor
 from fsarena.measure.collect import Command
-from fsarena.measure.executor import RealExecutor
 from fsarena.tasks import TaskContext
 
 MIB = 1 << 20

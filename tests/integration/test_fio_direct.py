@@ -19,7 +19,7 @@ import pytest
 
 from fsarena.errors import FsarenaError
 from fsarena.filesystems.profiles import PROFILES
-from fsarena.measure.executor import RealExecutor
+from fsarena.host.executor import RealExecutor
 from fsarena.tasks import TaskContext
 from fsarena.tasks.fio import PROBE_BYTES, direct_io_works
 

@@ -26,7 +26,7 @@ FIND = ("find", "/usr/lib/python3", "-name", "*.py")
 
 def test_max_rss_in_a_uml_guest_is_the_commands(workdir: Path) -> None:
     from fsarena.guest.host import boot
-    from fsarena.measure.executor import GuestSpec, RealExecutor
+    from fsarena.host.executor import GuestSpec, RealExecutor
 
     host = RealExecutor()
     image = str(workdir / "target.img")

@@ -46,7 +46,7 @@ def checkout_with_venv(checkout: Path, venv: Path) -> Path:
 def fsarena_in_guest(python: Path, workdir: Path) -> str:
     """Boot a guest with that python as its agent; where fsarena is imported from inside it."""
     from fsarena.guest.host import boot
-    from fsarena.measure.executor import GuestSpec, RealExecutor
+    from fsarena.host.executor import GuestSpec, RealExecutor
 
     host = RealExecutor()
     image = str(workdir / "target.img")
@@ -81,7 +81,7 @@ def test_a_guest_sees_a_venv_inside_its_work_directory(under_tmp: Path) -> None:
 def test_a_failed_boot_quotes_the_line_that_explains_it(workdir: Path) -> None:
     from fsarena.errors import FsarenaError
     from fsarena.guest.host import boot
-    from fsarena.measure.executor import GuestSpec, RealExecutor
+    from fsarena.host.executor import GuestSpec, RealExecutor
 
     host = RealExecutor()
     image = str(workdir / "target.img")

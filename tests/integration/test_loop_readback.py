@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fsarena.measure.executor import RealExecutor
+from fsarena.host.executor import RealExecutor
 from fsarena.plan.model import make_plan
 from fsarena.report.comparison import header_lines
 from fsarena.run.new_session import new_session

@@ -16,13 +16,13 @@ from pathlib import Path
 
 import pytest
 
+from fsarena.host import cgroups
+from fsarena.host import sysctls as settings
+from fsarena.host.ledger import STATE_FILE, Ledger
 from fsarena.machines.backends import device_number
 from fsarena.machines.enforce import MachineExecutor, in_force
 from fsarena.machines.probe import probe_cpu
-from fsarena.measure import cgroups
-from fsarena.measure import sysctls as settings
 from fsarena.measure.collect import Command
-from fsarena.measure.ledger import STATE_FILE, Ledger
 from fsarena.plan.machines import MIB, MachineProfile
 from fsarena.session.file import load
 from tests.integration.conftest import FSARENA, REPO, fsarena

@@ -1,4 +1,4 @@
-"""The untimed mount and umount made as syscalls (measure/mounts.py) do what mount(8) does.
+"""The untimed mount and umount made as syscalls (host/mounts.py) do what mount(8) does.
 
 On a real loop device per filesystem of the default run: mounted by util-linux's mount(8), then by
 the executor's own syscall, the mount table reads the same (source, type, mount
@@ -18,8 +18,8 @@ import pytest
 
 from fsarena.errors import FsarenaError
 from fsarena.filesystems.profiles import PROFILES
-from fsarena.measure import mounts
-from fsarena.measure.executor import RealExecutor
+from fsarena.host import mounts
+from fsarena.host.executor import RealExecutor
 
 MIB = 1 << 20
 

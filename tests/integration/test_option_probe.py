@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 
 from fsarena.filesystems.options import options_for, user_option
-from fsarena.measure.executor import RealExecutor
-from fsarena.measure.ledger import Ledger
+from fsarena.host.executor import RealExecutor
+from fsarena.host.ledger import Ledger
 from fsarena.run.optionprobe import probe_options
 
 from .conftest import fsarena

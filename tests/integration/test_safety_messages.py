@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from fsarena.errors import FsarenaError
-from fsarena.measure.executor import RealExecutor
+from fsarena.host.executor import RealExecutor
 
 
 @pytest.fixture

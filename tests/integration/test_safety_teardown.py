@@ -10,7 +10,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from fsarena.measure.ledger import STATE_FILE
+from fsarena.host.ledger import STATE_FILE
 from fsarena.session.file import load
 from fsarena.session.journal import journal_of
 from tests.integration.conftest import FSARENA, REPO, fsarena, leftovers

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 from fsarena.filesystems.profiles import PROFILES
-from fsarena.measure.executor import RealExecutor
+from fsarena.host.executor import RealExecutor
 from fsarena.tasks.base import TaskContext
 from fsarena.tasks.command import UserCommand, command_task
 

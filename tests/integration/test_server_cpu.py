@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from fsarena.measure import cgroups
+from fsarena.host import cgroups
 from tests.integration.conftest import new_workdir
 
 TICK = os.sysconf("SC_CLK_TCK")

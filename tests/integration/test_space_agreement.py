@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from fsarena.measure.executor import RealExecutor
+from fsarena.host.executor import RealExecutor
 from fsarena.tasks.portage import parse_du_total
 
 MKFS = {"ext4": ("mkfs.ext4", "-F", "-q"), "xfs": ("mkfs.xfs", "-f", "-q")}

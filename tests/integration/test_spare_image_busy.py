@@ -12,8 +12,8 @@ import os
 import subprocess
 from pathlib import Path
 
-from fsarena.measure.executor import SPARE_IMAGE, RealExecutor
-from fsarena.measure.ledger import Ledger
+from fsarena.host.executor import SPARE_IMAGE, RealExecutor
+from fsarena.host.ledger import Ledger
 
 
 def test_a_mounted_image_is_deleted_never_zeroed(tmp_path: Path) -> None:

@@ -25,10 +25,10 @@ from typing import Any
 
 import pytest
 
+from fsarena.host import executor
+from fsarena.host.executor import RealExecutor
+from fsarena.host.ledger import Ledger
 from fsarena.interrupt import Stop
-from fsarena.measure import executor
-from fsarena.measure.executor import RealExecutor
-from fsarena.measure.ledger import Ledger
 from fsarena.targets.loop import LoopTarget
 from tests.integration.conftest import leftovers
 
@@ -73,7 +73,7 @@ def test_a_stop_inside_popen_of_mount_leaves_nothing_mounted(
     with stop.installed():
         with pytest.raises(KeyboardInterrupt):
             # With an option, as a profile's mount options make it: mount(8) runs (a plain
-            # untimed mount is one syscall, measure/mounts.py, and forks nothing).
+            # untimed mount is one syscall, host/mounts.py, and forks nothing).
             ex.call(["mount", "-t", "ext4", "-o", "noatime", device, str(mnt)])
         monkeypatch.undo()
         waited = _waited_for(pids[0])

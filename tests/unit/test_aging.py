@@ -260,7 +260,7 @@ def test_a_filesystem_without_fiemap_gives_no_extent_figures_and_says_why() -> N
 
 
 def test_the_host_copies_an_image_sparse_or_by_reflink(tmp_path: Path) -> None:
-    from fsarena.measure.executor import RealExecutor
+    from fsarena.host.executor import RealExecutor
 
     image = tmp_path / "a.img"
     with open(image, "wb") as f:

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from fsarena.errors import FsarenaError
-from fsarena.measure import cgroups
+from fsarena.host import cgroups
 
 
 def test_v2_with_memory_is_preferred(tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ import time
 import pytest
 
 from fsarena.errors import FsarenaError
-from fsarena.measure.executor import RealExecutor, wait_exited
+from fsarena.host.executor import RealExecutor, wait_exited
 
 
 def test_a_helpers_code_and_output_are_as_it_left_them() -> None:

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from fsarena.measure import ledger
-from fsarena.measure.ledger import Entry, Ledger
-from fsarena.measure.ours import CleanupReport, claims
-from fsarena.measure.ours import cleanup as undo_ours
+from fsarena.host import ledger
+from fsarena.host.cleanup import CleanupReport, claims
+from fsarena.host.cleanup import cleanup as undo_ours
+from fsarena.host.ledger import Entry, Ledger
 from fsarena.run.launch import workdir_lock
 
 
@@ -109,7 +109,7 @@ def test_check_does_not_call_a_live_runs_resources_leftovers(tmp_path: Path) -> 
 
 def test_a_tracked_tree_is_removed_by_cleanup_or_by_the_run(tmp_path: Path) -> None:
     # git replay's host copy (WORKDIR/scratch/git-replay): a directory of files.
-    from fsarena.measure.executor import RealExecutor
+    from fsarena.host.executor import RealExecutor
 
     for by_run in (False, True):
         tree = tmp_path / "scratch" / "git-replay"
@@ -131,7 +131,7 @@ def test_a_process_counts_as_exited_once_it_holds_no_file() -> None:
     import subprocess
     import time
 
-    from fsarena.measure.ledger import exited
+    from fsarena.host.ledger import exited
 
     running = subprocess.Popen(["sleep", "30"])
     try:
@@ -153,7 +153,7 @@ def test_wait_gone_waits_for_a_killed_process_its_marker_no_longer_finds() -> No
     import threading
     import time
 
-    from fsarena.measure.ledger import wait_gone
+    from fsarena.host.ledger import wait_gone
 
     slow = subprocess.Popen(["sleep", "30"])
     threading.Timer(0.3, slow.kill).start()
@@ -176,7 +176,7 @@ def test_a_ledger_that_cannot_be_written_keeps_the_truth(
     import errno
     import os
 
-    from fsarena.measure.ledger import Entry, Ledger, WorkdirUnwritable
+    from fsarena.host.ledger import Entry, Ledger, WorkdirUnwritable
 
     ledger = Ledger(str(tmp_path))
     ledger.track("image", str(tmp_path / "a.img"))

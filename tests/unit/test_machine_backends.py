@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 
 from fsarena.errors import FsarenaError
+from fsarena.host import sysctls as settings
+from fsarena.host.executor import RealExecutor
 from fsarena.machines.backends import CgroupV1, CgroupV2, choose_backend, device_number
 from fsarena.machines.enforce import MachineExecutor, in_force
 from fsarena.machines.run import images_dir
-from fsarena.measure import sysctls as settings
 from fsarena.measure.collect import Command, Measurement, Timed
-from fsarena.measure.executor import RealExecutor
 from fsarena.plan.machines import MIB, Limits, MachineProfile
 from fsarena.plan.model import make_plan
 from fsarena.targets import ceiling_target, make_target
@@ -208,7 +208,7 @@ def test_only_test_images_are_throttled_and_commands_join_the_cgroups(
         measured.extend(commands)
         return Timed(Measurement(1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0), "")
 
-    monkeypatch.setattr("fsarena.measure.executor.measure_commands", fake_measure)
+    monkeypatch.setattr("fsarena.host.executor.measure_commands", fake_measure)
     book = Book()
     with in_force(PROFILE, book, v1_tree(tmp_path / "cg"), tmp_path / "vm", UNDO) as machine:
         ex = MachineExecutor(machine=machine, throttle_under=str(tmp_path / "images"))

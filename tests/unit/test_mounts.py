@@ -1,4 +1,4 @@
-"""Which helper calls measure/mounts.py makes as a syscall, and which it leaves to the binary.
+"""Which helper calls host/mounts.py makes as a syscall, and which it leaves to the binary.
 
 No syscall is made here: every case below is one the binary must run (the
 in-process ones are proved against mount(8) as root, tests/integration/
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from fsarena.measure import mounts
+from fsarena.host import mounts
 
 
 def test_only_the_plain_shapes_are_taken() -> None:

@@ -1,4 +1,4 @@
-"""What is fsarena's to undo (measure/ours.py): decided from the ledger and the machine's facts."""
+"""What is fsarena's to undo (host/cleanup.py): decided from the ledger and the machine's facts."""
 
 from __future__ import annotations
 
@@ -9,8 +9,7 @@ from pathlib import Path
 import pytest
 
 from fsarena.errors import FsarenaError
-from fsarena.measure.ledger import Entry, Ledger
-from fsarena.measure.ours import (
+from fsarena.host.cleanup import (
     Claims,
     Loop,
     Machine,
@@ -23,6 +22,7 @@ from fsarena.measure.ours import (
     refusal,
     top_mount,
 )
+from fsarena.host.ledger import Entry, Ledger
 from fsarena.run.launch import workdir_lock
 
 

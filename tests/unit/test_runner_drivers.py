@@ -9,7 +9,7 @@ import pytest
 
 from fsarena.aging.profiles import resolve_age
 from fsarena.aging.runtime import guest_unsupported
-from fsarena.measure.executor import ImageCopy
+from fsarena.host.executor import ImageCopy
 from fsarena.plan.model import make_plan
 from fsarena.run.new_session import new_session
 from fsarena.run.runner import Runner

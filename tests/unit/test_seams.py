@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from fsarena.guest.host import GuestExecutor
-from fsarena.measure.executor import Executor, Host, RealExecutor, Runtime, TaskExecutor
+from fsarena.host.executor import Executor, Host, RealExecutor, Runtime, TaskExecutor
 
 
 def _methods(protocol: type) -> set[str]:

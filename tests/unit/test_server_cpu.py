@@ -18,7 +18,7 @@ from fsarena.analysis.kinds import CPU_KIND
 from fsarena.analysis.verdicts import analyse
 from fsarena.datasets.manifest import Manifest
 from fsarena.filesystems.profiles import PROFILES
-from fsarena.measure import cgroups
+from fsarena.host import cgroups
 from fsarena.measure.metrics import METRICS, metric_value
 from fsarena.plan.catalog import DATASETS
 from fsarena.tasks.base import SourceDataset, TaskContext

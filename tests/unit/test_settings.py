@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fsarena.measure import ledger
-from fsarena.measure import sysctls as settings
-from fsarena.measure.ledger import Ledger
-from fsarena.measure.ours import cleanup
+from fsarena.host import ledger
+from fsarena.host import sysctls as settings
+from fsarena.host.cleanup import cleanup
+from fsarena.host.ledger import Ledger
 from fsarena.run.launch import workdir_lock
 
 

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from fsarena.measure.executor import SPARE_IMAGE, RealExecutor
-from fsarena.measure.ledger import Entry, Ledger
+from fsarena.host.executor import SPARE_IMAGE, RealExecutor
+from fsarena.host.ledger import Entry, Ledger
 
 SIZE = 8 << 20
 

@@ -23,8 +23,8 @@ from typing import Any
 import pytest
 
 from fsarena.analysis.verdicts import Verdicts
+from fsarena.host.executor import SpaceInfo
 from fsarena.measure.collect import Command, Timed
-from fsarena.measure.executor import SpaceInfo
 from fsarena.plan.model import make_plan
 from fsarena.report import html, markdown, text
 from fsarena.report import json as json_report

@@ -35,7 +35,7 @@ from pathlib import Path
 from fsarena.aging.profiles import AgeProfile
 from fsarena.datasets.gitrepo import GIT_ENV
 from fsarena.errors import FsarenaError
-from fsarena.measure.executor import run_helper_group
+from fsarena.host.executor import run_helper_group
 
 # Any commit by its id, from the origin's upload-pack (Conway pulls each commit's id).
 UPLOAD_PACK = "git -c uploadpack.allowAnySHA1InWant=true upload-pack"

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 from fsarena.errors import FsarenaError
 from fsarena.filesystems.profiles import FilesystemProfile
-from fsarena.measure.executor import TaskExecutor
+from fsarena.host.executor import TaskExecutor
 
 FS_IOC_FIEMAP = 0xC020660B  # _IOWR('f', 11, struct fiemap)
 FIEMAP_FLAG_SYNC = 0x1

@@ -21,8 +21,8 @@ from fsarena.aging.gitreplay import files_touched, git, replay, tree_digest
 from fsarena.aging.workload import ROOT, AgingPlan, mark_tree
 from fsarena.datasets.gitrepo import REPO_DIR
 from fsarena.filesystems.profiles import FilesystemProfile
+from fsarena.host.executor import TaskExecutor
 from fsarena.measure.collect import read_device_stat
-from fsarena.measure.executor import TaskExecutor
 
 
 class Dataset(Protocol):

@@ -25,8 +25,8 @@ from fsarena.aging.layout import tree_layout
 from fsarena.aging.profiles import AgeProfile
 from fsarena.aging.workload import MARK, ROOT, AgingPlan, Writer, digest, mark_tree, scan
 from fsarena.errors import FsarenaError
+from fsarena.host.executor import Runtime, TaskExecutor
 from fsarena.measure.collect import read_device_stat
-from fsarena.measure.executor import Runtime, TaskExecutor
 
 # Beyond the churn's own time cap: the fill (not capped) and the checks, in a slow guest.
 FILL_ALLOWANCE_S = 1800.0

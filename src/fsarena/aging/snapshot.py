@@ -2,7 +2,7 @@
 
 Aging writes several times the image's size; it is done once per filesystem
 and seed, and every repetition restores the aged image from its snapshot.
-Both copies go through the Host seam (Host.copy_image, measure/executor.py),
+Both copies go through the Host seam (Host.copy_image, host/executor.py),
 so the whole aged sequence's order is tested with a fake host.
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from fsarena.measure.executor import Host
+from fsarena.host.executor import Host
 
 
 def snapshot(host: Host, image: str, dest: str) -> dict[str, Any]:

@@ -43,8 +43,8 @@ from fsarena.capture.tracer import (
 )
 from fsarena.capture.tree import initial_tree, tree_bytes
 from fsarena.errors import FsarenaError
+from fsarena.host.ledger import Ledger, exited
 from fsarena.interrupt import deferred
-from fsarena.measure.ledger import Ledger, exited
 
 POLL_S = 0.1
 STOP_WAIT_S = 5.0

@@ -1,8 +1,8 @@
 """The tracer process (bpftrace): started under the ledger, its output spooled, always stopped.
 
-The tracer is a resource like a mount (measure/ledger.py): its pid file is
+The tracer is a resource like a mount (host/ledger.py): its pid file is
 recorded in the work directory's ledger before it starts, so `fsarena cleanup`
-stops it after a kill -9 of fsarena (measure/servers.py: stop_tracer checks the
+stops it after a kill -9 of fsarena (host/servers.py: stop_tracer checks the
 pid's start time before it signals anything); a stop signal, an error or the
 end of the capture stop it here (SIGINT: bpftrace detaches its probes). It runs
 in a session of its own, so a Ctrl-C at the terminal reaches fsarena, which
@@ -29,9 +29,9 @@ from pathlib import Path
 from fsarena.capture import strace
 from fsarena.capture.bpf import STRLEN, Filter, RawCall, Reader, program
 from fsarena.errors import FsarenaError
+from fsarena.host.ledger import Ledger
+from fsarena.host.servers import stop_tracer, tracer_identity
 from fsarena.interrupt import Held, deferred
-from fsarena.measure.ledger import Ledger
-from fsarena.measure.servers import stop_tracer, tracer_identity
 
 TRACEFS = "/sys/kernel/tracing"
 LEDGER_KIND = "tracer"

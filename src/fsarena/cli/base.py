@@ -39,7 +39,7 @@ def left_in(workdir: str) -> str:
     """What a work directory's ledger still names, as a stop's line says it."""
     import os
 
-    from fsarena.measure.ledger import Ledger
+    from fsarena.host.ledger import Ledger
 
     left = ", ".join(str(e) for e in Ledger(os.path.abspath(workdir)).entries())
     return f"left behind: {left}" if left else "nothing left mounted or attached"

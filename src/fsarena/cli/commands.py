@@ -31,7 +31,7 @@ from fsarena.errors import FsarenaError
 from fsarena.plan import DEFAULT_SUITE, DEFAULT_WORKDIR
 
 if TYPE_CHECKING:
-    from fsarena.measure.ours import Foreign
+    from fsarena.host.cleanup import Foreign
 
 # The commands' machinery (pydantic models, the plan, the runner, the tasks) is imported
 # in the command that needs it: `fsarena --help` stays light (issue 13: <= 0.2 s, 40 MB).
@@ -280,8 +280,8 @@ def cleanup(workdir: str) -> None:
     Mounts, loop devices, images and processes the work directory's ledger proves
     are fsarena's; anything else there is listed and left alone.
     """
-    from fsarena.measure.ours import claims, has_record, refusal
-    from fsarena.measure.ours import cleanup as undo_ours
+    from fsarena.host.cleanup import claims, has_record, refusal
+    from fsarena.host.cleanup import cleanup as undo_ours
     from fsarena.run.launch import workdir_lock
 
     workdir = os.path.abspath(workdir)

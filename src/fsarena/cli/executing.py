@@ -18,8 +18,8 @@ from fsarena.errors import FsarenaError
 if TYPE_CHECKING:  # imported where used: `fsarena --help` loads none of the run's modules
     from collections.abc import Callable
 
+    from fsarena.host.ledger import Ledger, WorkdirUnwritable
     from fsarena.interrupt import Stop
-    from fsarena.measure.ledger import Ledger, WorkdirUnwritable
     from fsarena.plan.model import Plan
     from fsarena.run.launch import Launch
     from fsarena.run.scope import SessionUnsaved
@@ -155,10 +155,10 @@ def execute(
     then `then` (the reports: what it returns, what they could not write), while the
     executor ends what it left running in the background (the spare image's deletion)."""
     from fsarena.cli.progress import RunProgress
+    from fsarena.host.cleanup import claims
+    from fsarena.host.ledger import Ledger, WorkdirUnwritable
     from fsarena.interrupt import checkpoint
     from fsarena.machines.run import executor_for
-    from fsarena.measure.ledger import Ledger, WorkdirUnwritable
-    from fsarena.measure.ours import claims
     from fsarena.run.launch import refuse_leftovers, workdir_lock
     from fsarena.run.runner import Runner
     from fsarena.run.scope import SessionUnsaved

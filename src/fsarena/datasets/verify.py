@@ -24,9 +24,9 @@ from typing import Any
 
 from fsarena.datasets.manifest import FileEntry, Manifest, VerifyResult, file_digest
 from fsarena.errors import FsarenaError
+from fsarena.host.seams import Runtime, TaskExecutor
 from fsarena.interrupt import deferred
 from fsarena.measure.native import find_native_tool
-from fsarena.measure.seams import Runtime, TaskExecutor
 
 _MAX_PROBLEMS = 20
 # Inside a guest, as its untimed helpers (guest.host.CALL_TIMEOUT_S): a large copy's verify.

@@ -5,7 +5,7 @@ and /sys, nothing else: the host's root stays whole in view, so the agent, its
 venv and the checkout are found wherever they live, /tmp and /run included),
 reads one JSON request per line from its serial line and answers one JSON
 line each. It uses the standard library and fsarena's stdlib-only modules
-(measure, executor), so the same measurement code runs inside the guest as on
+(measure, host), so the same measurement code runs inside the guest as on
 the host; a job's module (the "job" request: aging inside the guest,
 fsarena.aging.runtime; verifying a copy, fsarena.datasets.verify) only when the
 host asks for one of its jobs.
@@ -41,8 +41,8 @@ from pathlib import Path
 from typing import Any
 
 from fsarena.errors import FsarenaError
+from fsarena.host.executor import RealExecutor, TaskExecutor
 from fsarena.measure.collect import Command
-from fsarena.measure.executor import RealExecutor, TaskExecutor
 
 # Inside the guest's tmpfs over the work directory: the host's work directory as the host
 # has it (files staged there by host.write_file), and the agent's HOME and TMPDIR.

@@ -117,7 +117,7 @@ def boot_now(name: str, near: str) -> BootRecord:
     software changes the key anyway).
     """
     from fsarena.guest.host import boot
-    from fsarena.measure.executor import GuestSpec, RealExecutor
+    from fsarena.host.executor import GuestSpec, RealExecutor
 
     kernel = GUESTS[name]
     key = key_of(name)

@@ -27,11 +27,11 @@ from typing import TYPE_CHECKING, Any, Protocol
 from fsarena.errors import FsarenaError
 from fsarena.guest.console import explain
 from fsarena.guest.kernels import GUESTS, MEMORY_DIR, GuestDisk
+from fsarena.host.executor import GuestSpec, SpaceInfo
 from fsarena.measure.collect import Command, Measurement, Timed
-from fsarena.measure.executor import GuestSpec, SpaceInfo
 
 if TYPE_CHECKING:
-    from fsarena.measure.executor import TaskExecutor
+    from fsarena.host.executor import TaskExecutor
 
 BOOT_TIMEOUT_S = 120.0  # an emulated boot takes seconds; minutes mean it hangs
 CALL_TIMEOUT_S = 600.0  # untimed helpers (mkfs for _reach, verify of a large copy)

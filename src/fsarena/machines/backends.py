@@ -11,7 +11,7 @@ cgroup v1 (this project's machines; measured here):
   root, every path held 55-60 MB/s for a 60 MB/s limit. The tasks join the root
   blkio group too (v1 throttling is flat: a rule binds only its own group).
   These rules are the only shared cgroup files v1 needs: each is a Setting
-  (measure/sysctls.py), restored to its previous value.
+  (host/sysctls.py), restored to its previous value.
 
 cgroup v2 (most users' machines): one child cgroup with memory.max, cpu.max
 ("QUOTA PERIOD") and io.max ("MAJ:MIN rbps=N wbps=N"). v2 charges writeback
@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Protocol
 
 from fsarena.errors import FsarenaError
-from fsarena.measure import cgroups, sysctls
+from fsarena.host import cgroups, sysctls
 from fsarena.plan.machines import Limits
 
 Undo = Mapping[str, Callable[[str], str]]
@@ -48,7 +48,7 @@ class Tracker(Protocol):
 
 
 def _ledger_undo() -> Undo:
-    from fsarena.measure.ledger import UNDO
+    from fsarena.host.ledger import UNDO
 
     return UNDO
 

@@ -24,6 +24,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from fsarena.host import cgroups, sysctls
+from fsarena.host.executor import RealExecutor
 from fsarena.machines.backends import (
     Backend,
     Changes,
@@ -33,9 +35,7 @@ from fsarena.machines.backends import (
     device_number,
     with_ratio_restore,
 )
-from fsarena.measure import cgroups, sysctls
 from fsarena.measure.collect import Command, Timed
-from fsarena.measure.executor import RealExecutor
 from fsarena.plan.machines import Limits, MachineProfile, host_cpu_mhz, limits_for
 
 VM = Path("/proc/sys/vm")

@@ -23,10 +23,10 @@ from pathlib import Path
 from typing import Any
 
 from fsarena.errors import FsarenaError
+from fsarena.host import cgroups
+from fsarena.host.executor import Executor, TaskExecutor
 from fsarena.machines.enforce import Machine
-from fsarena.measure import cgroups
 from fsarena.measure.collect import Command
-from fsarena.measure.executor import Executor, TaskExecutor
 from fsarena.plan.machines import Limits
 from fsarena.plan.model import Plan
 from fsarena.session.file import CeilingSample

@@ -8,11 +8,11 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from fsarena.guest.host import boot
+from fsarena.host.executor import RealExecutor
+from fsarena.host.ledger import Ledger
 from fsarena.machines.backends import choose_backend
 from fsarena.machines.enforce import MachineExecutor, in_force
 from fsarena.machines.probe import run_probe
-from fsarena.measure.executor import RealExecutor
-from fsarena.measure.ledger import Ledger
 from fsarena.plan.machines import Limits, MachineProfile, host_cpu_mhz, limits_for
 from fsarena.plan.model import Plan
 from fsarena.session.file import Session

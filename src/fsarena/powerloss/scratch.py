@@ -17,8 +17,8 @@ from pathlib import Path
 
 from fsarena.errors import FsarenaError
 from fsarena.filesystems.profiles import FilesystemProfile
+from fsarena.host.ledger import Ledger, release_under
 from fsarena.interrupt import deferred
-from fsarena.measure.ledger import Ledger, release_under
 from fsarena.measure.native import native_tool
 
 FUSERMOUNT = "fusermount3"

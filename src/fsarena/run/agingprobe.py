@@ -28,7 +28,7 @@ from functools import partial
 
 from fsarena.aging.workload import AgingPlan, Writer
 from fsarena.errors import FsarenaError
-from fsarena.measure.executor import Executor
+from fsarena.host.executor import Executor
 from fsarena.plan.model import Plan
 from fsarena.targets.loop import LoopTarget
 
@@ -108,8 +108,8 @@ def probe_at_launch(
 
     lock: run.launch.workdir_lock (given: launch imports the estimate, which imports this).
     """
-    from fsarena.measure.executor import RealExecutor
-    from fsarena.measure.ledger import Ledger
+    from fsarena.host.executor import RealExecutor
+    from fsarena.host.ledger import Ledger
 
     if plan.age is None or plan.age.kind == "git-replay":
         return None

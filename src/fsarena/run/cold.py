@@ -27,7 +27,7 @@ that reads its image through the host's page cache.
 from __future__ import annotations
 
 from fsarena.errors import FsarenaError
-from fsarena.measure.executor import Executor
+from fsarena.host.executor import Executor
 from fsarena.tasks import TaskContext
 
 FILESYSTEM = (

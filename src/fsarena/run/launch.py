@@ -29,7 +29,7 @@ from fsarena.targets import guard
 from fsarena.targets.source import choose_source, mem_available_bytes, source_size_bytes
 
 if TYPE_CHECKING:
-    from fsarena.measure.ours import Claims, Foreign
+    from fsarena.host.cleanup import Claims, Foreign
 
 GB = 1e9
 MIB = 1 << 20
@@ -123,7 +123,7 @@ def require_ready(launch: Launch) -> None:
         raise FsarenaError("not ready to run: " + "; ".join(failed))
     workdir = launch.plan.workdir
     if Path(workdir).is_dir():  # before the aging probe makes its image there
-        from fsarena.measure.ours import claims, has_record
+        from fsarena.host.cleanup import claims, has_record
 
         if not has_record(workdir):
             refuse_leftovers(claims(workdir))
@@ -138,7 +138,7 @@ def refuse_leftovers(found: Claims) -> None:
     Their names are this run's names (images/ext4-r1.img, mnt/ext4): it would fail on
     them and its teardown would take them for its own.
     """
-    from fsarena.measure.ours import in_the_way
+    from fsarena.host.cleanup import in_the_way
 
     if found:
         raise FsarenaError(
@@ -160,7 +160,7 @@ def refuse_leftovers(found: Claims) -> None:
 def unrecorded_images(workdir: str) -> list[str]:
     """Files in WORKDIR/images that no ledger records: a run makes its images there under
     fixed names (images/ext4-r1.img), never over a file it did not make."""
-    from fsarena.measure.ledger import Ledger
+    from fsarena.host.ledger import Ledger
 
     folder = Path(workdir, "images")
     if not folder.is_dir():
@@ -173,9 +173,9 @@ def check_leftovers(workdir: str) -> CheckResult:
     """`fsarena check`: what killed runs left in the work directory (not a live run's).
 
     Only what the work directory's ledger proves is fsarena's is named for cleanup;
-    other mounts found there are listed as not fsarena's (measure/ours.py decides).
+    other mounts found there are listed as not fsarena's (host/cleanup.py decides).
     """
-    from fsarena.measure.ours import claims, has_record
+    from fsarena.host.cleanup import claims, has_record
 
     name = "leftovers of killed runs"
     if not Path(workdir).is_dir():
@@ -218,7 +218,7 @@ def check_device(device: str, workdir: str) -> CheckResult:
 @contextlib.contextmanager
 def workdir_lock(workdir: str) -> Iterator[None]:
     """One run per work directory: two would share mount points and images."""
-    from fsarena.measure.ours import LOCK_FILE
+    from fsarena.host.cleanup import LOCK_FILE
 
     try:
         Path(workdir).mkdir(parents=True, exist_ok=True)
@@ -303,7 +303,7 @@ def describe(launch: Launch, results_dir: Path) -> list[str]:
 
 def leftover_lines(workdir: str) -> list[str]:
     """What `run` and `--dry-run` say about earlier runs' resources and others' mounts."""
-    from fsarena.measure.ours import claims, has_record
+    from fsarena.host.cleanup import claims, has_record
 
     if not Path(workdir).is_dir():
         return []

@@ -23,8 +23,8 @@ from pathlib import Path
 from fsarena.errors import FsarenaError
 from fsarena.filesystems.options import Option, configuration
 from fsarena.filesystems.profiles import PROFILES, FilesystemProfile
+from fsarena.host.executor import Executor
 from fsarena.interrupt import whole
-from fsarena.measure.executor import Executor
 from fsarena.targets import LoopTarget
 from fsarena.tasks.base import set_attributes
 
@@ -120,8 +120,8 @@ def _try_attributes(executor: Executor, profile: FilesystemProfile, mountpoint: 
 def probe_here(workdir: str, wanted: Iterable[tuple[str, Option]]) -> list[Probed]:
     """probe_options on this machine, under the work directory's lock and ledger: what a
     crash leaves behind, `fsarena cleanup --workdir` finds and undoes."""
-    from fsarena.measure.executor import RealExecutor
-    from fsarena.measure.ledger import Ledger
+    from fsarena.host.executor import RealExecutor
+    from fsarena.host.ledger import Ledger
     from fsarena.run.launch import workdir_lock
 
     workdir = str(Path(workdir).resolve())

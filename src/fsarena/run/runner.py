@@ -48,9 +48,9 @@ from fsarena.aging.runtime import guest_unsupported
 from fsarena.analysis import race
 from fsarena.analysis.adaptive import SessionProgress, next_round_fits, round_forecast
 from fsarena.errors import FsarenaError
+from fsarena.host.executor import Executor
+from fsarena.host.ledger import WorkdirUnwritable, unwritable
 from fsarena.interrupt import checkpoint
-from fsarena.measure.executor import Executor
-from fsarena.measure.ledger import WorkdirUnwritable, unwritable
 from fsarena.plan.model import Plan
 from fsarena.run import cold
 from fsarena.run.aging_phase import age, aging_plan, remove_snapshots, snapshot_path

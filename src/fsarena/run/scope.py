@@ -19,9 +19,9 @@ from fsarena.datasets.making import Made
 from fsarena.datasets.manifest import Manifest
 from fsarena.datasets.spec import DatasetSpec
 from fsarena.errors import FsarenaError
+from fsarena.host.executor import Executor
+from fsarena.host.ledger import WorkdirUnwritable, workdir_trouble
 from fsarena.interrupt import whole
-from fsarena.measure.executor import Executor
-from fsarena.measure.ledger import WorkdirUnwritable, workdir_trouble
 from fsarena.plan.model import Plan
 from fsarena.run.events import Event, now
 from fsarena.run.faults import explain, unexplained

@@ -13,8 +13,8 @@ from fsarena.datasets.gitrepo import GitRepoSpec
 from fsarena.datasets.linux_source import TarballSpec
 from fsarena.datasets.realistic import histogram
 from fsarena.datasets.spec import DatasetSpec
+from fsarena.host.executor import Executor
 from fsarena.interrupt import whole
-from fsarena.measure.executor import Executor
 from fsarena.run.events import Event
 from fsarena.run.resume import check_same_dataset
 from fsarena.run.scope import RunScope

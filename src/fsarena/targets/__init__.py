@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Protocol
 
 from fsarena.filesystems.profiles import FilesystemProfile
-from fsarena.measure.executor import Executor, TaskExecutor
+from fsarena.host.executor import Executor, TaskExecutor
 from fsarena.plan.model import Plan
 from fsarena.targets.device import DeviceTarget
 from fsarena.targets.guest import GuestSourceDisk, GuestTarget

@@ -44,9 +44,9 @@ from contextlib import ExitStack
 from typing import Literal
 
 from fsarena.errors import FsarenaError
+from fsarena.host.executor import Executor
 from fsarena.interrupt import whole
 from fsarena.measure.collect import Command
-from fsarena.measure.executor import Executor
 from fsarena.session.file import CeilingSample
 from fsarena.targets import Target
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from fsarena.measure.executor import Executor
+from fsarena.host.executor import Executor
 from fsarena.targets import guard
 
 

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from fsarena.errors import FsarenaError
-from fsarena.measure.ledger import json_items
+from fsarena.host.ledger import json_items
 
 LSBLK_COLUMNS = "NAME,PATH,TYPE,SIZE,MODEL,SERIAL,MOUNTPOINTS,MAJ:MIN"
 

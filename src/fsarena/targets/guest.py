@@ -17,7 +17,7 @@ from pathlib import Path
 
 from fsarena.errors import FsarenaError
 from fsarena.filesystems.profiles import PROFILES, SOURCE_FILESYSTEM, FilesystemProfile
-from fsarena.measure.executor import Executor, Guest, GuestSpec
+from fsarena.host.executor import Executor, Guest, GuestSpec
 
 
 @dataclass

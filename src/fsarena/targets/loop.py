@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fsarena.errors import FsarenaError
+from fsarena.host.executor import Executor
 from fsarena.interrupt import whole
-from fsarena.measure.executor import Executor
 
 
 @dataclass

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from fsarena.errors import FsarenaError
 from fsarena.filesystems.profiles import PROFILES, SOURCE_FILESYSTEM
-from fsarena.measure.executor import Executor
+from fsarena.host.executor import Executor
 
 MIB = 1 << 20
 TMPFS_NAME = "fsarena-source"  # the tmpfs's source name: with its mount point, proof it is ours

@@ -21,9 +21,9 @@ from fsarena.datasets.spec import DatasetSpec, WorkloadSpec
 from fsarena.datasets.verify import verify_where
 from fsarena.errors import FIX_MARK, FsarenaError
 from fsarena.filesystems.profiles import FilesystemProfile
-from fsarena.measure import cgroups
+from fsarena.host import cgroups
+from fsarena.host.executor import TaskExecutor
 from fsarena.measure.collect import Command, Measurement
-from fsarena.measure.executor import TaskExecutor
 
 # The articles' copies wrote every byte again. Since coreutils 9.0, cp clones
 # (reflinks) by default where the filesystem can (xfs, btrfs), which writes only

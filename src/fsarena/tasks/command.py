@@ -38,7 +38,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from fsarena.errors import FsarenaError
-from fsarena.measure import cgroups
+from fsarena.host import cgroups
 from fsarena.measure.collect import Command
 from fsarena.tasks.base import CP, Check, Task, TaskContext, verify_copy
 

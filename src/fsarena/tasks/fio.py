@@ -25,7 +25,7 @@ from typing import ClassVar, Self
 
 from fsarena.datasets.spec import MIB, WorkloadSpec
 from fsarena.errors import FsarenaError
-from fsarena.measure import cgroups
+from fsarena.host import cgroups
 from fsarena.measure.collect import Command, Measurement
 from fsarena.tasks.base import (
     Check,

@@ -34,7 +34,7 @@ from typing import ClassVar
 
 from fsarena.datasets.spec import MIB, WorkloadSpec, require
 from fsarena.errors import FsarenaError
-from fsarena.measure import cgroups
+from fsarena.host import cgroups
 from fsarena.measure.collect import Command, Measurement
 from fsarena.tasks.base import (
     Check,

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from fsarena.datasets.realistic import SizeSpec
 from fsarena.errors import FsarenaError
-from fsarena.measure import cgroups
+from fsarena.host import cgroups
 from fsarena.measure.collect import Command, Measurement
 from fsarena.tasks.base import (
     Check,

@@ -2,7 +2,7 @@
 
 TaskExecutor is what a sequence's tasks do (on the host, or in a guest
 kernel); Host is the host's plumbing (images, loop devices, guests); Executor
-is both, the host's. measure/executor.py has the real one; tests/fakes.py the
+is both, the host's. host/executor.py has the real one; tests/fakes.py the
 recording fakes, type-checked against these protocols. Datasets are not the
 seam's: they make themselves (fsarena.datasets.making), and a copy is verified
 where it is, here or as a guest's job (Runtime). Standard library only: a

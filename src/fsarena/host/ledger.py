@@ -2,19 +2,19 @@
 
 Every mount point, loop device, image, tmpfs or cgroup a run creates, every
 server or tracer it starts, and
-every shared kernel setting it changes (measure/sysctls.py: a throttle rule on
+every shared kernel setting it changes (host/sysctls.py: a throttle rule on
 the root blkio cgroup, vm.dirty_bytes), is written to WORKDIR/state.json
 *before* it is created (an intent), and removed from it once undone. A mount
 is recorded with its source (the device or tmpfs name it is mounted from), so
 that a mount someone else made at the same place is never taken for it. A run
 killed with SIGKILL, or a power cut, leaves the file behind; `fsarena cleanup`
 reads it and undoes each entry that is still provably fsarena's, newest first:
-measure/ours.py decides that, and every cleanup goes through it.
+host/cleanup.py decides that, and every cleanup goes through it.
 
 Undo actions are data, not closures, so that a fresh process can perform them:
 each kind of resource has one idempotent undo function in UNDO that checks the
 machine before acting (a loop device is found by its backing file, never by a
-number that may since belong to someone else). A mount's undo is ours.py's
+number that may since belong to someone else). A mount's undo is cleanup.py's
 (it needs the proof of ownership). To register a new kind of resource (a zram
 device, a FUSE daemon), add one function to UNDO and call `track(kind, ident)`
 before creating it and `untrack(kind, ident)` after undoing it.
@@ -50,7 +50,7 @@ from pathlib import Path
 from typing import Any
 
 from fsarena.errors import FsarenaError
-from fsarena.measure import servers, sysctls
+from fsarena.host import servers, sysctls
 
 STATE_FILE = "state.json"
 MARKER = "FSARENA_WORKDIR"  # environment variable inherited by every child of a run
@@ -251,7 +251,7 @@ def _undo_cgroup(path: str) -> str:
 
 # How to undo each kind of resource, from its identifier alone. Idempotent:
 # each returns what it did ("" if there was nothing left to undo). "mount" is
-# not here: unmounting needs the proof that the mount is fsarena's (ours.py).
+# not here: unmounting needs the proof that the mount is fsarena's (cleanup.py).
 UNDO: dict[str, Callable[[str], str]] = {
     "loop": _undo_loop,  # the backing image of a loop device
     "image": _undo_file,  # an image file

@@ -1,6 +1,6 @@
 """The measurement seam: every effect the runner has on the machine goes through an executor.
 
-Two narrow protocols (measure/seams.py, re-exported here): TaskExecutor, what a
+Two narrow protocols (host/seams.py, re-exported here): TaskExecutor, what a
 sequence's tasks do (the host's, or a guest kernel's), and Host, the host's
 plumbing (images, loop devices, guests); Executor is both, the host's.
 
@@ -27,11 +27,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from fsarena.errors import FsarenaError
-from fsarena.interrupt import deferred, whole
-from fsarena.measure import cgroups, mounts, tooltext
-from fsarena.measure.collect import Command, Timed, measure_commands, wait_group_gone
-from fsarena.measure.ledger import Ledger, loops_backed_by
-from fsarena.measure.seams import (
+from fsarena.host import cgroups, mounts
+from fsarena.host.ledger import Ledger, loops_backed_by
+from fsarena.host.seams import (
     Executor,
     Guest,
     GuestSpec,
@@ -41,6 +39,9 @@ from fsarena.measure.seams import (
     SpaceInfo,
     TaskExecutor,
 )
+from fsarena.interrupt import deferred, whole
+from fsarena.measure import tooltext
+from fsarena.measure.collect import Command, Timed, measure_commands, wait_group_gone
 
 # The seam's protocols and records, where the real executor's users import them from.
 __all__ = [
@@ -459,7 +460,7 @@ class RealExecutor:
     def output(self, argv: Sequence[str]) -> str:
         with tooltext.kernel_messages() as kernel:
             # An untimed mount or umount is its one syscall where that is all the binary
-            # would do (measure/mounts.py): no process start.
+            # would do (host/mounts.py): no process start.
             done = mounts.in_process(argv)
             result = _run(argv, self.call_timeout_s) if done is None else done
         if result.returncode != 0:

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fsarena.errors import FsarenaError
-from fsarena.measure.ledger import (
+from fsarena.host.ledger import (
     MARKER,
     STATE_FILE,
     UNDO,
