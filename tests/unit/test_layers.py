@@ -83,6 +83,70 @@ def test_allowed_imports(module: str) -> None:
         assert other in ALLOWED[me] | ALWAYS | {me}, f"{module} imports {target}"
 
 
+def face_of(package: str) -> dict[str, tuple[str, ...]]:
+    """The package's FACE, read from its __init__.py (without importing it)."""
+    tree = ast.parse((ROOT / package / "__init__.py").read_text())
+    for node in tree.body:
+        if isinstance(node, ast.AnnAssign | ast.Assign):
+            target = node.target if isinstance(node, ast.AnnAssign) else node.targets[0]
+            if isinstance(target, ast.Name) and target.id == "FACE" and node.value is not None:
+                face: dict[str, tuple[str, ...]] = ast.literal_eval(node.value)
+                return face
+    raise AssertionError(f"fsarena.{package} has no FACE in its __init__.py")
+
+
+def crossings(module: str, source: str | None = None) -> list[tuple[str, str, str]]:
+    """(package, module within it, name) of each import of another package's name; "*" when
+    a module is imported as such. Leaves and the module's own package are not crossings."""
+    me, found = package_of(module), []
+    text = MODULES[module].read_text() if source is None else source
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.Import):
+            found += [(package_of(a.name), a.name.split(".", 2)[2], "*") for a in node.names
+                      if a.name in MODULES and a.name.count(".") >= 2]  # fmt: skip
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            if not node.module.startswith("fsarena."):
+                continue
+            for a in node.names:
+                if f"{node.module}.{a.name}" in MODULES:
+                    found.append(
+                        (package_of(node.module), f"{node.module}.{a.name}".split(".", 2)[2], "*")
+                    )
+                else:
+                    within = node.module.split(".", 2)[2] if node.module.count(".") >= 2 else ""
+                    found.append((package_of(node.module), within, a.name))
+    return [c for c in found if c[0] not in ALWAYS and c[0] != me]
+
+
+def test_every_package_has_a_face() -> None:
+    for package in ALLOWED:
+        for within in face_of(package):
+            assert f"fsarena.{package}.{within}".rstrip(".") in MODULES, (
+                f"fsarena.{package}'s FACE names {within!r}, which is not one of its modules"
+            )
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_imports_across_packages_go_through_the_face(module: str) -> None:
+    """A package shows other packages only what its __init__.py's FACE names (pyperf's face,
+    listed rather than re-exported: importing a package's face loads none of its modules)."""
+    for package, within, name in crossings(module):
+        shown = face_of(package).get(within, ())
+        assert name in shown, (
+            f"{module} imports {name!r} from fsarena.{package}.{within}, which fsarena.{package}'s "
+            "FACE (its __init__.py) does not show: import what it shows, or add the name there"
+        )
+
+
+def test_the_face_check_can_fail() -> None:
+    """A name no FACE shows, imported by another package, is reported."""
+    source = "from fsarena.host.ledger import Ledger, nobody_shows_this\n"
+    found = crossings("fsarena.run.runner", source)
+    assert found == [("host", "ledger", "Ledger"), ("host", "ledger", "nobody_shows_this")]
+    shown = face_of("host")["ledger"]
+    assert [c for c in found if c[2] not in shown] == [("host", "ledger", "nobody_shows_this")]
+
+
 @pytest.mark.parametrize("leaf", sorted(LEAVES))
 def test_leaves_import_nothing_of_fsarena_but_leaves(leaf: str) -> None:
     assert imports_of(f"fsarena.{leaf}") <= {f"fsarena.{other}" for other in LEAVES}

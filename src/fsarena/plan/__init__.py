@@ -6,3 +6,39 @@ profiles as data, dataset floors; validated completely before anything runs.
 # importing the plan's machinery (pydantic, the tasks): `fsarena --help` stays light.
 DEFAULT_WORKDIR = "/var/tmp/fsarena"
 DEFAULT_SUITE = "article-a-2006"
+
+# The face: what other packages may import from this one, by module ("*": the
+# module itself). tests/unit/test_layers.py holds every import across packages to it;
+# a name another package needs is added here, on purpose.
+FACE: dict[str, tuple[str, ...]] = {
+    "": (
+        "DEFAULT_SUITE",
+        "DEFAULT_WORKDIR",
+    ),
+    "floors": ("require_proportional",),
+    "machines": (
+        "Limits",
+        "MachineProfile",
+        "builtin_machines",
+        "host_cpu_mhz",
+        "limits_for",
+    ),
+    "model": (
+        "AGED_TASKS",
+        "Plan",
+        "fresh_seed",
+        "make_plan",
+    ),
+    "suite": (
+        "builtin_suites",
+        "load_suite",
+        "parse_size",
+    ),
+    "tuning": (
+        "BUDGET_RUNS",
+        "picked_options",
+        "rounds_within",
+        "sweep",
+    ),
+    "yours": ("user_suite",),
+}

@@ -18,3 +18,34 @@ the negative control first).
 This package's __init__ imports nothing, so reports can import
 fsarena.powerloss.results without the machinery.
 """
+
+# The face: what other packages may import from this one, by module ("*": the
+# module itself). tests/unit/test_layers.py holds every import across packages to it;
+# a name another package needs is added here, on purpose.
+FACE: dict[str, tuple[str, ...]] = {
+    "engine": (
+        "*",
+        "ControlFailed",
+        "DEFAULT_STATES",
+        "Options",
+        "Progress",
+        "control_figures",
+        "control_refusal",
+        "run_control",
+        "scratch",
+        "test_filesystem",
+        "testable",
+    ),
+    "recorder": ("image_size",),
+    "results": (
+        "PowerlossDetails",
+        "UNSYNCED_OUTCOMES",
+        "VALUE_METRICS",
+        "WorkloadResult",
+        "WorkloadStats",
+        "filesystem_values",
+        "parse_details",
+        "summarize",
+    ),
+    "workload": ("select",),
+}

@@ -128,3 +128,44 @@ __all__ = [
     "render_document",
     "write",
 ]
+
+# The face: what other packages may import from this one, by module ("*": the
+# module itself). tests/unit/test_layers.py holds every import across packages to it;
+# a name another package needs is added here, on purpose.
+FACE: dict[str, tuple[str, ...]] = {
+    "": (
+        "build",
+        "render",
+        "render_comparison",
+        "render_document",
+        "write",
+    ),
+    "charts": (
+        "axis_label",
+        "render",
+    ),
+    "compare": (
+        "compare",
+        "render",
+    ),
+    "compare.settings": ("*",),
+    "document": (
+        "Block",
+        "Figure",
+        "Forms",
+        "Heading",
+        "Notes",
+        "Paragraph",
+        "Section",
+        "Table",
+    ),
+    "formats": (
+        "BY_SUFFIX",
+        "names",
+    ),
+    "junit": ("*",),
+    "units": (
+        "bytes_text",
+        "value_text",
+    ),
+}

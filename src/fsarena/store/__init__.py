@@ -16,3 +16,23 @@ DEFAULT_STORE_NAME = "fsarena.sqlite"
 def default_store(results_dir: str | Path) -> str:
     """The embedded store beside a results directory's session files."""
     return str(Path(results_dir, DEFAULT_STORE_NAME))
+
+
+# The face: what other packages may import from this one, by module ("*": the
+# module itself). tests/unit/test_layers.py holds every import across packages to it;
+# a name another package needs is added here, on purpose.
+FACE: dict[str, tuple[str, ...]] = {
+    "": ("default_store",),
+    "chart": ("render",),
+    "db": ("open_store",),
+    "export": ("export_parquet",),
+    "ingest": (
+        "Imported",
+        "import_session",
+    ),
+    "query": (
+        "baseline_path",
+        "history",
+        "list_sessions",
+    ),
+}

@@ -202,3 +202,32 @@ __all__ = [
     "get_task",
     "task_class",
 ]
+
+# The face: what other packages may import from this one, by module ("*": the
+# module itself). tests/unit/test_layers.py holds every import across packages to it;
+# a name another package needs is added here, on purpose.
+FACE: dict[str, tuple[str, ...]] = {
+    "": (
+        "FsState",
+        "SourceDataset",
+        "TASKS",
+        "Task",
+        "TaskContext",
+        "UserCommand",
+        "check_commands",
+        "task_class",
+    ),
+    "base": (
+        "HostFault",
+        "Task",
+        "TaskContext",
+        "Tool",
+        "Unsupported",
+        "set_attributes",
+    ),
+    "lifecycle": (
+        "Mkfs",
+        "Mount",
+        "Umount",
+    ),
+}
