@@ -23,6 +23,7 @@ import argparse
 import contextlib
 import json
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -57,23 +58,46 @@ def capture_filesystem(
 
     image_dir: where the image lies (default the work directory); on a tmpfs, the
     device is memory (no direct I/O there), and a flush reaches no disk.
+    The image, its loop device and the mount are recorded, before each is made, in
+    fsarena's resource ledger of WORKDIR/capture-fs (as a run records its own), so a
+    bench killed with -9 leaves nothing `fsarena cleanup --workdir WORKDIR/capture-fs`
+    does not undo; SIGTERM and Ctrl-C undo them on the way out.
     """
-    image, mnt = (image_dir or workdir) / "capture.img", workdir / "capture-mnt"
+    from fsarena.host.ledger import Ledger
+
+    home = workdir / "capture-fs"
+    image, mnt = (image_dir or home) / "capture.img", home / "mnt"
     mnt.mkdir(parents=True, exist_ok=True)
+    ledger = Ledger(str(home))
+    ledger.track("image", str(image))
     sh("fallocate", "-l", size, str(image))
     direct = "--direct-io=off" if image_dir else "--direct-io=on"
+    ledger.track("loop", str(image))
     device = sh("losetup", "--find", "--show", direct, str(image))
     try:
         sh("mkfs.ext4", "-F", "-q", "-E", "lazy_itable_init=0,lazy_journal_init=0", device)
+        ledger.track("mount", str(mnt), device)
         sh("mount", device, str(mnt))
         try:
             (mnt / "data").mkdir()
             yield mnt / "data"
         finally:
             sh("umount", str(mnt))
+            ledger.untrack("mount", str(mnt))
     finally:
         sh("losetup", "-d", device)
+        ledger.untrack("loop", str(image))
         image.unlink()
+        ledger.untrack("image", str(image))
+
+
+def _stop_on_sigterm() -> None:
+    """SIGTERM unwinds as Ctrl-C does, through every `finally` above."""
+
+    def stop(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt(f"stopped by signal {signum}")
+
+    signal.signal(signal.SIGTERM, stop)
 
 
 def command(workload: str) -> str:
@@ -199,6 +223,7 @@ def main() -> None:
     args.add_argument("--out", default="/var/tmp/fsarena-replay-bench/out")
     args.add_argument("--workdir", default="/var/tmp/fsarena-replay-bench/fidelity")
     a = args.parse_args()
+    _stop_on_sigterm()
     out, workdir = Path(a.out), Path(a.workdir)
     out.mkdir(parents=True, exist_ok=True)
     results, traces = {}, {}
@@ -211,7 +236,7 @@ def main() -> None:
               file=sys.stderr)  # fmt: skip
     print("\n".join(table(results, traces)))
     print(json.dumps(results, indent=1, default=str), file=sys.stderr)
-    shutil.rmtree(workdir / "capture-mnt", ignore_errors=True)
+    shutil.rmtree(workdir / "capture-fs", ignore_errors=True)
 
 
 if __name__ == "__main__":
