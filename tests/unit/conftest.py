@@ -15,7 +15,7 @@ STAND_IN = "a unit test's stand-in: unit tests boot no guest (tests/unit/conftes
 
 @pytest.fixture(autouse=True)
 def _guest_boots_kept_apart(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    from fsarena.guest import boots
+    import fsarena.guest.boots as boots
 
     kept = tmp_path / "guest-boots.json"
     monkeypatch.setattr(boots, "KEPT", kept)
