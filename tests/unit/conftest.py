@@ -16,6 +16,7 @@ STAND_IN = "a unit test's stand-in: unit tests boot no guest (tests/unit/conftes
 @pytest.fixture(autouse=True)
 def _guest_boots_kept_apart(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     import fsarena.guest.boots as boots
+    from fsarena.guest.kernels import GUESTS
 
     kept = tmp_path / "guest-boots.json"
     monkeypatch.setattr(boots, "KEPT", kept)
@@ -26,7 +27,7 @@ def _guest_boots_kept_apart(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
         (which took 15-60 s a test under qemu, root only): a guest whose software is
         missing still says why, as the real one does."""
         key, now = boots.key_of(name), datetime.now(UTC).isoformat(timespec="seconds")
-        if why := boots.GUESTS[name].missing():
+        if why := GUESTS[name].missing():
             return boots.BootRecord(name, False, why, now, key)
         record = boots.BootRecord(name, True, STAND_IN, now, key)
         boots.keep(record)
