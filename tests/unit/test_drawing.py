@@ -90,7 +90,11 @@ def test_svg_only_leaves_the_png_undrawn() -> None:
 
 
 STOPPED = r"""
+import signal
 import sys
+# As from a terminal, Ctrl-C raises KeyboardInterrupt: a test runner's worker may ignore
+# SIGINT, and a child inherits that (Python then installs no handler of its own).
+signal.signal(signal.SIGINT, signal.default_int_handler)
 from pathlib import Path
 import pytest
 from matplotlib.figure import Figure
