@@ -3,10 +3,10 @@
 Said first: what differs between the sessions and what makes the comparison
 doubtful (compare.settings). Then each session's own answer and per-task verdicts,
 exactly as its own report gives them: a comparison never re-ranks one
-session's filesystems among everyone else's (Holm's correction over every
+session's filesystems among everyone else's (Bonferroni's correction over every
 LABEL/filesystem pair would turn a clear single-session win into a tie).
 Then, for each filesystem present in two or more sessions, the change per task:
-the ratio to the first session with its 95 % interval (Holm within each task
+the ratio to the first session with its 95 % interval (Bonferroni within each task
 and filesystem); changes too small to matter or not significant collapse into
 one line with the largest change they could hide. The sessions are also
 merged into one whose groups are "LABEL/filesystem", for the tables and charts.
