@@ -25,10 +25,12 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager, ExitStack
 from dataclasses import dataclass, replace
 from functools import partial
+from typing import Any
 
 from fsarena.aging.workload import AgingPlan, Writer
 from fsarena.errors import FsarenaError
 from fsarena.host.executor import Executor
+from fsarena.interrupt import whole
 from fsarena.plan.model import Plan
 from fsarena.targets.loop import LoopTarget
 
@@ -65,23 +67,37 @@ def probe_rate(plan: Plan, executor: Executor) -> ProbedRate | None:
     started = time.monotonic()
     target = LoopTarget(f"{plan.workdir}/images/aging-probe.img", plan.image_size_for(profile))
     mountpoint = f"{plan.workdir}/mnt/aging-probe"
+    # Each step of the undo runs whole (a stop signal is raised once it is done, and the
+    # steps after it still run): a detach cut short left the image behind.
     with ExitStack() as undo:  # run last to first, whatever failed
         try:
-            undo.callback(target.teardown, executor)
+            undo.callback(_whole, target.teardown, executor)
             device = target.setup(executor)
             executor.call(profile.mkfs_argv(device))
             executor.make_dir(mountpoint)
-            undo.callback(executor.remove_path, mountpoint)
+            undo.callback(_whole, executor.remove_path, mountpoint)
             executor.track("mount", mountpoint, device)
-            undo.callback(executor.untrack, "mount", mountpoint)
+            # Unmounted if mounted: a stop can land once the mount is made, before this
+            # line would know it.
+            undo.callback(_whole, _unmount, executor, mountpoint)
             executor.call(profile.mount_argv(device, mountpoint))
-            undo.callback(executor.call, ("umount", mountpoint))
             sample = AgingPlan(age, plan.image_size_for(profile), plan.seed)
             sync = partial(executor.call, profile.sync_argv(mountpoint))
             written, work_s = _work(sample, f"{mountpoint}/probe", sync)
         except (FsarenaError, OSError) as exc:
             raise FsarenaError(f"the aging probe on {profile.name} failed: {exc}") from exc
     return ProbedRate(profile.name, written, work_s, time.monotonic() - started, age.fsync_share)
+
+
+def _whole(step: Callable[..., None], *args: Any) -> None:
+    with whole():
+        step(*args)
+
+
+def _unmount(executor: Executor, mountpoint: str) -> None:
+    if executor.is_mounted(mountpoint):
+        executor.call(("umount", mountpoint))
+    executor.untrack("mount", mountpoint)
 
 
 def _work(sample: AgingPlan, root: str, sync: Callable[[], None]) -> tuple[int, float]:

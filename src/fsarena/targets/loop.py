@@ -35,7 +35,9 @@ class LoopTarget:
         """The image made (or restored) and attached; a stop meanwhile leaves nothing that
         teardown does not remove (create_image removes what it made itself)."""
         if self.restore_from is None:
-            executor.create_image(self.image, self.size_bytes)  # refuses an existing file
+            with whole():  # made and ours at once: a stop between the two left it behind
+                executor.create_image(self.image, self.size_bytes)  # refuses an existing file
+                self.created = True
         else:
             executor.make_dir(str(Path(self.image).parent))
             if executor.exists(self.image):
