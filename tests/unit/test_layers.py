@@ -84,15 +84,21 @@ def test_allowed_imports(module: str) -> None:
 
 
 def face_of(package: str) -> dict[str, tuple[str, ...]]:
-    """The package's FACE, read from its __init__.py (without importing it)."""
+    """The package's FACE, read from its __init__.py (without importing it); a package that
+    has an `__all__` shows those names of its own ("")."""
     tree = ast.parse((ROOT / package / "__init__.py").read_text())
+    found: dict[str, object] = {}
     for node in tree.body:
         if isinstance(node, ast.AnnAssign | ast.Assign):
             target = node.target if isinstance(node, ast.AnnAssign) else node.targets[0]
-            if isinstance(target, ast.Name) and target.id == "FACE" and node.value is not None:
-                face: dict[str, tuple[str, ...]] = ast.literal_eval(node.value)
-                return face
-    raise AssertionError(f"fsarena.{package} has no FACE in its __init__.py")
+            name = target.id if isinstance(target, ast.Name) else ""
+            if name in ("FACE", "__all__") and node.value is not None:
+                found[name] = ast.literal_eval(node.value)
+    face = found.get("FACE")
+    assert isinstance(face, dict), f"fsarena.{package} has no FACE in its __init__.py"
+    if "__all__" in found:
+        face = {**face, "": tuple(found["__all__"])}  # type: ignore[arg-type]
+    return face
 
 
 def crossings(module: str, source: str | None = None) -> list[tuple[str, str, str]]:
