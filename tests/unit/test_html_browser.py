@@ -16,7 +16,7 @@ from fsarena.report import write
 from fsarena.session.file import Session, load
 
 if TYPE_CHECKING:
-    from playwright.sync_api import FloatRect, Locator, Page
+    from playwright.sync_api import Browser, FloatRect, Locator, Page, Playwright
 
 CHROMIUM = Path("/usr/bin/chromium")
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
@@ -24,6 +24,13 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 pytestmark = pytest.mark.skipif(
     not CHROMIUM.exists(), reason="chromium not installed: run scripts/setup.sh --dev"
 )
+
+
+def _launch(p: Playwright) -> Browser:
+    """Debian's Chromium, headless, as every test here opens it."""
+    args = ["--no-sandbox", "--headless", "--disable-gpu", "--disable-crash-reporter",
+            "--disable-breakpad"]  # fmt: skip
+    return p.chromium.launch(executable_path=str(CHROMIUM), args=args)
 
 
 def test_report_draws_every_chart_offline(tmp_path: Path) -> None:
@@ -45,16 +52,7 @@ def test_report_draws_every_chart_offline(tmp_path: Path) -> None:
             r.abort()
 
     with sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path=str(CHROMIUM),
-            args=[
-                "--no-sandbox",
-                "--headless",
-                "--disable-gpu",
-                "--disable-crash-reporter",
-                "--disable-breakpad",
-            ],
-        )
+        browser = _launch(p)
         try:
             page = browser.new_page(viewport={"width": 1280, "height": 900})
             page.on("request", lambda r: requested.append(r.url))
@@ -109,9 +107,7 @@ def test_the_answer_is_on_the_first_screen_and_nothing_is_clipped(
     report = tmp_path / "report.html"
     write(load(FIXTURES / fixture), "html", report)
     with sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path=str(CHROMIUM), args=["--no-sandbox", "--headless", "--disable-gpu"]
-        )
+        browser = _launch(p)
         try:
             for width, height in VIEWPORTS:
                 page = browser.new_page(viewport={"width": width, "height": height})
@@ -213,9 +209,7 @@ def test_no_drawn_word_leaves_its_drawing_or_is_under_9_px_on_a_phone(
     report = tmp_path / "report.html"
     write(_long_verdict() if fixture == "long" else load(FIXTURES / fixture), "html", report)
     with sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path=str(CHROMIUM), args=["--no-sandbox", "--headless", "--disable-gpu"]
-        )
+        browser = _launch(p)
         try:
             for width, height in ((390, 844), (1280, 800)):
                 page = browser.new_page(viewport={"width": width, "height": height})
@@ -267,9 +261,7 @@ def test_the_fleet_and_history_pages_fit_a_phone_offline(tmp_path: Path) -> None
             r.abort()
 
     with sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path=str(CHROMIUM), args=["--no-sandbox", "--headless", "--disable-gpu"]
-        )
+        browser = _launch(p)
         try:
             for path in _other_pages(tmp_path):
                 for width, height in ((390, 844), (1280, 800)):
