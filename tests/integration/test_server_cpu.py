@@ -31,39 +31,54 @@ def _as_postgres(*argv: str) -> list[str]:
     return ["runuser", "-u", "postgres", "--", *argv]
 
 
-def _reaped(postmaster: int, timeout_s: float = 5.0) -> None:
-    """Wait until the postmaster has reaped every backend that exited.
+def _settled(postmaster: int, timeout_s: float = 10.0) -> None:
+    """Wait until every client's backend has exited and been reaped by the postmaster.
 
-    A backend that exited leaves the cgroup's list at once, but its times reach the
-    postmaster's cutime only when the postmaster waits for it: until then /proc has it
-    nowhere (a zombie), and the per-process sum would be short of the cgroup's counter.
+    A backend whose client left is still exiting for a moment (its memory, and so its
+    command line, already gone), then a zombie until the postmaster waits for it: only
+    then are its times in the postmaster's cutime. Reading the processes meanwhile can
+    miss a backend's CPU that the cgroup counted (seen: 1.05 s against 0.79 s).
     """
     deadline = time.monotonic() + timeout_s
+    busy: list[str] = []
     while time.monotonic() < deadline:
-        zombies = []
+        busy = []
         for stat in Path("/proc").glob("[0-9]*/stat"):
             with contextlib.suppress(OSError):
                 fields = stat.read_text().rsplit(")", 1)[1].split()
-                if fields[0] == "Z" and int(fields[1]) == postmaster:
-                    zombies.append(stat)
-        if not zombies:
+                if int(fields[1]) != postmaster:
+                    continue
+                cmdline = (stat.parent / "cmdline").read_bytes()
+                # a zombie, an exiting process (no command line) or a client's backend
+                # ("postgres: USER DB [local] idle")
+                if fields[0] == "Z" or not cmdline or b"[local]" in cmdline:
+                    busy.append(stat.parent.name)
+        if not busy:
             return
         time.sleep(0.05)
+    raise AssertionError(f"the clients' backends still there after {timeout_s:.0f} s: {busy}")
 
 
-def _proc_cpu_s(pids: list[int], postmaster: int) -> float:
-    """utime + stime of every process, plus the postmaster's reaped children's."""
-    total = 0
-    for pid in pids:
-        try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue  # exited between the two reads: its time is in its parent's cutime
-        # fields[0] is field 3 (state): utime is field 14, stime 15, cutime 16, cstime 17.
-        total += int(fields[11]) + int(fields[12])
-        if pid == postmaster:
-            total += int(fields[13]) + int(fields[14])
-    return total / TICK
+def _proc_cpu_s(cpu: str, postmaster: int) -> float:
+    """utime + stime of every process in the cgroup, plus the postmaster's reaped
+    children's: the postmaster first, so a child read afterwards was not yet in its
+    cutime, and all again if one left between the list and its stat."""
+    while True:
+        pids = [int(p) for p in Path(cpu, "cgroup.procs").read_text().split()]
+        pids.sort(key=lambda pid: pid != postmaster)
+        total, vanished = 0, False
+        for pid in pids:
+            try:
+                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                vanished = True  # reaped since the postmaster was read: read all again
+                break
+            # fields[0] is field 3 (state): utime is field 14, stime 15, cutime 16, cstime 17.
+            total += int(fields[11]) + int(fields[12])
+            if pid == postmaster:
+                total += int(fields[13]) + int(fields[14])
+        if not vanished:
+            return total / TICK
 
 
 @pytest.fixture
@@ -109,19 +124,16 @@ def test_the_servers_cpu_from_its_cgroup_matches_its_processes_own_times(
         assert cpu != memory and Path(cpu, "cpuacct.usage").exists()  # v1: its own cpuacct
     client = [str(BINDIRS[-1] / "pgbench"), "-h", str(work / "socket"), "-U", "postgres"]
     subprocess.run([*client, "-i", "-q", "-s", "1", "postgres"], check=True, capture_output=True)
-    pids = [int(p) for p in Path(cpu, "cgroup.procs").read_text().split()]
     postmaster = int((work / "data" / "postmaster.pid").read_text().split()[0])
-    assert postmaster in pids
-    _reaped(postmaster)
-    before_cg, before_proc = cgroups.cpu_usage(cpu), _proc_cpu_s(pids, postmaster)
+    assert postmaster in [int(p) for p in Path(cpu, "cgroup.procs").read_text().split()]
+    _settled(postmaster)
+    before_cg, before_proc = cgroups.cpu_usage(cpu), _proc_cpu_s(cpu, postmaster)
     subprocess.run([*client, "-c", "4", "-j", "2", "-T", "3", "-n", "postgres"], check=True,
                    capture_output=True)  # fmt: skip
-    _reaped(postmaster)
-    after_cg = cgroups.cpu_usage(cpu)
+    _settled(postmaster)
     # Backends are gone by now, reaped into the postmaster's cutime; new helpers
     # (autovacuum workers) started in the region are read from the cgroup's list again.
-    pids = [int(p) for p in Path(cpu, "cgroup.procs").read_text().split()]
-    after_proc = _proc_cpu_s(pids, postmaster)
+    after_cg, after_proc = cgroups.cpu_usage(cpu), _proc_cpu_s(cpu, postmaster)
     assert before_cg is not None and after_cg is not None
     from_cgroup = after_cg.since(before_cg)
     from_proc = after_proc - before_proc
