@@ -30,12 +30,15 @@ Usage: sudo .venv/bin/python bench/capture_overhead.py [--pairs 5] [--interleave
 from __future__ import annotations
 
 import argparse
+import math
 import signal
 import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+import scipy.stats
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -87,8 +90,14 @@ def captured(where: Path, records: int, workdir: Path) -> float:
 def separate(data: Path, pairs: int, records: int, workdir: Path) -> tuple[list[float], ...]:
     without, with_ = [], []
     for pair in range(pairs):
-        without.append(bare(fresh(data / "run"), records))
-        with_.append(captured(fresh(data / "run"), records, workdir))
+        # ABBA: a pair's order alternates, so whatever the first run of a pair pays
+        # (the previous trace's write, the tracer's compile just before) is on both sides.
+        if pair % 2 == 0:
+            without.append(bare(fresh(data / "run"), records))
+            with_.append(captured(fresh(data / "run"), records, workdir))
+        else:
+            with_.append(captured(fresh(data / "run"), records, workdir))
+            without.append(bare(fresh(data / "run"), records))
         print(f"separate {pair + 1}: bare {without[-1]:,.0f}, captured {with_[-1]:,.0f} calls/s",
               file=sys.stderr)  # fmt: skip
     return without, with_
@@ -130,14 +139,28 @@ def interleaved(data: Path, rounds: int, records: int, workdir: Path) -> tuple[l
         (workdir / "interleaved.fstrace.gz").unlink(missing_ok=True)
 
 
+def interval(pairs: list[float]) -> tuple[float, float, float]:
+    """The pairs' geometric mean ratio and its 95 % interval (Student's t on the logs)."""
+    logs = [math.log(r) for r in pairs]
+    mean = statistics.fmean(logs)
+    if len(logs) < 2:
+        return math.exp(mean), math.nan, math.nan
+    t = float(scipy.stats.t.ppf(0.975, len(logs) - 1))
+    half = t * statistics.stdev(logs) / math.sqrt(len(logs))
+    return math.exp(mean), math.exp(mean - half), math.exp(mean + half)
+
+
 def summary(name: str, without: list[float], with_: list[float]) -> str:
     ratio = statistics.median(with_) / statistics.median(without)
     pairs = [w / b for w, b in zip(with_, without, strict=True)]
+    mean, low, high = interval(pairs)
     return (
         f"{name}: bare median {statistics.median(without):,.0f} calls/s, traced median "
         f"{statistics.median(with_):,.0f} calls/s: ratio {ratio:.3f} (overhead "
         f"{100 * (1 - ratio):.1f} %); median of {len(pairs)} pairs' ratios "
-        f"{statistics.median(pairs):.3f} (from {min(pairs):.3f} to {max(pairs):.3f})"
+        f"{statistics.median(pairs):.3f} (from {min(pairs):.3f} to {max(pairs):.3f}); "
+        f"geometric mean of the pairs' ratios {mean:.3f}, 95 % interval {low:.3f}-{high:.3f} "
+        f"(overhead {100 * (1 - mean):.1f} %, at most {100 * (1 - low):.1f} %)"
     )
 
 

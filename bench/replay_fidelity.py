@@ -4,7 +4,9 @@ For each workload of bench/replay_workloads (fsync-heavy log writer, metadata-he
 create/rename/unlink, sequential large files), as root:
 
 1. the workload runs on a fresh ext4 on a loop device (fallocated image, direct I/O,
-   the mkfs options fsarena uses), captured with `fsarena capture --under DATA -- ...`;
+   the mkfs options fsarena uses; its host blocks written once and zeroed again, as
+   fsarena's recycled images are, unless --fresh-host-blocks), captured with
+   `fsarena capture --under DATA -- ...`;
 2. one session replays the trace and runs the same command (`--command`) on ext4,
    xfs and btrfs, `-n REPS` fixed rounds, side by side;
 3. from the session: per filesystem, each task's times; the ratios xfs/ext4 and
@@ -13,7 +15,7 @@ create/rename/unlink, sequential large files), as root:
    error on ext4 (analysis/replay.py); the trace's size per minute.
 
 Usage: sudo .venv/bin/python bench/replay_fidelity.py [--reps 5] [--workloads a,b]
-       [--out DIR] [--workdir DIR]
+       [--out DIR] [--workdir DIR] [--fresh-host-blocks] [--scale S]
 Prints a Markdown table for bench/RESULTS.md; keeps the traces and sessions in --out.
 """
 
@@ -52,12 +54,13 @@ def sh(*argv: str, check: bool = True) -> str:
 
 @contextlib.contextmanager
 def capture_filesystem(
-    workdir: Path, size: str = CAPTURE_SIZE, image_dir: Path | None = None
+    workdir: Path, size: str = CAPTURE_SIZE, image_dir: Path | None = None, written: bool = False
 ) -> Iterator[Path]:
     """A fresh ext4 on a loop device, as fsarena makes its own; removed afterwards.
 
     image_dir: where the image lies (default the work directory); on a tmpfs, the
-    device is memory (no direct I/O there), and a flush reaches no disk.
+    device is memory (no direct I/O there), and a flush reaches no disk. written: the
+    image's host blocks written once before (see below), as a recycled image's are.
     The image, its loop device and the mount are recorded, before each is made, in
     fsarena's resource ledger of WORKDIR/capture-fs (as a run records its own), so a
     bench killed with -9 leaves nothing `fsarena cleanup --workdir WORKDIR/capture-fs`
@@ -71,6 +74,14 @@ def capture_filesystem(
     ledger = Ledger(str(home))
     ledger.track("image", str(image))
     sh("fallocate", "-l", size, str(image))
+    if written:
+        # Host blocks written once, then unwritten again (zero-range keeps them): as an
+        # image fsarena recycles lies. On this VM's disk, blocks never written before cost
+        # the capture's fsyncs 30-40 % more than the replays' (2026-11-27, seqfiles).
+        megabytes = int(size.rstrip("M"))
+        sh("dd", "if=/dev/zero", f"of={image}", "bs=4M", "oflag=direct", "conv=notrunc",
+           f"count={megabytes // 4}", "status=none")  # fmt: skip
+        sh("fallocate", "--zero-range", "-l", size, str(image))
     direct = "--direct-io=off" if image_dir else "--direct-io=on"
     ledger.track("loop", str(image))
     device = sh("losetup", "--find", "--show", direct, str(image))
@@ -100,13 +111,21 @@ def _stop_on_sigterm() -> None:
     signal.signal(signal.SIGTERM, stop)
 
 
+# Each workload's size argument at --scale 1 (records, files, MiB per file).
+SIZES = {"fsync_log": 6000, "metadata": 4000, "seqfiles": 192}
+SCALE = 1.0  # --scale: the fsync-heavy and metadata-heavy workloads' sizes times this
+
+
 def command(workload: str) -> str:
-    return f"{PYTHON} {HERE / 'replay_workloads' / (workload + '.py')}"
+    script = HERE / "replay_workloads" / (workload + ".py")
+    if SCALE == 1.0 or workload == "seqfiles":  # seqfiles fills most of the image already
+        return f"{PYTHON} {script}"
+    return f"{PYTHON} {script} {round(SIZES[workload] * SCALE)}"
 
 
-def capture(workload: str, workdir: Path, out: Path) -> Path:
+def capture(workload: str, workdir: Path, out: Path, written: bool) -> Path:
     trace = out / f"{workload}.fstrace.gz"
-    with capture_filesystem(workdir) as data:
+    with capture_filesystem(workdir, written=written) as data:
         argv = [
             FSARENA,
             "capture",
@@ -222,14 +241,26 @@ def main() -> None:
     args.add_argument("--workloads", default=",".join(WORKLOADS))
     args.add_argument("--out", default="/var/tmp/fsarena-replay-bench/out")
     args.add_argument("--workdir", default="/var/tmp/fsarena-replay-bench/fidelity")
+    args.add_argument(
+        "--fresh-host-blocks", action="store_true",
+        help="capture on an image whose host blocks were never written (before 2026-11-27)",
+    )  # fmt: skip
+    args.add_argument(
+        "--scale",
+        type=float,
+        default=1.0,
+        help="the fsync-heavy and metadata-heavy workloads' sizes times this",
+    )
     a = args.parse_args()
+    global SCALE
+    SCALE = a.scale
     _stop_on_sigterm()
     out, workdir = Path(a.out), Path(a.workdir)
     out.mkdir(parents=True, exist_ok=True)
     results, traces = {}, {}
     for workload in a.workloads.split(","):
         started = time.monotonic()
-        traces[workload] = capture(workload, workdir, out)
+        traces[workload] = capture(workload, workdir, out, not a.fresh_host_blocks)
         path = session(workload, traces[workload], a.reps, workdir, out)
         results[workload] = ratios(path)
         print(f"{workload}: {time.monotonic() - started:.0f} s: {results[workload]}",
