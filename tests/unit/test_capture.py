@@ -281,6 +281,25 @@ def test_anonymised_paths_keep_structure_depth_and_extensions() -> None:
     assert Anonymiser(None).path("/var/x") == "/var/x"
 
 
+def test_anonymised_names_keep_their_length_and_never_meet() -> None:
+    """A directory's size follows its names' lengths: each keeps its length in bytes, and two
+    names never become one, even where a length has fewer words than the trace has names."""
+    a = Anonymiser(b"k" * 32)
+    long = "1700000000.M12345P6789Q1.mailhost,S=2048,W=2090:2,S"  # a maildir message
+    assert len(a.name(long)) == len(long.encode())
+    assert len(a.name("été")) == len("été".encode())  # bytes, not characters
+    assert len(a.name("2619.db")) == len("2619.db") and a.name("2619.db").endswith(".db")
+    names = [chr(c) for c in range(33, 127) if chr(c) not in "./"]  # 92 one-character names
+    names += [f"f{i}" for i in range(2000)]
+    mapped = [a.name(n) for n in names]
+    assert len(set(mapped)) == len(names)  # injective
+    assert all(len(m) >= len(n) for m, n in zip(mapped, names, strict=True))
+    one = [m for m, n in zip(mapped, names, strict=True) if len(n) == 1]
+    assert sum(len(m) == 1 for m in one) >= 30  # the 36 words of one character, nearly all used
+    assert all(len(m) == len(n) for m, n in zip(mapped[92:], names[92:], strict=True))
+    assert [a.name(n) for n in names] == mapped  # the same name, the same word
+
+
 def test_a_whole_trace_is_anonymised() -> None:
     t = trace.Trace(
         {"duration_s": 1.0},

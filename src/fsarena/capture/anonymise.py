@@ -8,14 +8,20 @@ files are the same survive; across captures nothing can be matched, and the
 names cannot be recovered from the trace). An extension (up to eight letters or
 digits after the last dot: ".db", ".wal", ".log") and a leading dot are kept:
 a filesystem's cost does not depend on a name's letters, but a reader of the
-trace learns what kind of file each is. `--no-anonymise` keeps the names.
+trace learns what kind of file each is. Each name keeps its length in bytes,
+which a filesystem's cost does depend on (a directory entry's size, how many
+entries fit a block, when a directory changes form): a maildir's 60-byte names
+hashed to 12 would make every directory several times smaller than the
+service's. Two names never map to one: where the trace's names leave no unused
+word of a length (36 of one character), the next length is taken.
+`--no-anonymise` keeps the names.
 """
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import hmac
+import itertools
 import re
 import secrets
 from typing import Any
@@ -23,7 +29,10 @@ from typing import Any
 from fsarena.capture.trace import PATH_FIELDS, Trace
 
 _EXTENSION = re.compile(r"^(?P<stem>.+?)(?P<ext>\.[A-Za-z0-9]{1,8})$")
-HASH_CHARS = 12
+# Lower case and digits: no two words differ by case alone (vfat, exfat and ntfs
+# compare names without it).
+ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789"
+TRIES = 64  # draws at one length before the next length is taken
 
 
 class Anonymiser:
@@ -32,6 +41,7 @@ class Anonymiser:
     def __init__(self, key: bytes | None) -> None:
         self.key = key
         self._names: dict[str, str] = {}
+        self._taken: set[str] = set()  # every name given so far: no two names map to one
 
     @classmethod
     def fresh(cls) -> Anonymiser:
@@ -56,9 +66,28 @@ class Anonymiser:
         body = component[len(dot) :]
         match = _EXTENSION.match(body)
         stem, ext = (match["stem"], match["ext"]) if match else (body, "")
-        digest = hmac.new(self.key, stem.encode("utf-8", "surrogateescape"), hashlib.sha256)
-        word = base64.b32encode(digest.digest()).decode().lower()[:HASH_CHARS]
-        return f"{dot}{word}{ext}"
+        raw = stem.encode("utf-8", "surrogateescape")
+        length = len(raw)  # bytes: what the directory entry holds
+        for draw in itertools.count():
+            if draw and draw % TRIES == 0:
+                length += 1  # no unused word of this length came: one longer
+            name = f"{dot}{self._word(raw, draw, length)}{ext}"
+            if name not in self._taken:
+                self._taken.add(name)
+                return name
+        raise AssertionError("unreachable")
+
+    def _word(self, raw: bytes, draw: int, length: int) -> str:
+        """`length` characters of ALPHABET from the keyed hash of the name (and the draw)."""
+        assert self.key is not None
+        chars: list[str] = []
+        for block in itertools.count():
+            prefix = draw.to_bytes(4, "big") + block.to_bytes(4, "big")
+            digest = hmac.new(self.key, prefix + raw, hashlib.sha256).digest()
+            chars += (ALPHABET[b % len(ALPHABET)] for b in digest)
+            if len(chars) >= length:
+                return "".join(chars[:length])
+        raise AssertionError("unreachable")
 
     def path(self, path: str) -> str:
         """Each component mapped; absolute stays absolute, relative (a link's target) relative."""
