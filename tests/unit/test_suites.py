@@ -27,7 +27,7 @@ VOCABULARY = {  # the task names every branch agreed on, per article
 }
 # Today's server workloads (server-2026): kinds of work of their own. The suite is pinned by
 # these kinds, not by task names, as workstation-2026 is not: a new family of a server kind
-# is added in its module, the registry and the suite files, not here as well.
+# is added in its module and the suite files, not here as well.
 SERVER_KINDS = {"databases", "small_synced_files", "file_serving", "random_io"}
 # The kinds the built-in tasks cover: every kind of the one table but the CPU verdict
 # (over other kinds' tasks) and the user's own commands (`fsarena run --command`).

@@ -28,6 +28,7 @@ from fsarena.plan import catalog
 from fsarena.plan.machines import MachineProfile, resolve_machine
 from fsarena.plan.suite import Suite, Variant, load_suite, profile_table
 from fsarena.tasks import Task, UserCommand, check_commands, task_class
+from fsarena.tasks.aged_tree import TASKS as AGED
 
 AGED_MARK = "+"  # "ext4+churn": ext4 aged with the churn profile
 MIB = 1 << 20
@@ -344,7 +345,7 @@ def _option_message(exc: ValidationError) -> str:
     return "; ".join(problems)
 
 
-AGED_TASKS = ("aged_layout", "aged_grep", "aged_tar", "aged_cat")
+AGED_TASKS = tuple(task.name for task in AGED)  # what --age adds, in its module's order
 
 
 def with_aged_tasks(tasks: list[str]) -> list[str]:

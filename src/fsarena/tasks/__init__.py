@@ -1,162 +1,56 @@
-"""The task registry: every real-world task fsarena can run, one line each."""
+"""The task registry: every real-world task fsarena can run, as its module declares it.
+
+A module of this package declares the tasks it holds in a module-level `TASKS`
+tuple, beside their classes; the registry imports every module and takes what each
+declares, so a new family is its module alone. Only declared classes are tasks: the
+bases and helpers beside them (`pgbench.PostgresTask`, `treeblock.BlockCompress`, the
+user's `command.CommandTask`) never are, whatever they inherit or name.
+
+The registry's order (`fsarena list tasks`, the errors naming the known tasks, the
+catalog's parameters) is stated, never the import order: the kinds' report order
+(`fsarena.kinds.KINDS`), then the modules by name, then each module's own order.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import importlib
+import pkgutil
+from collections.abc import Iterable, Mapping
+from types import ModuleType
 
 from fsarena.errors import FsarenaError
-from fsarena.tasks.aged_tree import AgedCat, AgedGrep, AgedLayout, AgedTar
-from fsarena.tasks.backup import RsyncDelete, RsyncFull, RsyncIncremental
+from fsarena.kinds import KINDS
 from fsarena.tasks.base import Check, FsState, SourceDataset, Task, TaskContext
-from fsarena.tasks.bigiso import BigisoCopyBack, BigisoCopyThere
 from fsarena.tasks.command import UserCommand, check_name, command_task
-from fsarena.tasks.container import ContainerCopyUp, ContainerLoad, ContainerRemove
-from fsarena.tasks.dbench import Dbench1, DbenchN
-from fsarena.tasks.ddfile import DdDelete, DdRead, DdWriteSynced, DdWriteUnsynced
-from fsarena.tasks.dpkg import DpkgUnpack, DpkgUnpackUnsafeIo
-from fsarena.tasks.films import Film1Copy, Film1Delete, Film2Copy, Film2Delete
-from fsarena.tasks.fio import FioRandRead, FioRandWrite
-from fsarena.tasks.fsmark import FsmarkSynced
-from fsarena.tasks.git import GitCheckout, GitClone, GitDelete, GitRepack, GitStatus
-from fsarena.tasks.kerneltar import (
-    KernelBz2Copy,
-    KernelBz2Extract,
-    KernelTarCopy,
-    KernelTarDelete,
-    KernelTarExtract,
-    KernelTreeDelete,
-)
-from fsarena.tasks.largefile import IsoCopyIn, IsoCopyWithin, IsoDelete
-from fsarena.tasks.lifecycle import (
-    CapacityInitial,
-    CapacityResidual,
-    Mkfs,
-    Mount,
-    Umount,
-    UmountDirty,
-)
-from fsarena.tasks.pg_replay import PgReplay, PgReplayPaced
-from fsarena.tasks.pgbench import PgbenchInit, PgbenchOltp
-from fsarena.tasks.portage import (
-    PortageCompress,
-    PortageCopy,
-    PortageDecompress,
-    PortageDelete,
-    PortageMove,
-    PortageSpace,
-)
-from fsarena.tasks.powerloss import Powerloss
-from fsarena.tasks.replay import ReplayCapacity, ReplayPaced
-from fsarena.tasks.smallfiles import (
-    SmallfilesCompress,
-    SmallfilesCreate,
-    SmallfilesDecompress,
-    SmallfilesDelete,
-    SmallfilesMove,
-)
-from fsarena.tasks.sqlite import (
-    SqliteCommitDelete1,
-    SqliteCommitDeleteN,
-    SqliteCommitWal1,
-    SqliteCommitWalN,
-)
-from fsarena.tasks.synthetic import Bonnie
-from fsarena.tasks.tree import (
-    TreeCopyIn,
-    TreeCopyWithin,
-    TreeDelete,
-    TreeFindPattern,
-    TreeListRecursive,
-)
 
-TASKS: dict[str, type[Task]] = {
-    t.name: t
-    for t in (
-        Mkfs,
-        Mount,
-        CapacityInitial,
-        IsoCopyIn,
-        IsoCopyWithin,
-        IsoDelete,
-        TreeCopyIn,
-        TreeCopyWithin,
-        TreeListRecursive,
-        TreeFindPattern,
-        TreeDelete,
-        CapacityResidual,
-        Umount,
-        UmountDirty,
-        # Article B (2001)
-        DdWriteSynced,
-        DdWriteUnsynced,
-        DdRead,
-        DdDelete,
-        KernelTarCopy,
-        KernelTarExtract,
-        KernelTarDelete,
-        KernelTreeDelete,
-        # Article C (2009)
-        Bonnie,
-        BigisoCopyThere,
-        BigisoCopyBack,
-        KernelBz2Copy,
-        KernelBz2Extract,
-        # Article D (2008)
-        PortageSpace,
-        PortageCopy,
-        PortageCompress,
-        PortageDecompress,
-        PortageMove,
-        PortageDelete,
-        SmallfilesCreate,
-        SmallfilesCompress,
-        SmallfilesDecompress,
-        SmallfilesMove,
-        SmallfilesDelete,
-        Film1Copy,
-        Film2Copy,
-        Film1Delete,
-        Film2Delete,
-        Powerloss,
-        # Today's server workloads (issue 15, suite server-2026)
-        SqliteCommitDelete1,
-        SqliteCommitDeleteN,
-        SqliteCommitWal1,
-        SqliteCommitWalN,
-        PgbenchInit,
-        PgbenchOltp,
-        FsmarkSynced,
-        Dbench1,
-        DbenchN,
-        FioRandWrite,
-        FioRandRead,
-        # Aged filesystems (--age): the layout and the reads that expose it
-        AgedLayout,
-        AgedGrep,
-        AgedTar,
-        AgedCat,
-        # Today's workstation and operations workloads (issue 16)
-        GitClone,
-        GitCheckout,
-        GitStatus,
-        GitRepack,
-        GitDelete,
-        RsyncFull,
-        RsyncIncremental,
-        RsyncDelete,
-        DpkgUnpack,
-        DpkgUnpackUnsafeIo,
-        ContainerLoad,
-        ContainerCopyUp,
-        ContainerRemove,
-        # A captured service replayed (issue 37): fsarena run --replay TRACE
-        ReplayCapacity,
-        ReplayPaced,
-        # PostgreSQL from its own statement log (issue 37): fsarena run --pg-replay LOG
-        PgReplay,
-        PgReplayPaced,
-    )
-}
+
+def task_modules() -> list[ModuleType]:
+    """Every module of this package, by name (each imported now)."""
+    names = sorted(m.name for m in pkgutil.iter_modules(__path__))
+    return [importlib.import_module(f"{__name__}.{name}") for name in names]
+
+
+def collect(modules: Iterable[ModuleType]) -> dict[str, type[Task]]:
+    """The tasks the modules declare (their TASKS), by name, in the order stated above."""
+    declared: dict[str, type[Task]] = {}
+    for module in sorted(modules, key=lambda m: m.__name__):
+        for task in getattr(module, "TASKS", ()):
+            where = f"{module.__name__}.TASKS"
+            if not (isinstance(task, type) and issubclass(task, Task) and "name" in vars(task)):
+                raise AssertionError(f"{where}: {task!r} is not a task with a name")
+            if task.kind not in KINDS:
+                raise AssertionError(f"{where}: {task.name}'s kind {task.kind!r} is not in KINDS")
+            if task.name in declared:
+                first = declared[task.name]
+                raise AssertionError(
+                    f"{where}: {task.name!r} is declared already ({first.__module__})"
+                )
+            declared[task.name] = task
+    order = list(KINDS)  # sorted() is stable: within a kind, the modules' order stays
+    return {t.name: t for t in sorted(declared.values(), key=lambda t: order.index(t.kind))}
+
+
+TASKS: dict[str, type[Task]] = collect(task_modules())
 
 
 def task_class(name: str, commands: Mapping[str, UserCommand] | None = None) -> type[Task]:
@@ -208,6 +102,7 @@ __all__ = [
 # holds every import across packages to it; a name another package needs is added
 # here, on purpose.
 FACE: dict[str, tuple[str, ...]] = {
+    "aged_tree": ("TASKS",),
     "base": (
         "HostFault",
         "Task",

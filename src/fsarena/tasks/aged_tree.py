@@ -171,4 +171,5 @@ class AgedCat(_AgedRead):
         return f"find '{ctx.path(ROOT)}' -type f -print0 | xargs -0 cat > /dev/null"
 
 
-AGED_TASKS = (AgedLayout, AgedGrep, AgedTar, AgedCat)
+# This module's tasks: also what --age adds to a suite, in this order (plan.model.AGED_TASKS).
+TASKS = (AgedLayout, AgedGrep, AgedTar, AgedCat)

@@ -157,3 +157,6 @@ class RsyncDelete(Task):
 
     def verify(self, ctx: TaskContext) -> list[Check]:
         return [verify_absent(ctx, ctx.path(BACKUP))]
+
+
+TASKS = (RsyncFull, RsyncIncremental, RsyncDelete)

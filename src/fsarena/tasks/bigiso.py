@@ -94,3 +94,6 @@ class BigisoCopyBack(_BigIsoCopy):
     def cleanup(self, ctx: TaskContext) -> None:
         for d in (BENCH1, BENCH2):
             ctx.executor.remove_path(ctx.path(d))
+
+
+TASKS = (BigisoCopyThere, BigisoCopyBack)

@@ -229,3 +229,6 @@ class ContainerRemove(_Container):
     def cleanup(self, ctx: TaskContext) -> None:
         if hasattr(self, "_engine") and self._podman:
             ctx.executor.remove_path(_runroot(ctx))
+
+
+TASKS = (ContainerLoad, ContainerCopyUp, ContainerRemove)

@@ -133,3 +133,6 @@ class DbenchN(_Dbench):
 
     name = "dbench_n"
     several = True
+
+
+TASKS = (Dbench1, DbenchN)

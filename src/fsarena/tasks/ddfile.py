@@ -151,3 +151,6 @@ class DdDelete(Task):
 
     def verify(self, ctx: TaskContext) -> list[Check]:
         return [verify_absent(ctx, ctx.path(SYNCED))]
+
+
+TASKS = (DdWriteSynced, DdWriteUnsynced, DdRead, DdDelete)

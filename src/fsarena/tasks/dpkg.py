@@ -86,3 +86,6 @@ class DpkgUnpackUnsafeIo(DpkgUnpack):
     name = "dpkg_unpack_unsafe_io"
     root_dir = "dpkg-root-unsafe-io"
     options = ("--force-unsafe-io",)
+
+
+TASKS = (DpkgUnpack, DpkgUnpackUnsafeIo)

@@ -95,3 +95,6 @@ class Film2Delete(_FilmDelete):
     name = "film2_delete"
     film = "film2"
     datasets = ("film2",)
+
+
+TASKS = (Film1Copy, Film2Copy, Film1Delete, Film2Delete)

@@ -242,3 +242,6 @@ class FioRandRead(_Fio):
     def cleanup(self, ctx: TaskContext) -> None:
         super().cleanup(ctx)
         ctx.executor.remove_path(ctx.path(IMAGE))
+
+
+TASKS = (FioRandWrite, FioRandRead)

@@ -116,3 +116,6 @@ class FsmarkSynced(Task):
 
     def cleanup(self, ctx: TaskContext) -> None:
         ctx.executor.remove_path(ctx.path(DIR))
+
+
+TASKS = (FsmarkSynced,)

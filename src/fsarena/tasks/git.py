@@ -155,3 +155,6 @@ class GitDelete(_Git):
 
     def verify(self, ctx: TaskContext) -> list[Check]:
         return [verify_absent(ctx, ctx.path(WORK))]
+
+
+TASKS = (GitClone, GitCheckout, GitStatus, GitRepack, GitDelete)

@@ -193,3 +193,13 @@ class KernelBz2Extract(_Extract):
         # Article C's closing `rm -fr $DIR/*`: what later tasks do not need goes.
         for d in (TBZ_DIR, TBZ_TREE_DIR):
             ctx.executor.remove_path(ctx.path(d))
+
+
+TASKS = (
+    KernelTarCopy,
+    KernelTarExtract,
+    KernelTarDelete,
+    KernelTreeDelete,
+    KernelBz2Copy,
+    KernelBz2Extract,
+)

@@ -81,3 +81,6 @@ class IsoDelete(Task):
 
     def verify(self, ctx: TaskContext) -> list[Check]:
         return [verify_absent(ctx, *(ctx.path(d, _iso_file(ctx)) for d in ISO_DIRS))]
+
+
+TASKS = (IsoCopyIn, IsoCopyWithin, IsoDelete)

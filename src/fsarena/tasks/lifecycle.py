@@ -147,3 +147,6 @@ class CapacityResidual(_Capacity):
     """Capacity after everything written was deleted: available bytes / device bytes, in %."""
 
     name = "capacity_residual"
+
+
+TASKS = (Mkfs, Mount, CapacityInitial, CapacityResidual, Umount, UmountDirty)

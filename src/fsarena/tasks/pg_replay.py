@@ -300,3 +300,6 @@ class PgReplayPaced(_PgReplay):
     kind = "replay_paced"
     timing = "paced"
     columns: ClassVar[tuple[str, ...] | None] = (*_COLUMNS[:3], "pgreplay_lag_s", *_COLUMNS[3:])
+
+
+TASKS = (PgReplay, PgReplayPaced)

@@ -423,3 +423,6 @@ class PgbenchOltp(PostgresTask):
             ctx.executor.call(("sh", "-c", f"rm -f '{self._log_prefix(ctx)}'.*"))
             if not self.running:
                 ctx.executor.remove_path(ctx.path(DIR))
+
+
+TASKS = (PgbenchInit, PgbenchOltp)

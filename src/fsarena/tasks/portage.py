@@ -139,3 +139,6 @@ class PortageSpace(Task):
             "du_apparent_bytes": float(apparent),
             "space_overhead_bytes": float(after - before - apparent),
         }
+
+
+TASKS = (PortageSpace, PortageCopy, PortageCompress, PortageDecompress, PortageMove, PortageDelete)

@@ -71,3 +71,6 @@ class Powerloss(Task):
 
     def details(self) -> dict[str, Any]:
         return self._details
+
+
+TASKS = (Powerloss,)

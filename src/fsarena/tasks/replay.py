@@ -194,3 +194,6 @@ class ReplayPaced(_Replay):
     kind = "replay_paced"
     timing = "paced"
     columns: ClassVar[tuple[str, ...] | None] = (*_COLUMNS[:5], "replay_lag_s", *_COLUMNS[5:])
+
+
+TASKS = (ReplayCapacity, ReplayPaced)

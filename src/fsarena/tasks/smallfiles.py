@@ -107,3 +107,12 @@ class SmallfilesDelete(_Small, BlockDelete):
 
     name = "smallfiles_delete"
     kind = "small_files"
+
+
+TASKS = (
+    SmallfilesCreate,
+    SmallfilesCompress,
+    SmallfilesDecompress,
+    SmallfilesMove,
+    SmallfilesDelete,
+)

@@ -158,3 +158,6 @@ class SqliteCommitWalN(_SqliteCommit):
     name = "sqlite_commit_wal_n"
     mode = "WAL"
     parallel = True
+
+
+TASKS = (SqliteCommitDelete1, SqliteCommitDeleteN, SqliteCommitWal1, SqliteCommitWalN)

@@ -206,3 +206,6 @@ class Bonnie(Task):
             ctx.executor.remove_cgroup(self.cgroup)
             self.cgroup = ""
         ctx.executor.remove_path(ctx.path(BONNIE_DIR))
+
+
+TASKS = (Bonnie,)

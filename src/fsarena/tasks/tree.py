@@ -131,3 +131,6 @@ class TreeDelete(Task):
 
     def verify(self, ctx: TaskContext) -> list[Check]:
         return [verify_absent(ctx, *(ctx.path(c) for c in TREE_COPIES))]
+
+
+TASKS = (TreeCopyIn, TreeCopyWithin, TreeListRecursive, TreeFindPattern, TreeDelete)
