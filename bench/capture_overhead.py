@@ -6,7 +6,9 @@ and times its own loop: file-system calls per second. Two protocols, side by sid
 in one run on this machine:
 
 - separate (what a user sees): runs alternate, bare (no tracer at all) and under
-  `fsarena capture -- ...` (bpftrace), PAIRS times; each capture pays bpftrace's
+  `fsarena capture -- ...` (bpftrace), PAIRS times, in ABBA order (even pairs bare
+  first, odd pairs captured first, so neither side always follows the previous
+  capture's trace writing); each capture pays bpftrace's
   start (compiling and attaching its program) before the workload is released, so
   that is not in the workload's time, but it puts 20 s or more between a pair's runs.
 - interleaved (the probes' cost, with the machine's drift taken out): one capture
@@ -16,7 +18,8 @@ in one run on this machine:
   process's full cost with the filter's alone: it is the overhead of being traced.
 
 Each protocol's figure: the median of the traced runs over the median of the bare
-ones, and the median of the pairs' ratios.
+ones, the median of the pairs' ratios, and their geometric mean with its 95 %
+interval (Student's t on the logs): the overhead is at most 1 - the interval's low end.
 
 --memory puts the loop device's image on a tmpfs (/dev/shm): every fsync still
 commits ext4's journal, but no flush reaches a disk, so a call costs microseconds
