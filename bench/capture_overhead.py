@@ -41,11 +41,10 @@ import sys
 import time
 from pathlib import Path
 
-import scipy.stats
-
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+from fsarena.analysis.stats import t_interval  # noqa: E402
 from replay_fidelity import FSARENA, PYTHON, capture_filesystem  # noqa: E402
 
 WORKLOAD = str(HERE / "replay_workloads" / "fsync_log.py")
@@ -145,12 +144,8 @@ def interleaved(data: Path, rounds: int, records: int, workdir: Path) -> tuple[l
 def interval(pairs: list[float]) -> tuple[float, float, float]:
     """The pairs' geometric mean ratio and its 95 % interval (Student's t on the logs)."""
     logs = [math.log(r) for r in pairs]
-    mean = statistics.fmean(logs)
-    if len(logs) < 2:
-        return math.exp(mean), math.nan, math.nan
-    t = float(scipy.stats.t.ppf(0.975, len(logs) - 1))
-    half = t * statistics.stdev(logs) / math.sqrt(len(logs))
-    return math.exp(mean), math.exp(mean - half), math.exp(mean + half)
+    low, high = t_interval(logs, 0.95)
+    return math.exp(statistics.fmean(logs)), math.exp(low), math.exp(high)
 
 
 def summary(name: str, without: list[float], with_: list[float]) -> str:

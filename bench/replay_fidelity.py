@@ -113,17 +113,17 @@ def _stop_on_sigterm() -> None:
 
 # Each workload's size argument at --scale 1 (records, files, MiB per file).
 SIZES = {"fsync_log": 6000, "metadata": 4000, "seqfiles": 192}
-SCALE = 1.0  # --scale: the fsync-heavy and metadata-heavy workloads' sizes times this
 
 
-def command(workload: str) -> str:
+def command(workload: str, scale: float) -> str:
+    """The workload's command line; scale: the fsync- and metadata-heavy ones' sizes times it."""
     script = HERE / "replay_workloads" / (workload + ".py")
-    if SCALE == 1.0 or workload == "seqfiles":  # seqfiles fills most of the image already
+    if scale == 1.0 or workload == "seqfiles":  # seqfiles fills most of the image already
         return f"{PYTHON} {script}"
-    return f"{PYTHON} {script} {round(SIZES[workload] * SCALE)}"
+    return f"{PYTHON} {script} {round(SIZES[workload] * scale)}"
 
 
-def capture(workload: str, workdir: Path, out: Path, written: bool) -> Path:
+def capture(workload: str, line: str, workdir: Path, out: Path, written: bool) -> Path:
     trace = out / f"{workload}.fstrace.gz"
     with capture_filesystem(workdir, written=written) as data:
         argv = [
@@ -141,7 +141,7 @@ def capture(workload: str, workdir: Path, out: Path, written: bool) -> Path:
             "env",
             "-C",
             str(data),
-            *command(workload).split(),
+            *line.split(),
         ]
         done = subprocess.run(argv, capture_output=True, text=True, check=False)
         print(done.stdout.strip(), file=sys.stderr)
@@ -150,12 +150,12 @@ def capture(workload: str, workdir: Path, out: Path, written: bool) -> Path:
     return trace
 
 
-def session(workload: str, trace: Path, reps: int, workdir: Path, out: Path) -> Path:
+def session(workload: str, line: str, trace: Path, reps: int, workdir: Path, out: Path) -> Path:
     path = out / f"{workload}-session.json"
     # The images are the capture's size: ext4's journal (and every filesystem's layout)
     # grows with the filesystem, and the replay error compares like with like.
     argv = [FSARENA, "run", "-q", "--force", "--replay", str(trace), "--command",
-            command(workload), "--fs", "ext4,xfs,btrfs", "-n", str(reps), "--workdir",
+            line, "--fs", "ext4,xfs,btrfs", "-n", str(reps), "--workdir",
             str(workdir), "--results-dir", str(out), "-o", str(path), "--image-size",
             CAPTURE_SIZE]  # fmt: skip
     done = subprocess.run(argv, capture_output=True, text=True, check=False)
@@ -252,16 +252,15 @@ def main() -> None:
         help="the fsync-heavy and metadata-heavy workloads' sizes times this",
     )
     a = args.parse_args()
-    global SCALE
-    SCALE = a.scale
     _stop_on_sigterm()
     out, workdir = Path(a.out), Path(a.workdir)
     out.mkdir(parents=True, exist_ok=True)
     results, traces = {}, {}
     for workload in a.workloads.split(","):
         started = time.monotonic()
-        traces[workload] = capture(workload, workdir, out, not a.fresh_host_blocks)
-        path = session(workload, traces[workload], a.reps, workdir, out)
+        line = command(workload, a.scale)
+        traces[workload] = capture(workload, line, workdir, out, not a.fresh_host_blocks)
+        path = session(workload, line, traces[workload], a.reps, workdir, out)
         results[workload] = ratios(path)
         print(f"{workload}: {time.monotonic() - started:.0f} s: {results[workload]}",
               file=sys.stderr)  # fmt: skip
