@@ -305,6 +305,8 @@ def small_tmpfs(workdir: Path) -> Iterator[Path]:
 
 
 def _runs_saved(results: Path) -> int:
+    if not results.is_dir():  # made by the first save, which may not have come yet
+        return 0
     for path in results.glob("*.json"):
         return len(saved_runs(path))  # the file and its journal, mid-run
     return 0
