@@ -18,7 +18,8 @@
  * Timing: "fast" issues each call as soon as its thread and its dependencies allow
  * (capacity: the total time); "paced" keeps each thread's traced think time, the gap
  * between a call's return and its next call (and a thread's first call at its traced
- * start), so the replay runs at the traced pace and falls behind where the filesystem
+ * start), less the tracer's own time in it (overhead_ns), then the program's tail after
+ * the last call, so the replay runs at the traced pace and falls behind where the filesystem
  * is slower; the lag is reported. Each call's latency is measured around the system
  * call alone (CLOCK_MONOTONIC); sleeps longer than 200 us use clock_nanosleep to
  * within 100 us of the target, then spin, so a think time of a few microseconds is
@@ -502,7 +503,7 @@ static void *replay_thread(void *arg) {
         for (int d = 0; d < o->ndeps; d++) wait_for(o->deps[d]);
         if (paced) {
             long long think = prev ? o->start_ns - (prev->start_ns + prev->dur_ns) : o->start_ns;
-            if (prev) think -= o->overhead_ns; /* the tracer's, not the service's */
+            think -= o->overhead_ns; /* the tracer's, not the service's */
             long long target = (prev ? prev_end_actual : t0_ns) + (think > 0 ? think : 0);
             sleep_until(target);
         }

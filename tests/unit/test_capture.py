@@ -140,6 +140,26 @@ def test_out_of_scope_calls_are_counted_not_kept() -> None:
     assert r.counts.out_of_scope_bytes == 832
 
 
+def test_the_tracers_time_on_a_call_left_out_is_carried_by_the_threads_next_event() -> None:
+    """The probes' time on the dynamic loader's calls is no think time of the service's:
+    the thread's next event carries it, another thread's does not."""
+    from dataclasses import replace
+
+    r = _resolver()
+    r.feed(replace(_open(1000, "/usr/lib/libc.so.6", 3), overhead_ns=700))
+    r.feed(replace(_call("read", 2000, 832, 3, 832, 0), overhead_ns=300))
+    r.feed(replace(_call("stat", 2500, 0, -100 & 0xFFFFFFFF, 0, paths=("/srv/a",), tid=11),
+                   overhead_ns=50))  # fmt: skip
+    r.feed(replace(_open(3000, "/srv/x.db", 4, flags=O_WRONLY | O_CREAT, created=1),
+                   overhead_ns=200))  # fmt: skip
+    r.feed(replace(_call("write", 4000, 5, 4, 5, 0), overhead_ns=100))
+    assert [(e[3], e[4], e[-1]) for e in r.events] == [
+        (11, "stat", 50),
+        (10, "open", 1200),
+        (10, "write", 100),
+    ]
+
+
 def test_a_descriptor_is_closed_for_real_only_by_its_last_holder() -> None:
     r = _resolver()
     r.feed(_open(1000, "/srv/log", 3, flags=O_WRONLY))
@@ -462,6 +482,39 @@ def test_the_tracers_own_time_is_kept_apart_from_think_time() -> None:
     events = [[0, 10, 1, 1, "fsync", 0, 3, 0, 1234]]
     t = trace.Trace({}, preopened=[["fd", 0, 1, 3, "/srv/f", 2, 0]], events=events)
     assert _ops(Compiler(t).compile().splitlines())[0][13] == 1234
+
+
+def test_the_tracers_time_on_events_not_replayed_is_left_out_of_the_next_calls_gap() -> None:
+    """A close another descriptor outlives is not replayed: its overhead goes to the
+    thread's next op (a paced replay leaves it out of that op's think time)."""
+    events = [
+        [0, 10, 1, 1, "close", 0, 3, 0, 0, 0, 400],  # not the last: not replayed
+        [1, 10, 1, 2, "close", 0, 5, 2, 1, 0, 30],  # another thread
+        [2, 10, 1, 1, "close", 0, 4, 1, 1, 0, 100],
+    ]
+    assert [op[13] for op in _ops(_program(events))] == [30, 500]
+
+
+def _tail_ns(header: dict[str, Any], events: list[list[Any]]) -> int:
+    lines = Compiler(trace.Trace(header, tree=[["d", "/srv"]], events=events)).compile()
+    return int(lines.splitlines()[-1].removeprefix("tail_ns "))
+
+
+@pytest.mark.parametrize(
+    ("ended", "tail_us"),
+    [("command ended", 40), ("exited", 40), ("duration", 990), ("interrupted by SIGINT", 990)],
+)
+def test_the_tail_ends_at_the_processes_exit_when_they_ended_the_capture(
+    ended: str, tail_us: int
+) -> None:
+    """The capture notices an exit up to a poll later; the trace's own exit says when the
+    service ended. Cut off by the duration or a signal, the service went on to the end."""
+    events = [
+        [0, 10_000, 1, 1, "stat", 0, "/srv/f", -1, 0, 0],  # ends at 10 us
+        [50, 0, 1, 1, "exit", 0, 0, 0, 0, 0, 0],
+    ]
+    got = _tail_ns({"duration_s": 0.001, "ended": ended}, events)
+    assert got == tail_us * 1000
 
 
 # ---------------------------------------------------------------- the strace fallback

@@ -41,6 +41,7 @@ KINDS = (
 KIND_CODE = {name: i + 1 for i, name in enumerate(KINDS)}
 O_CREAT = 0o100
 VALID_OPEN_FLAGS = 0o37777777  # the kernel's VALID_OPEN_FLAGS: openat2 refuses any other bit
+PROCESSES_ENDED = ("command ended", "exited")  # a trace header's `ended` when they ended it
 NAMESPACE = frozenset({"mkdir", "unlink", "rmdir", "rename", "link", "symlink"})
 KEPT_LATEST = 4  # per resource and thread, the latest calls kept to find a dependency
 
@@ -68,6 +69,12 @@ class Op:
                 self.b2, self.a, self.b, self.c, self.expect, self.start_ns, self.dur_ns,
                 self.overhead_ns, len(self.deps))  # fmt: skip
         return " ".join(map(str, (*head, *self.deps)))
+
+
+def _overhead(event: list[Any]) -> int:
+    """An event's overhead_ns, its last field (the tracer's time in the gap before it)."""
+    last = event[-1]
+    return last if isinstance(last, int) and last > 0 else 0
 
 
 def _encode(path: str) -> str:
@@ -120,11 +127,15 @@ class Compiler:
     def compile(self) -> str:
         tree = [self._tree_line(e) for e in self.trace.tree]
         pre = [self._pre_line(e) for e in self.trace.preopened]
+        carried: dict[int, int] = {}  # tid -> the tracer's time on its events not replayed
         for event in self.trace.events:
             op = self._op(event)
-            if op is not None:
-                self._order(op, event)
-                self.ops.append(op)
+            if op is None:
+                carried[event[3]] = carried.get(event[3], 0) + _overhead(event)
+                continue
+            op.overhead_ns += carried.pop(event[3], 0)
+            self._order(op, event)
+            self.ops.append(op)
         slots = max([-1, *self.oid_path]) + 1
         return "\n".join([
             "fsarena-replay-program 1",
@@ -152,7 +163,13 @@ class Compiler:
         return f"{oid} {self.path(path)} {int(flags) & VALID_OPEN_FLAGS} {int(pos)}"
 
     def _tail_ns(self) -> int:
+        """The service's time after its last replayed call: to the trace's end when the
+        traced processes ended in it (their last exit; the capture noticed it up to a poll
+        later), else to the capture's end (cut off by the duration or a signal)."""
         end = max((o.start_ns + o.dur_ns for o in self.ops), default=0)
+        if self.trace.header.get("ended") in PROCESSES_ENDED:
+            last = max((int(e[0]) * 1000 + int(e[1]) for e in self.trace.events), default=0)
+            return max(0, last - end)
         duration = float(self.trace.header.get("duration_s", 0.0))
         return max(0, int(duration * 1e9) - end)
 

@@ -12,7 +12,9 @@ needs no descriptor bookkeeping of its own.
 
 A call is kept when its path (or its descriptor's) is in the scope (Scope):
 the service's data, not the dynamic loader reading /usr/lib. What is left out
-is counted by reason, never dropped silently.
+is counted by reason, never dropped silently. The tracer's own time on a call
+left out (its probes', overhead_ns) is not the service's think time: the
+thread's next event carries it, so a paced replay leaves it out of the gap.
 
 The initial tree is inferred from the calls' own evidence, first call per path
 wins (Evidence): an open that did not create its file found it there, of the
@@ -130,6 +132,10 @@ class Resolver:
         # Tasks forked and not yet seen: a thread or a process? Their descriptors are held
         # for them until their first record says (sched_process_fork says neither).
         self.forked: set[int] = set()
+        # Per thread, the tracer's time on its calls that wrote no event (outside the
+        # scope, or none of a replay's): it lies in the gap before the thread's next event
+        # and is the tracer's, not the service's, so that event carries it.
+        self.carried: dict[int, int] = {}
 
     # ------------------------------------------------------------ processes at the start
 
@@ -159,11 +165,16 @@ class Resolver:
         self.threads.setdefault(call.tid, call.pid)
         if call.pid not in self.fds:
             self.fds[call.pid] = {}
+        written = len(self.events)
         handler = getattr(self, f"_on_{call.name}", None)
         if handler is not None:
             handler(call)
         elif call.name in REPLAYED or call.name in UNREPLAYABLE:
             self._on_fd_call(call)
+        if len(self.events) == written:
+            self.carried[call.tid] = self.carried.get(call.tid, 0) + call.overhead_ns
+        elif carried := self.carried.pop(call.tid, 0):
+            self.events[written][-1] += carried
 
     def _row(self, call: RawCall, name: str, result: int, *args: Any) -> list[Any]:
         """An event: [t_us, duration_ns, pid, tid, call, result, *args, overhead_ns]."""

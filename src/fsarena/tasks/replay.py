@@ -15,7 +15,10 @@ Two timing models, two tasks, two kinds of work, each answering its question:
   when nothing waits but the filesystem and the calls' order. Capacity: the
   total time.
 - `replay_paced` (kind replay_paced), at the traced pace: each thread keeps its
-  traced think time between a call's return and its next call, so the replay
+  traced think time between a call's return and its next call (less the
+  tracer's own time in that gap: its probes' on every call of the thread since,
+  replayed or not), then the time from the last call to the end of the traced
+  processes (or of the capture, when it cut them off), so the replay
   lasts what the service took where the filesystem keeps up, and falls behind
   where it does not. Its time is comparable with running the service itself
   (`--command`); the latency of the calls (p50, p99, p99.9, per call type in the
@@ -68,7 +71,9 @@ def device_class_of(device: str) -> str:
 class _Replay(Task):
     # 2: a call's directory is looked up before its clock starts (native/replay.c), so
     # its latency no longer holds that lookup: not pooled with version 1's.
-    version = 2
+    # 3: paced, the think time leaves out the tracer's time on the calls not replayed and
+    # before a thread's first call, and the tail ends at the traced processes' exit.
+    version = 3
     datasets = ("trace",)
     writes = True
     timing: ClassVar[str]
