@@ -31,7 +31,7 @@ from fsarena.cli.executing import (
 )
 from fsarena.cli.store import add_to_default_store
 from fsarena.errors import FsarenaError
-from fsarena.plan import DEFAULT_SUITE, DEFAULT_WORKDIR
+from fsarena.plan import DEFAULT_SUITE, DEFAULT_WORKDIR, REPLAY_TIMINGS
 
 if TYPE_CHECKING:  # the plan's machinery loads when `run` runs, not for --help
     from collections.abc import Callable
@@ -412,7 +412,7 @@ def _with_drivers(plan: Plan, quiet: bool, dry_run: bool) -> Plan:
 )
 @click.option(
     "--replay-timing",
-    type=click.Choice(["fast", "paced", "both"]),
+    type=click.Choice(list(REPLAY_TIMINGS)),
     default="both",
     show_default=True,
     help="With --replay or --pg-replay: as fast as possible (capacity), at the traced or "

@@ -6,6 +6,8 @@ profiles as data, dataset floors; validated completely before anything runs.
 # importing the plan's machinery (pydantic, the tasks): `fsarena --help` stays light.
 DEFAULT_WORKDIR = "/var/tmp/fsarena"
 DEFAULT_SUITE = "article-a-2006"
+# --replay-timing: the timing models it replays in (each replay task declares its own).
+REPLAY_TIMINGS = {"fast": ("fast",), "paced": ("paced",), "both": ("fast", "paced")}
 
 # The face: what other packages may import from this one, by module ("*": the
 # module itself). tests/unit/test_layers.py holds every import across packages to it;
@@ -14,6 +16,7 @@ FACE: dict[str, tuple[str, ...]] = {
     "": (
         "DEFAULT_SUITE",
         "DEFAULT_WORKDIR",
+        "REPLAY_TIMINGS",
     ),
     "floors": ("require_proportional",),
     "machines": (

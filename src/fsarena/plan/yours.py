@@ -34,24 +34,27 @@ from typing import Any
 from fsarena.datasets.realistic import TextTreeSpec
 from fsarena.datasets.tree import TreeSpec
 from fsarena.errors import FsarenaError
-from fsarena.plan import catalog
+from fsarena.plan import REPLAY_TIMINGS, catalog
 from fsarena.plan.model import DEFAULT_SUITE
 from fsarena.plan.suite import Suite, load_suite
-from fsarena.tasks import UserCommand
+from fsarena.tasks import TASKS, UserCommand
 
 COMMAND_SUITE = "command"
 REPLAY_SUITE = "replay"
 DATA_DATASET = "tree"
 DATA_CWD = "data"  # where --data is copied on the test filesystem, the commands' cwd
 TRACE_DATASET = "trace"
-# --replay-timing: the replay tasks it runs.
-REPLAY_TASKS = {"fast": ["replay"], "paced": ["replay_paced"], "both": ["replay", "replay_paced"]}
 PGLOG_DATASET = "pglog"
-PG_REPLAY_TASKS = {
-    "fast": ["pg_replay"],
-    "paced": ["pg_replay_paced"],
-    "both": ["pg_replay", "pg_replay_paced"],
-}
+
+
+def replay_tasks(dataset: str, timing: str) -> list[str]:
+    """The tasks that replay `dataset` in the timing models --replay-timing names, in the
+    registry's order: each replay task declares its dataset and its `timing`."""
+    timings = REPLAY_TIMINGS[timing]
+    return [
+        name for name, cls in TASKS.items()
+        if dataset in cls.datasets and getattr(cls, "timing", None) in timings
+    ]  # fmt: skip
 
 
 def _replays(
@@ -60,10 +63,10 @@ def _replays(
     """The replay tasks and their datasets: the trace's, then the statement log's."""
     tasks, datasets = [], {}
     if replay is not None:
-        tasks += REPLAY_TASKS[timing]
+        tasks += replay_tasks(TRACE_DATASET, timing)
         datasets.update(_trace_dataset(replay))
     if pg is not None:
-        tasks += PG_REPLAY_TASKS[timing]
+        tasks += replay_tasks(PGLOG_DATASET, timing)
         log, base = (os.path.abspath(p) for p in pg)
         datasets[PGLOG_DATASET] = {"kind": "pglog", "log": log, "base": base}
     return tasks, datasets
