@@ -143,6 +143,15 @@ def test_the_fact_line_says_smaller_differences_are_no_win() -> None:
     assert "6.0 %" in line and "never a win" in line and "fsync" in line
 
 
+def test_the_fact_line_gives_the_runs_own_spread_beside_the_capture() -> None:
+    """0.25 s captured; the runs 4 %, 12 % and 6 % above it: 0.260-0.280 s, median 0.265."""
+    (line,) = fact_lines(_session([4.0, 12.0, 6.0]))
+    assert "0.265 s inside file-system calls against the capture's 0.250 s" in line
+    assert "(median of 3 runs, 0.260–0.280 s)" in line
+    (one,) = fact_lines(_session([4.0]))
+    assert "(median of 1 run)" in one
+
+
 def test_the_replay_section_names_the_timing_models_and_latencies() -> None:
     (section,) = sections(_session([5.0]))
     text = repr(section)

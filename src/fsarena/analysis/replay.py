@@ -55,6 +55,7 @@ class ReplayError:
     device_class: str
     captured_fs_s: float
     replay_fs_s: float  # median over the same runs
+    replay_fs_range: tuple[float, float]  # the fastest and the slowest of them: their spread
     top_call: CallError | None  # the call type the capture spent most time in
 
 
@@ -84,6 +85,7 @@ def replay_error(session: Session, task: str) -> ReplayError | None:
         device_class=facts.device_class,
         captured_fs_s=float(facts.fs_call_s),
         replay_fs_s=statistics.median(times) if times else float("nan"),
+        replay_fs_range=(min(times), max(times)) if times else (float("nan"), float("nan")),
         top_call=_top_call(facts, runs),
     )
 

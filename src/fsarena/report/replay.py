@@ -55,9 +55,17 @@ def _fact(session: Session, task: str, facts: CapturedRecord) -> str:
         f"{task}: {found.error_pct:.1f} % on {where}, the filesystem the "
         f"trace was captured on: {found.replay_fs_s:.3f} s inside file-system calls against "
         f"the capture's {found.captured_fs_s:.3f} s (median of {found.runs} "
-        f"run{'s' * (found.runs != 1)}){_latency(found)}; a difference between filesystems "
+        f"run{'s' * (found.runs != 1)}{_spread(found)}){_latency(found)}; a difference "
+        "between filesystems "
         f"below {found.error_pct:.1f} % is within the replay's error, never a win"
     )
+
+
+def _spread(found: ReplayError) -> str:
+    """The runs' own spread, beside the capture's one figure: an error far beyond it is the
+    replay's (or the capture's state's), one within it is chance."""
+    low, high = found.replay_fs_range
+    return f", {low:.3f}–{high:.3f} s" if found.runs > 1 else ""
 
 
 def _latency(found: ReplayError) -> str:
