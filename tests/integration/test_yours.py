@@ -71,6 +71,46 @@ path = "{data}"
     assert not leftovers(workdir)
 
 
+def test_a_fresh_task_runs_on_a_filesystem_made_for_it(workdir: Path) -> None:
+    """A command after another sees what it left; one with `fresh = true` (as every
+    --command and every replay) gets the filesystem made anew, untimed, and the report
+    says which tasks did. Each sequence's filesystem is told apart by its UUID."""
+    uuid = "findmnt -no UUID $FSARENA_MOUNT"
+    suite = workdir / "fresh.toml"
+    suite.write_text(
+        f"""
+name = "fresh"
+filesystems = ["ext4"]
+repetitions = 1
+[tasks.mark]
+command = "touch $FSARENA_MOUNT/marker && {uuid} > $FSARENA_SCRATCH/mark.uuid"
+[tasks.after]
+command = "true"
+verify = "test -e $FSARENA_MOUNT/marker && {uuid} | cmp - $FSARENA_SCRATCH/mark.uuid"
+[tasks.alone]
+fresh = true
+command = "true"
+verify = "test ! -e $FSARENA_MOUNT/marker && ! {uuid} | cmp -s - $FSARENA_SCRATCH/mark.uuid"
+"""
+    )
+    result = _run(workdir, "--suite", str(suite), "--no-warmup")
+    assert result.returncode == 0, result.stderr[-3000:]
+    session = load(workdir / "session.json")
+    assert [(r.task, r.status) for r in session.runs] == [
+        ("mark", "ok"),
+        ("after", "ok"),
+        ("alone", "ok"),
+    ], [r.error for r in session.runs]
+    assert [c.ok for r in session.runs for c in r.checks] == [True, True]
+    assert session.plan.info("alone").fresh and not session.plan.info("after").fresh
+    report = subprocess.run(
+        [sys.executable, "-m", "fsarena", "report", str(workdir / "session.json")],
+        cwd=REPO, capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    assert "(alone: each on a filesystem made anew for it)" in " ".join(report.split())
+    assert not leftovers(workdir)
+
+
 def test_a_failing_command_is_a_recorded_fault_with_its_stderr(workdir: Path) -> None:
     result = _run(
         workdir, "--fs", "ext4", "-n", "1",

@@ -232,3 +232,8 @@ def test_a_users_command_is_versioned_by_its_own_digest() -> None:
     other = command_task("build", UserCommand(command="make -j4"))
     assert make.key_version() == same.key_version() != other.key_version()
     assert make.key_version().startswith("sha256:")
+    # `fresh` changes what is measured, so the key: when set. Unset, the digest is the one
+    # sessions recorded before the field existed (this command's, pinned then).
+    alone = command_task("build", UserCommand(command="make -j2", fresh=True))
+    assert alone.key_version() != make.key_version()
+    assert make.key_version() == "sha256:9fca1adc6b4ebe6e"

@@ -69,6 +69,8 @@ def test_command_line_commands_become_tasks() -> None:
     appended = user_suite("article-a-2006", ("make",), None, None)
     assert not isinstance(appended, str)
     assert appended.tasks[-2:] == ["command", "umount"]
+    # Independent, as hyperfine's: each on a filesystem made for it (Task.fresh).
+    assert all(c.fresh for c in [*suite.commands.values(), *appended.commands.values()])
     with pytest.raises(FsarenaError, match="--prepare prepares a --command"):
         user_suite(None, (), "true", None)
 

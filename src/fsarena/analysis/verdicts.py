@@ -47,9 +47,11 @@ def caveats(session: Session) -> list[str]:
     """What every answer from this session must carry: fresh filesystems, this hardware, n."""
     host, plan = session.host, session.plan
     backing = host.workdir_backing
+    made = [t for t in plan.tasks if plan.info(t).fresh]
+    own = f" ({', '.join(made)}: each on a filesystem made anew for it)" if made else ""
     fresh = (
-        "Fresh filesystems: each repetition formats anew and runs the tasks once; aged, "
-        "fragmented or nearly full filesystems behave differently."
+        f"Fresh filesystems: each repetition formats anew and runs the tasks once{own}; "
+        "aged, fragmented or nearly full filesystems behave differently."
     )
     if plan.age is not None:  # an aged run: the verdicts rank the fresh twins
         fresh = (

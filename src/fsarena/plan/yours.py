@@ -3,15 +3,17 @@
 `fsarena run --command 'make -j2' [--prepare 'cp -r ~/src/. .']` times the
 command on each filesystem as hyperfine users expect: several --command
 options make several tasks (`command`, or `command-1`, `command-2`, ...),
-one --prepare runs untimed before each. Without --suite, the commands are the
+one --prepare runs untimed before each, and each runs on a filesystem made for
+it (Task.fresh), never on what another task left. Without --suite, the commands are the
 whole task list (mkfs and mount are reached untimed, as for any task);
 with --suite they run after the suite's tasks, before its final umount.
 
 `--replay TRACE` replays a trace `fsarena capture` wrote (tasks/replay.py): as
 fast as possible (task `replay`) and at its traced pace (`replay_paced`), or the
 one --replay-timing names. Without --suite they are the whole task list (with
-the --command tasks after them, so that the replay meets the fresh filesystem
-the capture's timing was judged on); with --suite they run before its final umount.
+the --command tasks after them); with --suite they run before its final umount.
+Each replay runs on a filesystem made for it (Task.fresh), as the capture's
+timing was judged on its own.
 
 `--pg-replay LOG --pg-base BACKUP` replays a PostgreSQL statement log with pgreplay
 on the restored base backup (tasks/pg_replay.py): tasks `pg_replay` and
@@ -131,7 +133,7 @@ def _specs(commands: tuple[str, ...], prepare: str | None, copy: str = "") -> di
     names = [f"command-{i + 1}" for i in range(len(commands))] if len(commands) > 1 else ["command"]
     where = {"copy_in": copy, "cwd": DATA_CWD} if copy else {}
     return {
-        n: UserCommand(command=c, prepare=prepare or "", **where)
+        n: UserCommand(command=c, prepare=prepare or "", fresh=True, **where)
         for n, c in zip(names, commands, strict=True)
     }
 
@@ -142,7 +144,7 @@ def _command_suite(
     data: str | None,
     replays: tuple[list[str], dict[str, Any]] = ([], {}),
 ) -> Suite:
-    """Your commands, and your trace's or log's replay first (a fresh filesystem after mkfs)."""
+    """Your trace's or log's replays, then your commands, each on a filesystem made for it."""
     default = load_suite(DEFAULT_SUITE)
     specs = _specs(commands, prepare, DATA_DATASET if data is not None else "")
     replayed, datasets = replays

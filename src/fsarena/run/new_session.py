@@ -38,6 +38,7 @@ def new_session(plan: Plan, host: dict[str, object], tool_versions: dict[str, st
                     "description": task.describe(),
                     "datasets": list(task.datasets),
                     **({"columns": list(c)} if (c := task.columns) else {}),
+                    **({"fresh": True} if task.fresh else {}),
                 }
                 for name, task in classes.items()
             },

@@ -83,6 +83,7 @@ class FsSequence:
     image: str = ""  # the loop image file, if the target is one (aging snapshots it)
     # compsize's figures after the last writing task (run/space.py); none yet: empty
     _space_before: dict[str, float] = field(default_factory=dict)
+    used: bool = False  # a task ran on the mounted filesystem since it was made
 
     def __post_init__(self) -> None:
         # Tasks that drop caches between their samples do it the sequence's way.
@@ -143,6 +144,7 @@ class FsSequence:
         own = self.scope.own
         try:
             with own.phase("reach"):
+                self._made_for(task)
                 self._reach(task.requires)
             with own.phase("prepare"):
                 task.prepare(self.ctx)
@@ -171,6 +173,8 @@ class FsSequence:
         ok = outcome.ok
         if ok and task.leaves is not None:
             self.state = task.leaves
+        if FsState.MOUNTED in task.requires:
+            self.used = True
         self._warn_page_cache(task, outcome)  # saved with the run, below
         self._record(task, outcome.status, outcome, started)
         return ok
@@ -280,6 +284,17 @@ class FsSequence:
             f"{task.payload} ceiling of {ceiling / 1e6:,.0f} MB/s measured by fio, so the data "
             "cannot all have reached the device (cache contamination?); kept but not used"
         )
+
+    def _made_for(self, task: Task) -> None:
+        """A task that runs on a filesystem made for it (Task.fresh), after another used this
+        one: unmount it and start again from a blank device (mkfs, mount: _reach), untimed.
+        An aged filesystem is restored, never made: its tasks run on what came before."""
+        if not task.fresh or not self.used or self.aged:
+            return
+        self._reach(frozenset({FsState.UNMOUNTED}))
+        self.state = FsState.BLANK
+        self.used = False
+        self._space_before = {}  # compsize's figures describe the filesystem just replaced
 
     def _reach(self, wanted: frozenset[FsState]) -> None:
         """Bring the filesystem to a state the task accepts, untimed."""

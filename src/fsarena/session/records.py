@@ -102,6 +102,7 @@ class TaskInfo(Record):
     description: str = ""
     datasets: list[str] = Field(default_factory=list)
     columns: list[str] = Field(default_factory=list)  # schema 2: its table's metrics
+    fresh: bool = False  # it ran on a filesystem made for it (Task.fresh); given only if so
 
 
 class AgeProfileRecord(Record):

@@ -240,6 +240,12 @@ class Task:
     # True: it makes a filesystem (mkfs), so it cannot run on an aged one restored from its
     # snapshot; aged sequences record it as skipped (see fsarena.aging).
     formats: ClassVar[bool] = False
+    # True: it runs on a filesystem made for it. When an earlier task of the repetition
+    # used the filesystem, the sequence unmounts it, makes it anew and mounts it, untimed
+    # (run/sequence.py), so what it measures never depends on what ran before it. Not on
+    # an aged filesystem (restored from its snapshot, never made): there it runs as the
+    # tasks before it left it.
+    fresh: ClassVar[bool] = False
     datasets: ClassVar[tuple[str, ...]] = ()  # names of the datasets it needs on the source
     # A family that runs its own tool: its parameters at scale 1, the dataset of that name
     # (one of `datasets`) that a suite's [datasets.NAME] table overrides and --scale

@@ -14,7 +14,10 @@ each dataset it names in `datasets`). With `copy_in = "NAME"`, the dataset NAME
 (the user's directory, with `--data`) is copied into `cwd` before `prepare`,
 untimed, afresh every repetition, and the copy is verified against the
 dataset's manifest (a check of the run), so the command works in its own
-copy on the test filesystem. A command that fails (exit status not 0) is a
+copy on the test filesystem. With `fresh = true` it runs on a filesystem made
+for it (Task.fresh: unmounted, made anew and mounted, untimed, when an earlier
+task of the repetition used it); `--command` sets it for each of its commands,
+which are independent, as hyperfine's are. A command that fails (exit status not 0) is a
 failed run with its stderr's tail, never a crash.
 
 Every command of the task (prepare, command, verify) runs in a cgroup of its
@@ -60,6 +63,7 @@ class UserCommand(BaseModel):
     kind: str = USER_KIND  # the kind of work it belongs to, for tables and verdicts
     datasets: list[str] = Field(default_factory=list)  # offered as FSARENA_DATASET_<NAME>
     copy_in: str = ""  # a dataset copied into cwd (untimed, verified) before prepare
+    fresh: bool = False  # run on a filesystem made for it, not on what earlier tasks left
 
     @model_validator(mode="before")
     @classmethod
@@ -112,7 +116,8 @@ class CommandTask(Task):
     def key_version(cls) -> str:
         """The digest of everything that shapes the work (its commands, cwd, writes, datasets):
         a changed command is never pooled with the old one (fsarena share)."""
-        text = cls.spec.model_dump_json()
+        # `fresh` only when set: the digests of commands written before it stay as they were.
+        text = cls.spec.model_dump_json(exclude=None if cls.spec.fresh else {"fresh"})
         return "sha256:" + hashlib.sha256(text.encode()).hexdigest()[:16]
 
     def _workdir(self, ctx: TaskContext) -> str:
@@ -199,6 +204,7 @@ def command_task(name: str, spec: UserCommand) -> type[Task]:
         "kind": spec.kind,
         "writes": spec.writes,
         "datasets": tuple(spec.datasets),
+        "fresh": spec.fresh,
         "spec": spec,
         "__doc__": doc + ", timed on the test filesystem; syncfs included when it writes.",
     }

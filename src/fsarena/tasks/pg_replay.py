@@ -109,6 +109,9 @@ class _PgReplay(PostgresTask):
     )
     datasets = ("pglog",)
     parameters = None  # the statement log and its backup: the user's, no default
+    # 2: on a filesystem made for it (the backup restored where nothing else ran before).
+    version = 2
+    fresh = True
     timing: ClassVar[str]
     _parsed: dict[str, float] | None = None
     _result: dict[str, float] | None = None

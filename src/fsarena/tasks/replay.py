@@ -72,9 +72,11 @@ class _Replay(Task):
     # 2: a call's directory is looked up before its clock starts (native/replay.c), so
     # its latency no longer holds that lookup: not pooled with version 1's.
     # 3: paced, the think time leaves out the tracer's time on the calls not replayed and
-    # before a thread's first call, and the tail ends at the traced processes' exit.
+    # before a thread's first call, and the tail ends at the traced processes' exit; each
+    # on a filesystem made for it (Task.fresh).
     version = 3
     datasets = ("trace",)
+    fresh = True  # the trace's initial tree on a filesystem nothing else has used
     writes = True
     timing: ClassVar[str]
     _result: dict[str, Any] | None = None
