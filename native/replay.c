@@ -3,10 +3,12 @@
  *
  *   fsarena-replay setup PROGRAM ROOT RATIO
  *       make the initial tree under ROOT (directories, files of their sizes filled with
- *       data of that compressibility, symbolic links); untimed by the caller.
+ *       data of that compressibility, symbolic links), and save the parsed program as
+ *       PROGRAM.bin; untimed by the caller.
  *   fsarena-replay run PROGRAM ROOT RATIO fast|paced RESULT
- *       replay the calls, one thread per traced thread, and write what each call type
- *       cost to RESULT (JSON).
+ *       replay the calls (read back from PROGRAM.bin when it was saved from this very
+ *       PROGRAM, else parsed), one thread per traced thread, and write what each call
+ *       type cost to RESULT (JSON).
  *
  * PROGRAM is made by fsarena (capture/program.py) from a trace: a table of paths
  * (relative to ROOT, percent-encoded), the initial tree, the descriptors open at the
@@ -252,6 +254,148 @@ static void read_program(const char *path) {
     read_ops(f);
     prog.tail_ns = header(f, "tail_ns");
     fclose(f);
+}
+
+/* ------------------------------------------------------------------ the loaded program
+ *
+ * `setup` (untimed) saves the program as it parsed it to PROGRAM.bin: the arrays as
+ * they lie in memory, the strings after them. `run` (timed, whole process) reads that
+ * back in one read() instead of parsing the text again, so the replay's time holds the
+ * calls, not fsarena's parsing of a trace that grows with its length. The file is
+ * trusted only by the text it was made from (its size and mtime) and this build's
+ * layout (sizeof(struct op)); anything else, and the text is parsed as before. */
+
+#define BIN_MAGIC "FSRPB001"
+
+struct bin_header {
+    char magic[8];
+    long long text_size, text_mtime_ns, nops, tail_ns, ndeps, strings;
+    int op_size, threads, slots, npaths, ntargets, ntree, npre, pad;
+};
+
+static size_t pad8(size_t n) { return (n + 7) & ~(size_t)7; }
+
+static char *bin_path(const char *path) {
+    size_t n = strlen(path);
+    char *out = malloc(n + 5);
+    if (!out) die("malloc");
+    memcpy(out, path, n);
+    memcpy(out + n, ".bin", 5);
+    return out;
+}
+
+static int text_stat(const char *path, struct bin_header *h) {
+    struct stat st;
+    if (stat(path, &st)) return -1;
+    h->text_size = st.st_size;
+    h->text_mtime_ns = (long long)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
+    return 0;
+}
+
+static void put(FILE *f, const void *data, size_t n) {
+    static const char zeros[8] = {0};
+    if (n && fwrite(data, 1, n, f) != n) die("the loaded program");
+    if (pad8(n) != n && fwrite(zeros, 1, pad8(n) - n, f) != pad8(n) - n) die("the loaded program");
+}
+
+static void save_binary(const char *path) {
+    struct bin_header h = {.nops = prog.nops, .tail_ns = prog.tail_ns,
+                           .op_size = (int)sizeof(struct op), .threads = prog.threads,
+                           .slots = prog.slots, .npaths = prog.npaths, .ntargets = prog.ntargets,
+                           .ntree = prog.ntree, .npre = prog.npre};
+    memcpy(h.magic, BIN_MAGIC, 8);
+    if (text_stat(path, &h)) die(path);
+    for (long long i = 0; i < prog.nops; i++) h.ndeps += prog.ops[i].ndeps;
+    for (int i = 0; i < prog.npaths; i++) h.strings += (long long)strlen(prog.paths[i]) + 1;
+    for (int i = 0; i < prog.ntargets; i++) h.strings += (long long)strlen(prog.targets[i]) + 1;
+    char *out = bin_path(path), *tmp = malloc(strlen(out) + 5);
+    if (!tmp) die("malloc");
+    sprintf(tmp, "%s.new", out);
+    FILE *f = fopen(tmp, "w");
+    if (!f) die(tmp);
+    put(f, &h, sizeof(h));
+    put(f, prog.ops, sizeof(struct op) * (size_t)prog.nops);
+    for (long long i = 0; i < prog.nops; i++)
+        if (prog.ops[i].ndeps && fwrite(prog.ops[i].deps, sizeof(long long), prog.ops[i].ndeps, f) !=
+                                     (size_t)prog.ops[i].ndeps)
+            die(tmp);
+    put(f, prog.tree_kind, (size_t)prog.ntree);
+    put(f, prog.tree_path, sizeof(int) * (size_t)prog.ntree);
+    put(f, prog.tree_size, sizeof(long long) * (size_t)prog.ntree);
+    put(f, prog.pre_slot, sizeof(int) * (size_t)prog.npre);
+    put(f, prog.pre_path, sizeof(int) * (size_t)prog.npre);
+    put(f, prog.pre_flags, sizeof(long long) * (size_t)prog.npre);
+    put(f, prog.pre_pos, sizeof(long long) * (size_t)prog.npre);
+    for (int i = 0; i < prog.npaths; i++) fputs(prog.paths[i], f), fputc(0, f);
+    for (int i = 0; i < prog.ntargets; i++) fputs(prog.targets[i], f), fputc(0, f);
+    if (fclose(f) || rename(tmp, out)) die(out);
+    free(tmp);
+    free(out);
+}
+
+/* The next `n` bytes of the loaded file (8-aligned), or NULL past its end. */
+static char *take(char **cursor, char *end, size_t n) {
+    char *at = *cursor;
+    if ((size_t)(end - at) < pad8(n)) return NULL;
+    *cursor = at + pad8(n);
+    return at;
+}
+
+static int load_binary(const char *path) {
+    struct bin_header now;
+    if (text_stat(path, &now)) return -1;
+    char *file = bin_path(path);
+    int fd = open(file, O_RDONLY);
+    free(file);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) || st.st_size < (off_t)sizeof(struct bin_header)) {
+        if (fd >= 0) close(fd);
+        return -1;
+    }
+    char *buf = malloc((size_t)st.st_size), *cur = buf, *end = buf + st.st_size;
+    if (!buf || read(fd, buf, (size_t)st.st_size) != st.st_size) die("the loaded program");
+    close(fd);
+    struct bin_header h;
+    memcpy(&h, buf, sizeof(h));
+    if (memcmp(h.magic, BIN_MAGIC, 8) || h.op_size != (int)sizeof(struct op) ||
+        h.text_size != now.text_size || h.text_mtime_ns != now.text_mtime_ns) {
+        free(buf);
+        return -1;
+    }
+    take(&cur, end, sizeof(h));
+    struct op *ops = (struct op *)take(&cur, end, sizeof(struct op) * (size_t)h.nops);
+    long long *deps = (long long *)take(&cur, end, sizeof(long long) * (size_t)h.ndeps);
+    char *kinds = take(&cur, end, (size_t)h.ntree);
+    int *tree_path = (int *)take(&cur, end, sizeof(int) * (size_t)h.ntree);
+    long long *tree_size = (long long *)take(&cur, end, sizeof(long long) * (size_t)h.ntree);
+    int *pre_slot = (int *)take(&cur, end, sizeof(int) * (size_t)h.npre);
+    int *pre_path = (int *)take(&cur, end, sizeof(int) * (size_t)h.npre);
+    long long *pre_flags = (long long *)take(&cur, end, sizeof(long long) * (size_t)h.npre);
+    long long *pre_pos = (long long *)take(&cur, end, sizeof(long long) * (size_t)h.npre);
+    if (!ops || !deps || !kinds || !tree_path || !tree_size || !pre_slot || !pre_path ||
+        !pre_flags || !pre_pos || end - cur != h.strings)
+        bad("its loaded form is damaged: run setup again");
+    prog.threads = h.threads, prog.slots = h.slots, prog.npaths = h.npaths;
+    prog.ntargets = h.ntargets, prog.ntree = h.ntree, prog.npre = h.npre;
+    prog.nops = h.nops, prog.tail_ns = h.tail_ns;
+    prog.ops = ops, prog.tree_kind = kinds, prog.tree_path = tree_path;
+    prog.tree_size = tree_size, prog.pre_slot = pre_slot, prog.pre_path = pre_path;
+    prog.pre_flags = pre_flags, prog.pre_pos = pre_pos;
+    for (long long i = 0, at = 0; i < prog.nops; i++) {
+        prog.ops[i].deps = prog.ops[i].ndeps ? deps + at : NULL;
+        at += prog.ops[i].ndeps;
+    }
+    prog.paths = calloc(prog.npaths + 1, sizeof(char *));
+    prog.targets = calloc(prog.ntargets + 1, sizeof(char *));
+    if (!prog.paths || !prog.targets) die("calloc");
+    for (int i = 0; i < prog.npaths + prog.ntargets; i++) {
+        char *z = memchr(cur, 0, (size_t)(end - cur));
+        if (!z) bad("its loaded form is damaged: run setup again");
+        if (i < prog.npaths) prog.paths[i] = cur;
+        else prog.targets[i - prog.npaths] = cur;
+        cur = z + 1;
+    }
+    return 0;
 }
 
 /* ------------------------------------------------------------------ data */
@@ -523,9 +667,34 @@ static void *replay_thread(void *arg) {
 
 /* ------------------------------------------------------------------ the result */
 
-static int by_value(const void *a, const void *b) {
-    long long x = *(const long long *)a, y = *(const long long *)b;
-    return (x > y) - (x < y);
+/* Sort non-negative values in place: least significant 16-bit digit first, only as many
+ * digits as the largest value has (a latency in ns: 3 passes up to 78 hours), so the
+ * result costs a few passes over the calls, not a comparison sort's n log n. */
+static void sort_values(long long *v, long long n) {
+    if (n < 2) return;
+    unsigned long long biggest = 0;
+    for (long long i = 0; i < n; i++)
+        if ((unsigned long long)v[i] > biggest) biggest = (unsigned long long)v[i];
+    long long *tmp = malloc(sizeof(long long) * (size_t)n);
+    long long *count = malloc(sizeof(long long) * 65536);
+    if (!tmp || !count) die("malloc");
+    long long *from = v, *to = tmp;
+    for (int shift = 0; shift < 64 && (biggest >> shift); shift += 16) {
+        memset(count, 0, sizeof(long long) * 65536);
+        for (long long i = 0; i < n; i++) count[((unsigned long long)from[i] >> shift) & 0xFFFF]++;
+        for (long long d = 0, at = 0; d < 65536; d++) {
+            long long c = count[d];
+            count[d] = at;
+            at += c;
+        }
+        for (long long i = 0; i < n; i++) to[count[((unsigned long long)from[i] >> shift) & 0xFFFF]++] = from[i];
+        long long *swap = from;
+        from = to;
+        to = swap;
+    }
+    if (from != v) memcpy(v, from, sizeof(long long) * (size_t)n);
+    free(tmp);
+    free(count);
 }
 
 static long long nearest_rank(long long *sorted, long long n, double pct) {
@@ -536,25 +705,36 @@ static long long nearest_rank(long long *sorted, long long n, double pct) {
     return sorted[rank - 1];
 }
 
-static void write_kind(FILE *out, int kind, int *first) {
-    long long n = 0, total = 0, div = 0, shorts = 0;
-    long long *values = malloc(sizeof(long long) * (prog.nops + 1));
+/* Every call type's figures, from one pass over the calls: their latencies grouped by
+ * type in one array, each group sorted. */
+static void write_kinds(FILE *out) {
+    long long n[K_COUNT] = {0}, total[K_COUNT] = {0}, div[K_COUNT] = {0}, shorts[K_COUNT] = {0};
+    long long at[K_COUNT + 1] = {0};
     for (long long i = 0; i < prog.nops; i++) {
-        if (prog.ops[i].kind != kind) continue;
-        div += diverged[i];
-        shorts += short_io[i];
+        int k = prog.ops[i].kind;
+        div[k] += diverged[i];
+        shorts[k] += short_io[i];
         if (latency_ns[i] < 0) continue;
-        values[n++] = latency_ns[i];
-        total += latency_ns[i];
+        n[k]++;
+        total[k] += latency_ns[i];
     }
-    if (n || div) {
-        qsort(values, n, sizeof(long long), by_value);
+    for (int k = 1; k <= K_COUNT - 1; k++) at[k + 1] = at[k] + n[k];
+    long long *values = malloc(sizeof(long long) * (size_t)(at[K_COUNT] + 1)), fill[K_COUNT];
+    if (!values) die("malloc");
+    memcpy(fill, at, sizeof(fill));
+    for (long long i = 0; i < prog.nops; i++)
+        if (latency_ns[i] >= 0) values[fill[prog.ops[i].kind]++] = latency_ns[i];
+    int first = 1;
+    for (int k = 1; k < K_COUNT; k++) {
+        if (!n[k] && !div[k]) continue;
+        long long *mine = values + at[k];
+        sort_values(mine, n[k]);
         fprintf(out, "%s\"%s\": {\"count\": %lld, \"total_ns\": %lld, \"p50_ns\": %lld, "
                 "\"p99_ns\": %lld, \"p999_ns\": %lld, \"max_ns\": %lld, \"diverged\": %lld, "
-                "\"short\": %lld}", *first ? "" : ", ", KIND_NAMES[kind], n, total,
-                nearest_rank(values, n, 50), nearest_rank(values, n, 99),
-                nearest_rank(values, n, 99.9), n ? values[n - 1] : 0, div, shorts);
-        *first = 0;
+                "\"short\": %lld}", first ? "" : ", ", KIND_NAMES[k], n[k], total[k],
+                nearest_rank(mine, n[k], 50), nearest_rank(mine, n[k], 99),
+                nearest_rank(mine, n[k], 99.9), n[k] ? mine[n[k] - 1] : 0, div[k], shorts[k]);
+        first = 0;
     }
     free(values);
 }
@@ -574,7 +754,7 @@ static void write_result(const char *path, long long wall_ns, long long end_ns) 
     long long n = 0, *all = malloc(sizeof(long long) * (prog.nops + 1));
     for (long long i = 0; i < prog.nops; i++)
         if (latency_ns[i] >= 0) all[n++] = latency_ns[i];
-    qsort(all, n, sizeof(long long), by_value);
+    sort_values(all, n);
     fprintf(out, "{\"mode\": \"%s\", \"ops\": %lld, \"threads\": %d, \"wall_ns\": %lld, "
             "\"fs_ns\": %lld, \"diverged\": %lld, \"lag_max_ns\": %lld, \"lag_end_ns\": %lld, "
             "\"p50_ns\": %lld, \"p99_ns\": %lld, \"p999_ns\": %lld, \"calls\": {",
@@ -582,8 +762,7 @@ static void write_result(const char *path, long long wall_ns, long long end_ns) 
             (end_ns - t0_ns) - (last_traced_end + prog.tail_ns), nearest_rank(all, n, 50),
             nearest_rank(all, n, 99), nearest_rank(all, n, 99.9));
     free(all);
-    int first = 1;
-    for (int k = 1; k < K_COUNT; k++) write_kind(out, k, &first);
+    write_kinds(out);
     fprintf(out, "}}\n");
     if (fclose(out)) die(path);
 }
@@ -649,7 +828,9 @@ int main(int argc, char **argv) {
                         "       fsarena-replay run PROGRAM ROOT RATIO fast|paced RESULT\n");
         return 2;
     }
-    read_program(argv[2]);
+    int run_it = !strcmp(argv[1], "run");
+    if (!run_it || load_binary(argv[2])) read_program(argv[2]);
+    if (!run_it) save_binary(argv[2]);
     root_path = argv[3];
     root_fd = open(root_path, O_RDONLY | O_DIRECTORY);
     if (root_fd < 0) die(root_path);

@@ -4,7 +4,8 @@ Untimed, the trace becomes the native replayer's program (capture/program.py)
 and its initial tree is made under `replay/` on the test filesystem (every
 directory, every file at its size filled with data of the captured
 compressibility, every link), then synced; caches are dropped. Timed,
-fsarena-replay (native/replay.c) repeats the calls, one thread per traced
+fsarena-replay (native/replay.c) reads back the program as setup parsed it (so
+the parse of a long trace is not timed) and repeats the calls, one thread per traced
 thread, each thread in its traced order, and a call on a path or file waits for
 the calls of other threads on it that had returned before it started in the
 trace (ROOT's resource ordering); the region ends with the filesystem's sync and
@@ -68,12 +69,18 @@ def device_class_of(device: str) -> str:
     return facts.device_class(f"{os.major(rdev)}:{os.minor(rdev)}")
 
 
+# Beside the program, `fsarena-replay setup` saves it as parsed, for the timed run to read
+# back without parsing (native/replay.c).
+LOADED = ".bin"
+
+
 class _Replay(Task):
     # 2: a call's directory is looked up before its clock starts (native/replay.c), so
     # its latency no longer holds that lookup: not pooled with version 1's.
     # 3: paced, the think time leaves out the tracer's time on the calls not replayed and
     # before a thread's first call, and the tail ends at the traced processes' exit; each
-    # on a filesystem made for it (Task.fresh).
+    # on a filesystem made for it (Task.fresh); the timed run reads the program back as
+    # setup parsed it instead of parsing it (0.06-0.1 s less per 120,000 calls).
     version = 3
     datasets = ("trace",)
     fresh = True  # the trace's initial tree on a filesystem nothing else has used
@@ -156,7 +163,8 @@ class _Replay(Task):
         return {"replay": {k: r[k] for k in keep if k in r}}
 
     def cleanup(self, ctx: TaskContext) -> None:
-        for path in self._files(ctx):
+        program, result = self._files(ctx)
+        for path in (program, program + LOADED, result):
             ctx.executor.remove_path(path)
 
 
