@@ -98,6 +98,22 @@ def test_recommendation_has_reasons_and_caveats() -> None:
     assert "driver groups (fuse: ext4; kernel: ext3, xfs)" in caveats
 
 
+def test_the_caveats_name_the_tasks_run_on_a_filesystem_made_for_them() -> None:
+    """Read back from the session's task_info (Task.fresh), never assumed."""
+    from fsarena.session.records import AgeProfileRecord
+
+    session = make_session(CLEAR)
+    assert "made anew" not in " ".join(caveats(session))
+    info = session.plan.info("tree_copy_in")
+    session.plan.task_info["tree_copy_in"] = info.model_copy(update={"fresh": True})
+    first = caveats(session)[0]
+    assert "runs the tasks once (tree_copy_in: each on a filesystem made anew for it);" in first
+    session.plan.age = AgeProfileRecord(name="churn")
+    aged = caveats(session)[0]
+    assert aged.startswith("Fresh and aged (churn profile)")
+    assert "tree_copy_in: each on a fresh filesystem made anew for it, on an aged one" in aged
+
+
 def test_no_recommendation_when_everything_ties() -> None:
     samples = {fs: {"iso_copy_in": CLEAR["xfs"]["tree_copy_in"]} for fs in ("ext4", "xfs")}
     samples["ext4"] = {"iso_copy_in": CLEAR["ext3"]["tree_copy_in"]}

@@ -59,6 +59,11 @@ def caveats(session: Session) -> list[str]:
             "rank the fresh ones, the Age section shows what aging changed; another history "
             "of use or fullness can age them differently."
         )
+        if made:  # an aged filesystem is restored, never made anew
+            fresh += (
+                f" {', '.join(made)}: each on a fresh filesystem made anew for it, on an "
+                "aged one after the tasks before it."
+            )
     out = [
         fresh,
         f"This hardware and kernel: {host.cpu_model or '?'} x{host.cpus or '?'}, "
