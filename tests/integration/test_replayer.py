@@ -82,6 +82,14 @@ def test_the_loaded_program_replays_as_the_text_does(tmp_path: Path) -> None:
     assert from_binary == _figures(tmp_path / "b")
     assert from_binary["ops"] == 1 + 300 * 5 + 150 and from_binary["diverged"] == 0
     assert from_binary["calls"]["rename"] == (300, 0)
+    # The percentiles come from each call type's latencies sorted (a radix sort): in order,
+    # the largest the maximum, and all calls' median among the types' own.
+    result = json.loads((tmp_path / "a.json").read_text())
+    for name, call in result["calls"].items():
+        assert 0 < call["p50_ns"] <= call["p99_ns"] <= call["p999_ns"] <= call["max_ns"], name
+        assert call["max_ns"] <= call["total_ns"] <= call["max_ns"] * call["count"], name
+    p50s = [c["p50_ns"] for c in result["calls"].values()]
+    assert min(p50s) <= result["p50_ns"] <= max(p50s)
     assert sorted(p.name for p in (tmp_path / "a" / "srv" / "d").iterdir()) == sorted(
         f"g{i}" for i in range(0, 300, 2)
     )
