@@ -51,6 +51,20 @@ def _untouched(before: dict[str, dict[str, str]], ours: str) -> None:
                 assert now[key] == value, f"another device's {direction} rule changed: {key}"
 
 
+def _direct_write_rates(ex: MachineExecutor, device: str, limit_mib_s: float) -> list[float]:
+    """MiB/s of 50 MiB direct writes: until one reaches 85 % of the limit, at most three.
+
+    A throttle caps the rate; it cannot raise it. Every try must stay under the
+    cap, but a disk busy with another test's writes can hold one try below it,
+    so the floor is checked on the best of three (CI once saw 20.7 of 25 MiB/s).
+    """
+    dd = ("dd", "if=/dev/zero", f"of={device}", "bs=1M", "count=50", "oflag=direct")
+    rates: list[float] = []
+    while len(rates) < 3 and (not rates or max(rates) <= 0.85 * limit_mib_s):
+        rates.append(round(50 / ex.measure([Command(dd)], device, 60).measurement.wall_s, 1))
+    return rates
+
+
 def test_each_limit_takes_effect_and_is_removed(workdir: Path) -> None:
     profile = MachineProfile(
         name="ci", memory_mib=64, cpu_cores=0.25, disk_read_mib_s=30, disk_write_mib_s=25
@@ -66,9 +80,9 @@ def test_each_limit_takes_effect_and_is_removed(workdir: Path) -> None:
         try:
             assert _rules("write")[number] == str(25 * MIB)
             assert _rules("read")[number] == str(30 * MIB)
-            dd = ("dd", "if=/dev/zero", f"of={device}", "bs=1M", "count=50", "oflag=direct")
-            wall_s = ex.measure([Command(dd)], device, 60).measurement.wall_s
-            assert 0.85 * 25 < 50 / wall_s < 1.1 * 25, f"direct writes at {50 / wall_s:.1f} MiB/s"
+            rates = _direct_write_rates(ex, device, 25)
+            assert all(r < 1.1 * 25 for r in rates), f"direct writes at {rates} MiB/s"
+            assert max(rates) > 0.85 * 25, f"the limit held writes at {rates} MiB/s"
             big = ("dd", "if=/dev/zero", f"of={workdir / 'big'}", "bs=1M", "count=192")
             assert ex.measure([Command(big)], None, 60).measurement.exit_code == 0
             group = machine.memory_group()
