@@ -36,7 +36,9 @@ def test_check_boots_the_guest_it_calls_ready(workdir: Path) -> None:
     assert passed == marks.count("ok  ")
     if marks.count("--  "):
         assert f"({marks.count('--  ')} [--] lines for information)" in check
-    assert not list(workdir.glob("**/*.img")) and not list(Path("/var/tmp").glob(".fsarena-boot-*"))
+    # It booted beside its work directory (the nearest existing parent: workdir); other
+    # runs on this machine may boot beside theirs meanwhile.
+    assert not list(workdir.glob("**/*.img")) and not list(workdir.glob(".fsarena-boot-*"))
 
 
 def test_a_guest_reason_is_printed_once() -> None:

@@ -65,6 +65,15 @@ def _direct_write_rates(ex: MachineExecutor, device: str, limit_mib_s: float) ->
     return rates
 
 
+def _cpu_shares(ex: MachineExecutor) -> list[float]:
+    """A busy loop's share of a core under the quota: until one passes 0.15, at most three
+    (a quota caps the share; a host busy with other work can hold one probe below it)."""
+    shares: list[float] = []
+    while len(shares) < 3 and (not shares or max(shares) <= 0.15):
+        shares.append(round(probe_cpu(ex, 60)["share_cores"], 3))
+    return shares
+
+
 def test_each_limit_takes_effect_and_is_removed(workdir: Path) -> None:
     profile = MachineProfile(
         name="ci", memory_mib=64, cpu_cores=0.25, disk_read_mib_s=30, disk_write_mib_s=25
@@ -89,8 +98,9 @@ def test_each_limit_takes_effect_and_is_removed(workdir: Path) -> None:
             assert group is not None
             peak = int(Path(cgroups.peak_file(str(group))).read_text())
             assert peak <= 64 * MIB * 1.1, f"192 MiB through the page cache peaked at {peak}"
-            share = probe_cpu(ex, 60)["share_cores"]
-            assert 0.15 < share <= 0.25 * 1.1, f"a busy loop got {share:.3f} of a core"
+            shares = _cpu_shares(ex)
+            assert all(s <= 0.25 * 1.1 for s in shares), f"a busy loop got {shares} of a core"
+            assert max(shares) > 0.15, f"the quota held a busy loop to {shares} of a core"
         finally:
             ex.detach_loop(device)
             ex.remove_path(image)
@@ -188,7 +198,12 @@ def test_a_run_under_a_machine_records_its_proof_and_leaves_no_limit(workdir: Pa
     assert session.machine.backend == "cgroup v1"
     (probe,) = session.machine.probes
     rates = [s.bytes_per_s / MIB for s in probe.disk]
-    assert len(rates) == 4 and all(0.9 * rate_mib <= r <= 1.1 * rate_mib for r in rates), rates
+    assert len(rates) == 4 and all(r <= 1.1 * rate_mib for r in rates), rates  # the cap holds
+    # A disk busy with the other worker's writes can hold a sample below the cap, never
+    # above it: the floor is the best sample's of each direction.
+    for direction in ("read", "write"):
+        best = max(s.bytes_per_s / MIB for s in probe.disk if s.direction == direction)
+        assert best >= 0.9 * rate_mib, (direction, rates)
     memory, cpu = probe.memory or {}, probe.cpu or {}
     assert memory["peak_bytes"] <= 256 * MIB * 1.1 < memory["written_bytes"]
     assert cpu["share_cores"] <= 0.5 * 1.1, "the quota holds (a busy host may give less)"

@@ -6,7 +6,7 @@ import math
 import statistics
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats as sps
 
@@ -42,6 +42,7 @@ def test_empty_is_an_error() -> None:
         summarize([])
 
 
+@settings(deadline=None)  # a stall of the shared machine is no failure of the statistics
 @given(st.lists(st.floats(min_value=1e-6, max_value=1e6), min_size=2, max_size=30))
 def test_interval_contains_mean_and_bounds_hold(values: list[float]) -> None:
     s = summarize(values)
