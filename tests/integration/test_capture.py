@@ -121,7 +121,12 @@ def test_a_command_is_captured_with_its_threads_child_and_tree(
     own = header["own_filesystem"]
     assert (own["fstype"], own["device_class"]) == ("ext4", "loop")
     assert header["anonymised"] is True and header["ended"] == "command ended"
-    assert header["threads"] >= 3 and header["processes"] >= 2
+    assert header["threads"] >= 3 and header["processes"] == 2  # not the tracer-cost loop's
+    cost = header["tracer_cost"]  # measured on this kernel, just before the command ran
+    assert cost["iterations"] == 9999 and cost["calls_per_iteration"] == 2.0
+    assert 0 < cost["bare_iteration_ns"] < cost["traced_iteration_ns"]
+    assert 0 <= cost["per_call_ns"] < cost["traced_iteration_ns"]
+    assert f"{cost['per_call_ns'] / 1e3:.2f} µs" in _done.stdout + _done.stderr
     records = _records(trace)
     tree = [r for r in records if r[0] in ("d", "f", "l")]
     events = [r for r in records if isinstance(r[0], int)]

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from fsarena.capture import summary, trace
+from fsarena.capture import cost, summary, trace
 from fsarena.capture.anonymise import Anonymiser, anonymised
 from fsarena.capture.bpf import FMODE_CREATED, Filter, RawCall, Reader, program
 from fsarena.capture.calls import CALLS, REPLAYED, UNREPLAYABLE
@@ -42,6 +42,36 @@ def test_a_cgroup_v2_filter_follows_the_cgroup_not_children() -> None:
     text = program(Filter(cgroup_v2="/sys/fs/cgroup/system.slice/db.service"))
     assert 'cgroup == cgroupid("/sys/fs/cgroup/system.slice/db.service")' in text
     assert "@pids[args->child_pid]" not in text
+
+
+def test_the_tracer_cost_loop_is_traced_beside_a_cgroup_or_the_pids() -> None:
+    by_cgroup = program(Filter(cgroup_v2="/sys/fs/cgroup/db.service", also=(77,)))
+    assert '/(cgroup == cgroupid("/sys/fs/cgroup/db.service") || @pids[pid])/' in by_cgroup
+    assert "@pids[77] = 1;" in by_cgroup and "@pids[args->child_pid]" not in by_cgroup
+    by_pids = program(Filter(pids=(42,), also=(77,)))
+    assert "@pids[42] = 1; @pids[77] = 1;" in by_pids
+
+
+def _loop_records(iteration_ns: int, overhead_ns: int, start: int = 5_000_000) -> list[RawCall]:
+    """The cost loop as the tracer prints it: the interpreter's start, then its iterations."""
+    ints = (0,) * 6
+    startup = [RawCall("lseek", 1000 * i, 300, 9, 9, 0, ints) for i in range(3)]
+    loop = []
+    for i in range(cost.LOOP):
+        at = start + i * iteration_ns
+        loop.append(RawCall("lseek", at, 400, 9, 9, 0, ints, (), overhead_ns))
+        loop.append(RawCall("fstat", at + iteration_ns // 2, 500, 9, 9, 0, ints, (), overhead_ns))
+    return [*startup, RawCall("exec", 4_000_000, 0, 9, 9, 0, ints), *loop]
+
+
+def test_the_tracer_cost_per_call_is_what_its_probes_did_not_time() -> None:
+    found = cost.probe_cost(_loop_records(9000, 2500), bare_ns=1500.0)
+    assert found is not None
+    assert found.iterations == cost.LOOP - 1 and found.calls_per_iteration == 2.0
+    assert found.traced_iteration_ns == 9000 and found.probes_iteration_ns == 5000
+    assert found.per_call_ns == (9000 - 1500 - 5000) / 2
+    assert cost.probe_cost(_loop_records(9000, 4000), bare_ns=1500.0).per_call_ns == 0.0  # type: ignore[union-attr]
+    assert cost.probe_cost(_loop_records(9000, 2500)[: cost.LOOP], bare_ns=1500.0) is None
 
 
 def test_the_clock_is_read_last_at_entry_and_first_at_exit() -> None:

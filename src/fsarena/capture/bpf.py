@@ -57,9 +57,18 @@ class Filter:
 
     pids: tuple[int, ...] = ()
     cgroup_v2: str = ""  # a cgroup v2 directory: every task in it
+    # Processes traced beside the cgroup's (capture/cost.py's loop), not their children.
+    also: tuple[int, ...] = ()
 
     def predicate(self) -> str:
-        return f'cgroup == cgroupid("{self.cgroup_v2}")' if self.cgroup_v2 else "@pids[pid]"
+        if not self.cgroup_v2:
+            return "@pids[pid]"
+        in_cgroup = f'cgroup == cgroupid("{self.cgroup_v2}")'
+        return f"({in_cgroup} || @pids[pid])" if self.also else in_cgroup
+
+    def seeded(self) -> tuple[int, ...]:
+        """The processes the program's @pids starts with."""
+        return self.also if self.cgroup_v2 else (*self.pids, *self.also)
 
 
 def _int(expr: str) -> str:
@@ -151,7 +160,7 @@ def program(
     dropped the last ones).
     """
     when = target.predicate()
-    seed = "".join(f"@pids[{p}] = 1; " for p in target.pids) if not target.cgroup_v2 else ""
+    seed = "".join(f"@pids[{p}] = 1; " for p in target.seeded())
     touch = f"system(\"touch '{ready_file}'\"); " if ready_file else ""
     parts = [f'BEGIN {{ {seed}{touch}printf("{READY}\\n"); }}']
     if drain is not None:

@@ -24,16 +24,16 @@ import subprocess
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 from typing import Any
 
-from fsarena.capture import facts, summary, trace
+from fsarena.capture import cost, facts, summary, trace
 from fsarena.capture.anonymise import Anonymiser, anonymised
-from fsarena.capture.bpf import Filter
+from fsarena.capture.bpf import Filter, RawCall
+from fsarena.capture.cost import Cost, ProbeCost, calibrate
 from fsarena.capture.resolve import Resolver, Scope
-from fsarena.capture.strace import Cost, calibrate
 from fsarena.capture.tracer import (
     StraceTracer,
     Tracer,
@@ -47,6 +47,7 @@ from fsarena.host.ledger import Ledger, exited
 from fsarena.interrupt import deferred
 
 POLL_S = 0.1
+LOOP_WAIT_S = 60.0  # the tracer-cost loop: about 0.1 s traced (and the interpreter's start)
 STOP_WAIT_S = 5.0
 
 
@@ -91,6 +92,8 @@ class Window:
     # The tracer's clock: bpftrace's records are CLOCK_MONOTONIC, strace's the epoch.
     clock: Callable[[], int] = time.monotonic_ns
     cost: Cost | None = None  # strace's cost per call here, measured before it started
+    # bpftrace's: its time per call that its probes do not measure (capture/cost.py)
+    probe_cost: ProbeCost | None = None
     stopped_calls: int = 0  # strace: every call it stopped the command at
 
 
@@ -124,6 +127,29 @@ class _Run:
         self.gate = -1
         self.tracer: Tracer | StraceTracer | None = None
         self.window = Window()
+        self.loop: subprocess.Popen[bytes] | None = None  # capture/cost.py's, traced first
+        self.loop_gate = -1
+        self.bare_ns = 0.0
+
+    def start_loop(self, target: Filter) -> Filter:
+        """The tracer-cost loop: timed bare now, then held until the tracer is attached, to
+        run traced before the service's calls are (the filter, with its process added)."""
+        self.bare_ns = cost.bare_iteration_ns(self.folder)
+        with deferred() as held:
+            self.loop, self.loop_gate = cost.gated_loop(self.folder)
+        held.check()
+        return replace(target, also=(*target.also, self.loop.pid))
+
+    def _run_loop(self) -> None:
+        """Release the loop and wait for it (a stop signal meanwhile ends the capture)."""
+        assert self.loop is not None
+        os.write(self.loop_gate, b"go\n")
+        os.close(self.loop_gate)
+        self.loop_gate = -1
+        try:
+            self.loop.wait(timeout=LOOP_WAIT_S)
+        except subprocess.TimeoutExpired:
+            self._stop_loop()
 
     def start_command(self) -> int:
         """The command, started but held before its exec until the tracer is attached;
@@ -149,6 +175,8 @@ class _Run:
         tracer = self.tracer = Tracer(self.ledger, self.folder, target)
         tracer.start()
         self.window.attach_s = tracer.wait_ready()
+        if self.loop is not None:
+            self._run_loop()
         self.window.start_ns = self.window.clock()
         if self.gate >= 0:
             os.write(self.gate, b"go\n")
@@ -180,12 +208,24 @@ class _Run:
         """End everything the capture started: the command's session, then the tracer."""
         if self.window.end_ns == 0:
             self.window.end_ns = self.window.clock()
+        if self.loop is not None:
+            self._stop_loop()
         if self.child is not None:
             self._stop_command()
         if isinstance(self.tracer, Tracer):
             self.tracer.drain()
         if self.tracer is not None:
             self.tracer.stop()
+
+    def _stop_loop(self) -> None:
+        assert self.loop is not None
+        if self.loop_gate >= 0:
+            os.close(self.loop_gate)  # never released: its dd runs untraced and ends
+            self.loop_gate = -1
+        if self.loop.poll() is None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.loop.pid, signal.SIGKILL)
+            self.loop.wait()
 
     def _stop_command(self) -> None:
         assert self.child is not None
@@ -248,6 +288,7 @@ def _traced(run: _Run, say: Callable[[str], None]) -> tuple[Resolver, str]:
             target, pids = _processes(request)
         resolver = _snapshot(run, pids if request.tracer != "strace" else ())
         if request.tracer != "strace":
+            target = run.start_loop(target)
             say("attaching bpftrace's probes (compiling its program takes a while)")
         run.start_tracer(target)
         say(f"tracing {_what(request, pids)}" + _until(request))
@@ -264,6 +305,8 @@ def _traced(run: _Run, say: Callable[[str], None]) -> tuple[Resolver, str]:
     assert run.tracer is not None
     resolver.start_ns = run.window.start_ns
     records = run.tracer.records()
+    if run.loop is not None:
+        records = _less_probe_cost(run, records)
     if isinstance(run.tracer, StraceTracer):  # its command, as it started: fsarena's cwd
         resolver.process(run.tracer.parser.first, os.getcwd(), [])
         run.window.stopped_calls = run.tracer.parser.calls
@@ -271,6 +314,19 @@ def _traced(run: _Run, say: Callable[[str], None]) -> tuple[Resolver, str]:
         resolver.feed(record)
     resolver.counts.lost = run.tracer.lost_events()
     return resolver, interrupted
+
+
+def _less_probe_cost(run: _Run, records: list[RawCall]) -> list[RawCall]:
+    """The service's records, each call's overhead grown by the tracer's unmeasured time
+    per call, measured on the loop's records (which are not the service's)."""
+    assert run.loop is not None
+    loop, service = cost.without_loop(records, run.loop.pid)
+    found = run.window.probe_cost = cost.probe_cost(loop, run.bare_ns)
+    if found is None or found.per_call_ns <= 0:
+        return service
+    extra = round(found.per_call_ns)
+    return [r if r.name in cost.TASK_EVENTS else replace(r, overhead_ns=r.overhead_ns + extra)
+            for r in service]  # fmt: skip
 
 
 def _what(request: Request, pids: tuple[int, ...]) -> str:
@@ -344,6 +400,7 @@ def _build(request: Request, run: _Run, resolver: Resolver, version: str) -> tra
         "proc_io": _io_delta(run.window),
         "processes": len({pid for pid in resolver.threads.values()}),
         "threads": len(resolver.threads),
+        "tracer_cost": None if run.window.probe_cost is None else run.window.probe_cost.record(),
     }
     built = trace.Trace(header, tree, resolver.preopened, resolver.events)
     return anonymised(built, anonymiser)
@@ -438,6 +495,8 @@ def _lines(outcome: Outcome, window: Window, request: Request) -> list[str]:
         )
     if window.cost is not None:
         lines.append(_strace_cost(window.cost, window.stopped_calls, h["duration_s"]))
+    if window.probe_cost is not None:
+        lines.append(_probe_cost(window.probe_cost))
     return lines
 
 
@@ -451,6 +510,17 @@ def _strace_cost(cost: Cost, calls: int, duration_s: float) -> str:
         f"strace), so about {added:.2f} s of the command's {duration_s:.2f} s were strace's; "
         "the durations it records are its own timestamps around each stop, longer than the "
         "calls (bpftrace's are the kernel's)"
+    )
+
+
+def _probe_cost(found: ProbeCost) -> str:
+    """What bpftrace cost per call beyond its probes' measured time, taken out of the pace."""
+    return (
+        f"bpftrace's cost per call beyond what its probes time: {found.per_call_ns / 1e3:.2f} µs "
+        f"(measured just before on {cost.METHOD}: {found.bare_iteration_ns / 1e3:.2f} µs and "
+        f"{found.traced_iteration_ns / 1e3:.2f} µs per iteration, "
+        f"{found.probes_iteration_ns / 1e3:.2f} µs of it the probes'); a paced replay leaves it "
+        "out of the service's think time"
     )
 
 

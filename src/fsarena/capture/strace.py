@@ -18,8 +18,6 @@ from __future__ import annotations
 
 import errno
 import re
-import subprocess
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -208,31 +206,3 @@ class Parser:
         thread = bool(flags & CLONE_THREAD) and name in ("clone", "clone3")
         self.tgid[res] = self.tgid[tid] if thread else res
         return [RawCall("fork", start, 0, self.tgid[tid], tid, res, (0,) * INTS)]
-
-
-@dataclass(frozen=True)
-class Cost:
-    """What strace costs per traced call here: measured just now (calibrate)."""
-
-    calls: int
-    bare_s: float
-    traced_s: float
-
-    @property
-    def per_call_us(self) -> float:
-        return max(0.0, (self.traced_s - self.bare_s) / self.calls * 1e6)
-
-
-def calibrate(folder: Path, calls: int = 20_000) -> Cost:
-    """dd's `calls` reads and writes of 512 bytes on a file, bare and under strace."""
-    target = folder / "calibrate.dat"
-    dd = ["dd", "if=/dev/zero", f"of={target}", "bs=512", f"count={calls // 2}", "status=none"]
-    times = []
-    for traced in (False, True):
-        command = [*argv(folder / "calibrate.strace", tuple(dd))] if traced else dd
-        started = time.monotonic()
-        subprocess.run(command, check=True, capture_output=True)
-        times.append(time.monotonic() - started)
-    target.unlink(missing_ok=True)
-    (folder / "calibrate.strace").unlink(missing_ok=True)
-    return Cost(calls, times[0], times[1])
