@@ -92,9 +92,17 @@ class Watch:
 
     proc: subprocess.Popen[str]
     lines: list[str] = field(default_factory=list)
+    reader: threading.Thread | None = field(default=None, init=False)
 
     def __post_init__(self) -> None:
-        threading.Thread(target=self._read, daemon=True).start()
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def drained(self, timeout_s: float = 30.0) -> None:
+        """Until the pipe is read to its end (every holder of it exited), or timeout_s:
+        after the command exited, what it wrote last is then in `lines`."""
+        assert self.reader is not None
+        self.reader.join(timeout_s)
 
     def _read(self) -> None:
         assert self.proc.stderr is not None
@@ -197,7 +205,9 @@ def stop_at(
         raise AssertionError(
             f"still running {timeout_s} s after the signal:\n{watch.text}"
         ) from None
-    time.sleep(0.3)  # the reader thread drains the pipe
+    # After a kill -9, a child of the command may still hold the pipe: what it had printed
+    # is read by then, and its end is not waited for.
+    watch.drained(0.3 if signum == signal.SIGKILL else 30.0)
     code = proc.returncode if proc.returncode >= 0 else 128 - proc.returncode
     errors = [x.rstrip("\n") for x in watch.lines if x.startswith("fsarena: error:")]
     result = Stopped(code, errors, watch.text, leftovers(workdir), reached=reached)

@@ -454,7 +454,7 @@ def test_a_tune_started_with_sigint_ignored_still_stops_in_its_probe(
         time.sleep(0.005)
     proc.send_signal(signal.SIGINT)
     assert proc.wait(timeout=120) == 128 + signal.SIGINT, watch.text
-    time.sleep(0.3)
+    watch.drained()
     assert "interrupted by SIGINT" in watch.text and "Traceback" not in watch.text
     assert stops.leftovers(workdir) == []
 

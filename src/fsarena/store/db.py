@@ -110,18 +110,24 @@ class Store:
         rows = self.query("SELECT max(version) FROM schema_version")
         return int(rows[0][0] or 0)
 
-    def migrate(self) -> None:
+    def migrate(self) -> int:
         """Apply every migration step after the store's version, each in its own transaction
-        (exclusive: two processes opening a new store at once apply each step once)."""
+        (exclusive: two processes opening a new store at once apply each step once); the
+        store's version then, read inside them (a read outside waited only BUSY_STEP_S for
+        another writer's commit, and failed "database is locked" behind a slow fsync)."""
         with self.transaction(exclusive=True):
             self.execute(CREATE_VERSION_TABLE)
+            found = self.version()
         for number, steps in enumerate(MIGRATIONS, start=1):
             with self.transaction(exclusive=True):
-                if self.version() >= number:
+                found = self.version()
+                if found >= number:
                     continue
                 for step in steps:
                     self.execute(step)
                 self.execute("INSERT INTO schema_version (version) VALUES (?)", (number,))
+                found = number
+        return found
 
 
 def is_postgres(url: str) -> bool:
@@ -142,8 +148,7 @@ def open_store(url: str, create: bool = True) -> Store:
     made = not is_postgres(url) and not Path(url).exists()
     store = _connect_postgres(url) if is_postgres(url) else _connect_sqlite(url)
     try:
-        store.migrate()
-        found = store.version()
+        found = store.migrate()
         if found > len(MIGRATIONS):
             raise FsarenaError(
                 f"the store {url} has schema version {found}, newer than this "
