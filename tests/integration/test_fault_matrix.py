@@ -338,7 +338,7 @@ def test_a_work_directory_that_fills_mid_run(small_tmpfs: Path, tmp_path: Path) 
                        capture_output=True, check=False)  # fmt: skip
         return True
 
-    found = stop_at(args, workdir, _fault_after(results, 3, fill), 0)
+    found = stop_at(args, workdir, _fault_after(results, 3, fill), 0, timeout_s=600)
     assert found.reached, found.stderr
     assert "Traceback" not in found.stderr, found.stderr
     assert found.code == 2, found.stderr
@@ -396,7 +396,7 @@ def test_a_work_directory_never_turns_read_only_under_a_run(
         tried.append(_remount_read_only(small_tmpfs, 2.0))
         return True
 
-    found = stop_at(args, workdir, _fault_after(results, 1, read_only), 0)
+    found = stop_at(args, workdir, _fault_after(results, 1, read_only), 0, timeout_s=600)
     assert tried == [errno.EBUSY], tried
     assert found.code == 0 and found.left == [], found
     assert _remount_read_only(small_tmpfs, 1.0) == 0  # the run over: now it can

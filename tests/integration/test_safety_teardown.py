@@ -31,10 +31,14 @@ def _start(workdir: Path, out: Path, *args: str) -> subprocess.Popen[str]:
 
 
 def _wait_for_runs(proc: subprocess.Popen[str], out: Path, n: int) -> None:
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + 600  # datasets, the ceiling and a warm-up come first
     while _runs_saved(out) < n and time.monotonic() < deadline:
         assert proc.poll() is None, "the run ended before it could be stopped"
         time.sleep(0.02)
+    if _runs_saved(out) < n:
+        proc.send_signal(signal.SIGINT)  # it cleans up after itself
+        proc.communicate(timeout=120)
+        raise AssertionError(f"{n} runs were not saved within 600 s")
 
 
 def _state(pid: int) -> str:

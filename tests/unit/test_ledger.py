@@ -156,8 +156,8 @@ def test_wait_gone_waits_for_a_killed_process_its_marker_no_longer_finds() -> No
     from fsarena.host.ledger import wait_gone
 
     slow = subprocess.Popen(["sleep", "30"])
+    started = time.monotonic()  # before the timer: a preempted thread cannot see it early
     threading.Timer(0.3, slow.kill).start()
-    started = time.monotonic()
     wait_gone([slow.pid], lambda workdir: [], "/nowhere", timeout_s=5)
     assert 0.25 < time.monotonic() - started < 4
     slow.wait()
