@@ -100,6 +100,16 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
         terminalreporter.line(f"{r.nodeid}: {reason} [expected: {expected_skip(r.nodeid)}]")
 
 
+def measured(run: Any) -> bool:
+    """The run measured its task: ok, or flagged as faster than the device's ceiling.
+
+    On the shared disk the ceiling can be measured while another test keeps it busy, and a
+    later honest copy then beats it: a test that is not about the ceiling accepts that
+    flag (test_ceiling_real checks the flag itself). Any other status is a failure.
+    """
+    return bool(run.status == "ok" or (run.status == "invalid" and "ceiling" in (run.error or "")))
+
+
 def leftovers(workdir: Path) -> list[str]:
     """Mounts and loop devices that refer to the work directory."""
     found = []
