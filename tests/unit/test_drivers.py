@@ -197,3 +197,37 @@ def test_a_guest_kernel_s_reason_is_told_once_and_referred_to(
     assert "jfs@kvm: unavailable: guest kernel kvm not available (above)" in jfs.more
     told = [line for r in results for line in (r.detail, *r.more) if why in line]
     assert told == [f"not available: {why}"]
+
+
+def test_two_commands_that_start_together_boot_a_guest_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The boot test holds a lock beside the kept answers: the second command waits, then
+    takes the first one's answer instead of booting the same guest again beside it."""
+    import threading
+    import time
+
+    import fsarena.guest.boots as boots
+
+    calls: list[str] = []
+
+    def slow_boot(name: str, near: str) -> boots.BootRecord:
+        calls.append(name)
+        time.sleep(0.3)
+        record = boots.BootRecord(name, True, "stand-in", "2026-11-28T03:00:00+00:00",
+                                  boots.key_of(name))  # fmt: skip
+        boots.keep(record)
+        return record
+
+    monkeypatch.setattr(boots, "boot_now", slow_boot)
+    answers: list[boots.BootRecord | None] = []
+    threads = [
+        threading.Thread(target=lambda: answers.append(boots.booted("uml", str(tmp_path))))
+        for _ in range(2)
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert calls == ["uml"]
+    assert len(answers) == 2 and all(a is not None and a.booted for a in answers)

@@ -15,6 +15,7 @@ again whatever is kept.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import hashlib
 import json
 import os
@@ -23,6 +24,7 @@ import shutil
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -166,7 +168,26 @@ def booted(name: str, near: str | None, again: bool = False) -> BootRecord | Non
         return record
     if near is None:
         return None
+    with _one_at_a_time():
+        if not again and (record := kept(name)) is not None:
+            return record  # another command booted it while this one waited
+        try:
+            return boot_now(name, near)
+        except FsarenaError:
+            return None
+
+
+@contextlib.contextmanager
+def _one_at_a_time() -> Iterator[None]:
+    """One boot test at a time on this host (a lock beside the kept answers): two commands
+    that start together boot each guest once, not twice at once on the same CPUs (each
+    slower, a timeout kept as the answer), and neither loses the other's kept record."""
     try:
-        return boot_now(name, near)
-    except FsarenaError:
-        return None
+        KEPT.parent.mkdir(parents=True, exist_ok=True)
+        handle = open(KEPT.with_name(f".{KEPT.name}.lock"), "a")  # noqa: SIM115
+    except OSError:
+        yield  # no lock where the answers are not kept either: booted as before
+        return
+    with handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
