@@ -21,7 +21,6 @@ keep that time as the service's own think time.
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import time
@@ -140,17 +139,6 @@ def probe_cost(records: Sequence[RawCall], bare_ns: float) -> ProbeCost | None:
     calls = len(inside) / iterations
     per_call = max(0.0, (traced - bare_ns - probes) / calls)
     return ProbeCost(per_call, iterations, calls, bare_ns, traced, probes)
-
-
-def gated_loop(folder: Path) -> tuple[subprocess.Popen[bytes], int]:
-    """The traced loop, started but held before its exec (like a captured command) until
-    the tracer is attached: its process and the pipe's end that releases it."""
-    read, gate = os.pipe()
-    argv = ["sh", "-c", f'read _ <&{read}; exec "$@"', "sh", *loop_argv(folder)]
-    child = subprocess.Popen(argv, pass_fds=(read,), start_new_session=True,
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
-    os.close(read)
-    return child, gate
 
 
 def without_loop(records: list[RawCall], pid: int) -> tuple[list[RawCall], list[RawCall]]:

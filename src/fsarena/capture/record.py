@@ -38,6 +38,8 @@ from fsarena.capture.tracer import (
     StraceTracer,
     Tracer,
     bpftrace_version,
+    held,
+    release,
     strace_version,
     tracefs,
 )
@@ -135,16 +137,15 @@ class _Run:
         """The tracer-cost loop: timed bare now, then held until the tracer is attached, to
         run traced before the service's calls are (the filter, with its process added)."""
         self.bare_ns = cost.bare_iteration_ns(self.folder)
-        with deferred() as held:
-            self.loop, self.loop_gate = cost.gated_loop(self.folder)
-        held.check()
+        with deferred() as signalled:
+            self.loop, self.loop_gate = held(cost.loop_argv(self.folder), quiet=True)
+        signalled.check()
         return replace(target, also=(*target.also, self.loop.pid))
 
     def _run_loop(self) -> None:
         """Release the loop and wait for it (a stop signal meanwhile ends the capture)."""
         assert self.loop is not None
-        os.write(self.loop_gate, b"go\n")
-        os.close(self.loop_gate)
+        release(self.loop_gate)
         self.loop_gate = -1
         try:
             self.loop.wait(timeout=LOOP_WAIT_S)
@@ -161,12 +162,9 @@ class _Run:
             self.window.start_ns = self.window.clock()
             self.child = self.tracer.start()
             return self.child.pid
-        read, self.gate = os.pipe()
-        argv = ["sh", "-c", f'read _ <&{read}; exec "$@"', "sh", *self.request.command]
-        with deferred() as held:
-            self.child = subprocess.Popen(argv, pass_fds=(read,), start_new_session=True)
-        os.close(read)
-        held.check()
+        with deferred() as signalled:
+            self.child, self.gate = held(list(self.request.command))
+        signalled.check()
         return self.child.pid
 
     def start_tracer(self, target: Filter) -> None:
@@ -179,8 +177,7 @@ class _Run:
             self._run_loop()
         self.window.start_ns = self.window.clock()
         if self.gate >= 0:
-            os.write(self.gate, b"go\n")
-            os.close(self.gate)
+            release(self.gate)
             self.gate = -1
 
     def wait(self, pids: tuple[int, ...]) -> None:

@@ -93,6 +93,31 @@ def _started(
         raise
 
 
+def held(argv: list[str], quiet: bool = False) -> tuple[subprocess.Popen[bytes], int]:
+    """A process started but held before its exec until the tracer is attached (so none of
+    its calls is missed): it, and the pipe's end whose line releases it (closed unwritten,
+    it execs all the same). In a session of its own; quiet: its output thrown away. Start
+    it under interrupt.deferred(), so that a stop signal finds it recorded."""
+    read, gate = os.pipe()
+    out = subprocess.DEVNULL if quiet else None
+    argv = ["sh", "-c", f'read _ <&{read}; exec "$@"', "sh", *argv]
+    try:
+        child = subprocess.Popen(argv, pass_fds=(read,), start_new_session=True, stdout=out,
+                                 stderr=out)  # fmt: skip
+    except BaseException:
+        os.close(gate)
+        raise
+    finally:
+        os.close(read)
+    return child, gate
+
+
+def release(gate: int) -> None:
+    """Let a held process exec (see held)."""
+    os.write(gate, b"go\n")
+    os.close(gate)
+
+
 def bpftrace_version() -> str:
     return tool_version(["bpftrace", "--version"], ", or capture a command with --tracer strace")
 
