@@ -78,8 +78,8 @@ def test_a_run_on_a_zram_device_measures_it_end_to_end(workdir: Path, zram_devic
     # A copy within the device reads its source from the device (caches were dropped).
     assert runs["iso_copy_within"].device_read_bytes >= sizes["iso"]
     # What the runs counted, the device itself counted too (and more: the ceiling, mkfs).
-    measured = sum(m.device_write_bytes for m in runs.values())
-    assert (_sectors_written(zram_device) - before) * 512 >= measured
+    written = sum(m.device_write_bytes for m in runs.values())
+    assert (_sectors_written(zram_device) - before) * 512 >= written
     # Teardown: nothing mounted from it, nothing holding it, nothing left in the work directory.
     assert _mounts_of(zram_device) == []
     assert not list(Path(f"/sys/block/{Path(zram_device).name}/holders").iterdir())
