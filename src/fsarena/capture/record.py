@@ -94,8 +94,10 @@ class Window:
     # The tracer's clock: bpftrace's records are CLOCK_MONOTONIC, strace's the epoch.
     clock: Callable[[], int] = time.monotonic_ns
     cost: Cost | None = None  # strace's cost per call here, measured before it started
-    # bpftrace's: its time per call that its probes do not measure (capture/cost.py)
+    # bpftrace's: its time per call that its probes do not measure (capture/cost.py), or
+    # why it was not measured
     probe_cost: ProbeCost | None = None
+    probe_cost_missing: str = ""
     stopped_calls: int = 0  # strace: every call it stopped the command at
 
 
@@ -136,7 +138,11 @@ class _Run:
     def start_loop(self, target: Filter) -> Filter:
         """The tracer-cost loop: timed bare now, then held until the tracer is attached, to
         run traced before the service's calls are (the filter, with its process added)."""
-        self.bare_ns = cost.bare_iteration_ns(self.folder)
+        try:
+            self.bare_ns = cost.bare_iteration_ns(self.folder)
+        except (OSError, ValueError, subprocess.CalledProcessError) as exc:
+            self.window.probe_cost_missing = f"its loop did not run bare ({exc})"
+            return target
         with deferred() as signalled:
             self.loop, self.loop_gate = held(cost.loop_argv(self.folder), quiet=True)
         signalled.check()
@@ -217,7 +223,7 @@ class _Run:
     def _stop_loop(self) -> None:
         assert self.loop is not None
         if self.loop_gate >= 0:
-            os.close(self.loop_gate)  # never released: its dd runs untraced and ends
+            os.close(self.loop_gate)  # never released: its loop runs untraced and ends
             self.loop_gate = -1
         if self.loop.poll() is None:
             with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -319,6 +325,8 @@ def _less_probe_cost(run: _Run, records: list[RawCall]) -> list[RawCall]:
     assert run.loop is not None
     loop, service = cost.without_loop(records, run.loop.pid)
     found = run.window.probe_cost = cost.probe_cost(loop, run.bare_ns)
+    if found is None:
+        run.window.probe_cost_missing = "its loop was not traced whole"
     if found is None or found.per_call_ns <= 0:
         return service
     extra = round(found.per_call_ns)
@@ -494,6 +502,11 @@ def _lines(outcome: Outcome, window: Window, request: Request) -> list[str]:
         lines.append(_strace_cost(window.cost, window.stopped_calls, h["duration_s"]))
     if window.probe_cost is not None:
         lines.append(_probe_cost(window.probe_cost))
+    elif window.probe_cost_missing:
+        lines.append(
+            f"bpftrace's cost per call beyond what its probes time was not measured "
+            f"({window.probe_cost_missing}): a paced replay keeps it in the think time"
+        )
     return lines
 
 
