@@ -22,6 +22,7 @@ import signal
 import subprocess
 import tempfile
 import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -123,6 +124,25 @@ def run_helper_group(
     return _run(argv, group=True, cwd=cwd, env=env)
 
 
+def _until_released(backing: Path, image: str) -> None:
+    """Until the loop device no longer holds the image (or RELEASE_WAIT_S): its
+    backing_file gone, or naming another file (the device reused by someone else)."""
+    deadline = time.monotonic() + RELEASE_WAIT_S
+    while time.monotonic() < deadline:
+        try:
+            if backing.read_text().strip() != image:
+                return
+        except OSError:
+            return
+        time.sleep(0.01)
+
+
+def _mounted(device: str) -> bool:
+    with contextlib.suppress(OSError):
+        return any(line.split()[0] == device for line in Path("/proc/mounts").open())
+    return False
+
+
 def _still_attached(image: str) -> bool:
     """Whether a loop device still has image as its backing file (sysfs)."""
     real = os.path.realpath(image)
@@ -167,6 +187,11 @@ def _kernel_said(argv: Sequence[str], records: list[str]) -> str:
 
 # The image retire_image keeps between sequences, beside theirs in the images directory.
 SPARE_IMAGE = "spare.img"
+# How long a detach waits for the kernel to let go of the image: a device another
+# process still has open (udev's probe after a change) is only marked to detach at
+# its last close, and until then the image's blocks stay allocated after it is deleted
+# (on a tmpfs work directory, the next image of a repetition then found no room).
+RELEASE_WAIT_S = 10.0
 
 BLKFLSBUF = 0x1261  # linux/fs.h: _IO(0x12, 97), write back and invalidate a device's buffers
 
@@ -447,6 +472,8 @@ class RealExecutor:
         backing = Path(f"/sys/class/block/{Path(device).name}/loop/backing_file")
         image = backing.read_text().strip() if backing.exists() else ""
         self.call(["losetup", "--detach", device])
+        if image and not _mounted(device):  # a mount holds it until unmounted: no wait ends
+            _until_released(backing, image)
         if image:
             self.untrack("loop", image.removesuffix(" (deleted)"))
 
