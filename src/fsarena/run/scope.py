@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from fsarena import interrupt
 from fsarena.datasets import making
 from fsarena.datasets.making import Made
 from fsarena.datasets.manifest import Manifest
@@ -103,7 +104,10 @@ class RunScope:
         """
         journal = self.saves.journal = self.saves.journal or Journal(self.session_path, save)
         try:
-            with self.own.phase("save"):
+            # Whole: a stop signal that lands while pydantic serializes came out wrapped in
+            # its PydanticSerializationError (a traceback, exit 1; CI at cd7fc51). Held
+            # instead, and raised once the save is written.
+            with self.own.phase("save"), interrupt.whole():
                 (journal.compact if whole else journal.save)(self.session)
         except OSError as exc:
             self.saves.unsaved = self.saves.unsaved or SessionUnsaved(
