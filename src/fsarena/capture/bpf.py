@@ -46,6 +46,7 @@ FMODE_CREATED = 1 << 20
 S_IFMT, S_IFREG, S_IFDIR = 0o170000, 0o100000, 0o040000
 READY = "fsarena-capture-ready"
 INTS = 6  # integers per record after the result
+TASK_EVENTS = ("fork", "exec", "exit")  # records of a traced task's life, not calls
 # Paths longer than this (bpftrace's BPFTRACE_STRLEN, at most 200 in 0.17) are cut:
 # the resolver counts them and the summary says so.
 STRLEN = 200

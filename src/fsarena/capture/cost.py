@@ -30,9 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from fsarena.capture import strace
-from fsarena.capture.bpf import RawCall
-
-TASK_EVENTS = ("fork", "exec", "exit")  # the tracer's records that are no calls
+from fsarena.capture.bpf import TASK_EVENTS, RawCall
 
 
 @dataclass(frozen=True)

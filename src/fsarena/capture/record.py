@@ -31,7 +31,7 @@ from typing import Any
 
 from fsarena.capture import cost, facts, summary, trace
 from fsarena.capture.anonymise import Anonymiser, anonymised
-from fsarena.capture.bpf import Filter, RawCall
+from fsarena.capture.bpf import TASK_EVENTS, Filter, RawCall
 from fsarena.capture.cost import Cost, ProbeCost, calibrate
 from fsarena.capture.resolve import Resolver, Scope
 from fsarena.capture.tracer import (
@@ -330,7 +330,7 @@ def _less_probe_cost(run: _Run, records: list[RawCall]) -> list[RawCall]:
     if found is None or found.per_call_ns <= 0:
         return service
     extra = round(found.per_call_ns)
-    return [r if r.name in cost.TASK_EVENTS else replace(r, overhead_ns=r.overhead_ns + extra)
+    return [r if r.name in TASK_EVENTS else replace(r, overhead_ns=r.overhead_ns + extra)
             for r in service]  # fmt: skip
 
 
